@@ -1,0 +1,48 @@
+# Two set-up commands on a fresh clone: `make demo` and `make test` (see README).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+DEMO_DIR   ?= out/demo
+DEMO_ITEMS ?= 1011
+export AGENTHOP_DB ?= warehouse/agenthop.duckdb
+export DO_NOT_TRACK := 1
+export DBT_SEND_ANONYMOUS_USAGE_STATS := False
+
+.PHONY: venv demo test bench browser clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade pip
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e ".[test]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# The whole pipeline on the embedded default: synthetic benchmark, simulated agents, local DuckDB
+# file, HTML report. No network, no API key.
+demo: $(STAMP)
+	$(BIN)/agenthop-harness make-benchmark --out $(DEMO_DIR)/benchmark --items $(DEMO_ITEMS) --seed 0
+	$(BIN)/agenthop-harness run --panel panels/demo.yaml --data $(DEMO_DIR)/benchmark --out $(DEMO_DIR)/runs
+	$(BIN)/agenthop-ingest --db $(AGENTHOP_DB) --benchmark $(DEMO_DIR)/benchmark --runs $(DEMO_DIR)/runs
+	$(BIN)/dbt build --quiet
+	$(BIN)/agenthop-report compare --models early-committer,verifier --out $(DEMO_DIR)/compare.html
+	$(BIN)/agenthop-report leaderboard --out $(DEMO_DIR)/leaderboard.html
+	@echo "demo report: $(abspath $(DEMO_DIR)/compare.html)"
+	@echo "leaderboard: $(abspath $(DEMO_DIR)/leaderboard.html)"
+
+# Headless Chromium for the report tests (Debian package); the tests skip loudly without it.
+browser:
+	@command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || \
+	  ( (apt-get update -qq && apt-get install -y -qq chromium-headless-shell) >/dev/null 2>&1 || \
+	    echo "WARNING: could not install chromium-headless-shell; browser tests will be SKIPPED" )
+
+test: $(STAMP) browser
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_bench.py
+
+clean:
+	rm -rf out warehouse target logs test-artifacts

@@ -1,0 +1,95 @@
+"""The one small interface every agent backend implements (sim, openai, anthropic, scripted).
+
+The loop (``harness/loop.py``) owns caps, budget, tool execution and accounting. A backend only
+turns a conversation into the next model response and keeps its own provider-native history:
+
+    conv = backend.start(ctx)                      # system prompt, first user message, tool specs
+    resp = await conv.complete()                   # one model call = one turn
+    conv.add_assistant(resp)                       # keep the response in history
+    conv.add_tool_results([(call, text), ...])     # results (with footer) of the executed calls
+    conv.add_user(text)                            # nudges and advisories
+
+Errors: raise ``TransientBackendError`` for rate limits, 5xx and timeouts (the loop retries the
+same turn with backoff, without using a turn) and ``BackendError`` for anything else (the loop
+records an ``error`` turn). Detection must use exception types and HTTP status codes, never
+substrings of messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..benchmark.model import Graph, Item, Label, Paper
+
+
+class BackendError(Exception):
+    """A non-transient model-call failure; costs a turn."""
+
+
+class TransientBackendError(BackendError):
+    """Rate limit (429), server error (5xx), overload or timeout; retried without using a turn."""
+
+
+@dataclass(slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema of the arguments
+
+
+@dataclass(slots=True)
+class ToolCall:
+    id: str
+    name: str
+    #: parsed arguments; ``{"_raw": text}`` when the provider sent malformed JSON
+    args: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    text: str
+    tool_calls: list[ToolCall]
+    prompt_tokens: int  # regular (non-cached) input tokens of this call
+    completion_tokens: int
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    #: provider-native payload the conversation needs to replay this turn (e.g. thinking blocks)
+    raw: Any = None
+
+
+@dataclass(slots=True)
+class SampleContext:
+    """What a backend may know about the sample it is answering."""
+
+    item: Item
+    system_prompt: str
+    user_prompt: str
+    tools: list[ToolSpec]
+    condition: str
+    #: only simulated policies look at these (SPEC §2.4); real backends must ignore them
+    labels: list[Label] = field(default_factory=list)
+    graph: Graph | None = None
+    papers: dict[str, Paper] = field(default_factory=dict)
+    seed: int = 0
+    attempt: int = 0
+
+
+class Conversation(Protocol):
+    async def complete(self) -> ModelResponse: ...
+
+    def add_assistant(self, response: ModelResponse) -> None: ...
+
+    def add_tool_results(self, results: list[tuple[ToolCall, str]]) -> None: ...
+
+    def add_user(self, text: str) -> None: ...
+
+    def transcript(self) -> list[dict[str, Any]]:
+        """Messages as dicts with keys role, name, tool_call_id, content (for the messages table)."""
+        ...
+
+
+class Backend(Protocol):
+    name: str  # 'sim', 'openai', 'anthropic', ...
+
+    def start(self, ctx: SampleContext) -> Conversation: ...

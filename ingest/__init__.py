@@ -1,0 +1,1 @@
+"""agenthop-ingest: load benchmarks and trajectories into the DuckDB warehouse."""

@@ -1,0 +1,1 @@
+"""agenthop-report: HTML reports and ad-hoc SQL over the dbt marts."""
