@@ -1,0 +1,257 @@
+"""Anthropic Messages API backend (Claude) through the official ``anthropic`` SDK.
+
+``AsyncAnthropic`` with SDK-internal retries disabled (``max_retries=0``); non-streaming
+``messages.create``. Conversation format (reference §3.6, "Anthropic"):
+
+- ``system`` as one text block; tools as ``{name, description, input_schema}``;
+- each assistant turn is re-sent as the raw response blocks (thinking blocks keep their
+  signatures; tool_use blocks their ids);
+- the results of one turn form ONE user message of ``tool_result`` blocks; nudges and advisories
+  that follow a user message are appended to it as text blocks (never two consecutive user
+  messages, unlike the reference);
+- prompt caching as the reference: an ephemeral ``cache_control`` on the system block and on the
+  last tool definition, plus one moving breakpoint on the last tool_result of the latest turn that
+  included ``read_section`` (earlier moving breakpoints are removed, so at most 3 are in use);
+- extended thinking when ``reasoning_effort`` is set: ``thinking={type: enabled, budget_tokens}``
+  with low 4096 / medium 8192 / high 16384 (or a number), temperature forced to 1.0, and
+  ``max_tokens`` always above the budget (reference bug 17).
+
+The SDK has no keyword arguments for temperature/top_p/top_k, so set values go in the request
+body through ``extra_body``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import anthropic
+
+from ..errors import AgentHopError
+from .base import BackendError, ModelResponse, SampleContext, ToolCall
+from .llm_common import DEFAULT_MAX_TOKENS, LOCAL_PLACEHOLDER_KEY, LoopBoundClient, clean_sampling, row
+from .retry import classify, redact, secrets_of
+
+THINKING_BUDGETS = {"low": 4096, "medium": 8192, "high": 16384}
+#: minimum thinking budget the API accepts
+MIN_THINKING_BUDGET = 1024
+#: output tokens kept for the visible answer/tool calls on top of the thinking budget when the
+#: user set no max_tokens
+ANSWER_RESERVE_TOKENS = 4096
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def thinking_budget(effort: str) -> int:
+    """Budget tokens for a reasoning_effort name or a numeric string (reference §3.6)."""
+    key = effort.strip().lower()
+    if key in THINKING_BUDGETS:
+        return THINKING_BUDGETS[key]
+    if key.isdigit() and int(key) >= MIN_THINKING_BUDGET:
+        return int(key)
+    raise AgentHopError(
+        f"anthropic backend: reasoning_effort {effort!r} is not low/medium/high or a token budget >= "
+        f"{MIN_THINKING_BUDGET}"
+    )
+
+
+class AnthropicBackend:
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        sampling: dict[str, Any] | None = None,
+        timeout_s: float = 600.0,
+    ) -> None:
+        self.model = model
+        self.sampling = clean_sampling(sampling, self.name)
+        self.timeout_s = float(timeout_s)
+        key = api_key or None
+        if key is None and not base_url:
+            # never forwarded to an explicitly given base URL (that could hand it to a third party)
+            key = os.environ.get("ANTHROPIC_API_KEY") or None
+        self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        if key is None:
+            if self._base_url is None:
+                raise AgentHopError(f"anthropic backend (model {model!r}): no API key; set ANTHROPIC_API_KEY in "
+                                    "the environment")
+            key = LOCAL_PLACEHOLDER_KEY  # a local Messages-compatible server that needs no key
+        self._api_key = key
+        self._secrets = secrets_of(key, self._base_url)
+        self._params = self._request_params()
+        self._client: LoopBoundClient[anthropic.AsyncAnthropic] = LoopBoundClient(self._make_client)
+
+    def __repr__(self) -> str:  # never shows the key or the endpoint
+        return f"AnthropicBackend(model={self.model!r}, sampling={self.sampling!r})"
+
+    def config(self) -> dict[str, Any]:
+        """What may be written into a run's config_json (no key, no base URL)."""
+        return {"backend": self.name, "model": self.model, "sampling": dict(self.sampling),
+                "request": json.loads(json.dumps(self._params)), "timeout_s": self.timeout_s,
+                "sdk_max_retries": 0}
+
+    async def aclose(self) -> None:
+        """Close the SDK client's pooled connections (call at the end of a run, on its event loop)."""
+        await self._client.aclose()
+
+    def _make_client(self) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=self.timeout_s
+        )
+
+    def _request_params(self) -> dict[str, Any]:
+        s = self.sampling
+        params: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        if "reasoning_effort" in s:
+            budget = thinking_budget(s["reasoning_effort"])
+            if "max_tokens" in s:
+                if s["max_tokens"] <= budget:
+                    raise AgentHopError(
+                        f"anthropic backend: max_tokens {s['max_tokens']} must be greater than the thinking "
+                        f"budget {budget} (reasoning_effort {s['reasoning_effort']!r})"
+                    )
+                params["max_tokens"] = s["max_tokens"]
+            else:
+                params["max_tokens"] = max(DEFAULT_MAX_TOKENS, budget + ANSWER_RESERVE_TOKENS)
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            extra["temperature"] = 1.0  # required with extended thinking; top_p/top_k are not sent
+        else:
+            params["max_tokens"] = s.get("max_tokens", DEFAULT_MAX_TOKENS)
+            for key in ("temperature", "top_p", "top_k"):
+                if key in s:
+                    extra[key] = s[key]
+        if extra:
+            params["extra_body"] = extra
+        return params
+
+    def request_params(self) -> dict[str, Any]:
+        """Keyword arguments of ``messages.create`` besides model/system/tools/messages."""
+        return json.loads(json.dumps(self._params))
+
+    def start(self, ctx: SampleContext) -> AnthropicConversation:
+        return AnthropicConversation(self, ctx)
+
+
+def _wire_block(block: Any) -> dict[str, Any]:
+    """A response content block as a request block (only the fields the API accepts back)."""
+    btype = getattr(block, "type", None)
+    if btype == "text":
+        return {"type": "text", "text": block.text}
+    if btype == "thinking":
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if btype == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    if btype == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return block.model_dump(mode="json", exclude_none=True)
+
+
+class AnthropicConversation:
+    def __init__(self, backend: AnthropicBackend, ctx: SampleContext) -> None:
+        self._backend = backend
+        self.system: list[dict[str, Any]] = [{"type": "text", "text": ctx.system_prompt, "cache_control": EPHEMERAL}]
+        self.tools: list[dict[str, Any]] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in ctx.tools
+        ]
+        if self.tools:
+            self.tools[-1]["cache_control"] = EPHEMERAL
+        self.messages: list[dict[str, Any]] = [
+            {"role": "user", "content": [{"type": "text", "text": ctx.user_prompt}]}
+        ]
+        self._transcript: list[dict[str, Any]] = [row("system", ctx.system_prompt), row("user", ctx.user_prompt)]
+
+    async def complete(self) -> ModelResponse:
+        b = self._backend
+        kwargs: dict[str, Any] = {"model": b.model, "system": self.system, "messages": list(self.messages),
+                                  **b._params}
+        if self.tools:
+            kwargs["tools"] = self.tools
+        try:
+            response = await b._client.get().messages.create(**kwargs)
+        except anthropic.AnthropicError as exc:
+            raise classify(
+                exc,
+                status_error=anthropic.APIStatusError,
+                connection_error=anthropic.APIConnectionError,
+                always_transient=(anthropic.RateLimitError, anthropic.InternalServerError,
+                                  anthropic.APITimeoutError),
+                secrets=b._secrets,
+            ) from None
+        try:
+            return self._parse(response)
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise BackendError(redact(f"malformed message: {type(exc).__name__}: {exc}"[:500], b._secrets)) from None
+
+    def _parse(self, response: Any) -> ModelResponse:
+        blocks = getattr(response, "content", None)
+        if blocks is None:
+            raise BackendError("malformed message: no content")
+        parts: list[str] = []
+        calls: list[ToolCall] = []
+        wire: list[dict[str, Any]] = []
+        for block in blocks:
+            wire.append(_wire_block(block))
+            btype = getattr(block, "type", None)
+            if btype == "thinking":
+                parts.append(f"[thinking] {block.thinking}")
+            elif btype == "text":
+                parts.append(block.text)
+            elif btype == "tool_use":
+                args = block.input if isinstance(block.input, dict) else {"_raw": json.dumps(block.input)}
+                calls.append(ToolCall(id=block.id, name=block.name, args=args))
+        usage = getattr(response, "usage", None)
+        return ModelResponse(
+            text="\n".join(p for p in parts if p),
+            tool_calls=calls,
+            prompt_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            cache_read_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
+            cache_creation_tokens=int(getattr(usage, "cache_creation_input_tokens", 0) or 0),
+            raw=wire,
+        )
+
+    def add_assistant(self, response: ModelResponse) -> None:
+        if isinstance(response.raw, list):
+            content = [dict(b) for b in response.raw]
+        else:  # a response built elsewhere: rebuild from the neutral fields
+            content = ([{"type": "text", "text": response.text}] if response.text else []) + [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.args} for c in response.tool_calls]
+        self.messages.append({"role": "assistant", "content": content})
+        self._transcript.append(row("assistant", response.text))
+
+    def add_tool_results(self, results: list[tuple[ToolCall, str]]) -> None:
+        if not results:
+            return
+        blocks: list[dict[str, Any]] = [
+            {"type": "tool_result", "tool_use_id": call.id, "content": text} for call, text in results
+        ]
+        if any(call.name == "read_section" for call, _ in results):
+            self._drop_dynamic_breakpoints()
+            blocks[-1]["cache_control"] = EPHEMERAL
+        self.messages.append({"role": "user", "content": blocks})
+        for call, text in results:
+            self._transcript.append(row("tool", text, name=call.name, tool_call_id=call.id))
+
+    def _drop_dynamic_breakpoints(self) -> None:
+        for msg in self.messages:
+            if msg["role"] != "user" or not isinstance(msg["content"], list):
+                continue
+            for block in msg["content"]:
+                if block.get("type") == "tool_result":
+                    block.pop("cache_control", None)
+
+    def add_user(self, text: str) -> None:
+        block = {"type": "text", "text": text}
+        last = self.messages[-1] if self.messages else None
+        if last is not None and last["role"] == "user":
+            last["content"].append(block)
+        else:
+            self.messages.append({"role": "user", "content": [block]})
+        self._transcript.append(row("user", text))
+
+    def transcript(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._transcript]
