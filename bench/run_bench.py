@@ -1,0 +1,264 @@
+"""`make bench`: the published performance envelope at paper scale (19 runs) and 10x (190 runs).
+
+Stages, each a subprocess measured for wall time, CPU time and peak RSS (bench/measure.py):
+make-benchmark (1,011 items) -> harness (panels/paper19.yaml) -> ingest -> dbt build (and dbt's fixed
+start-up on an empty selection) -> reports (compare, leaderboard, reruns) -> a hand-written DuckDB
+query over the Parquet files (bench/handwritten.sql) that computes model_summary, stopping_behavior
+and tool_transitions directly; then the same at 10x via replicates.
+
+Results: bench/results/latest.json and bench/results/latest.md; the Markdown table is also written
+into README.md between the BENCH markers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import StageResult, dir_bytes, run_stage  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+RESULTS = REPO / "bench" / "results"
+
+TARGETS = {
+    # stage name -> (max wall seconds, max peak RSS MiB or None, max bytes or None)
+    "harness_1x": (60, 2048, None),
+    "ingest_1x": (10, None, None),
+    "ingest_10x": (60, 4096, None),
+    "dbt_build_1x": (20, None, None),
+    "dbt_build_10x": (90, None, None),
+    "report_compare_1x": (3, None, 3 * 1024 * 1024),
+}
+
+
+def machine() -> dict[str, object]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_kib = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_kib = int(line.split()[1])
+    except OSError:
+        pass
+    return {
+        "cores": os.cpu_count(),
+        "ram_gib": round(mem_kib / 1024 / 1024, 1),
+        "cpu_model": cpu,
+        "python": platform.python_version(),
+        "duckdb": duckdb.__version__,
+        "date": dt.date.today().isoformat(),
+    }
+
+
+def cli(name: str) -> str:
+    return str(BIN / name)
+
+
+def scaled_panel(src: Path, dst: Path, replicates: int) -> list[str]:
+    panel = yaml.safe_load(src.read_text())
+    for model in panel["models"]:
+        model["replicates"] = replicates
+    dst.write_text(yaml.safe_dump(panel, sort_keys=False))
+    return [m["name"] for m in panel["models"]]
+
+
+def table_rows(db: Path, schema: str) -> dict[str, int]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        names = [r[0] for r in con.execute(
+            "select table_name from information_schema.tables where table_schema = ? and table_type = 'BASE TABLE'",
+            [schema]).fetchall()]
+        return {n: con.execute(f'select count(*) from {schema}."{n}"').fetchone()[0] for n in sorted(names)}
+    finally:
+        con.close()
+
+
+def handwritten_query(runs_dir: Path, bench_dir: Path) -> tuple[float, dict[str, int]]:
+    sql = (REPO / "bench" / "handwritten.sql").read_text()
+    sql = sql.replace("{runs}", str(runs_dir)).replace("{bench}", str(bench_dir))
+    con = duckdb.connect()
+    try:
+        start = time.perf_counter()
+        counts: dict[str, int] = {}
+        for stmt in [s for s in sql.split(";") if s.strip()]:
+            con.execute(stmt)
+        for name in ("hw_model_summary", "hw_stopping_behavior", "hw_tool_transitions"):
+            counts[name] = con.execute(f"select count(*) from {name}").fetchone()[0]
+        return time.perf_counter() - start, counts
+    finally:
+        con.close()
+
+
+def scale(label: str, replicates: int, work: Path, bench_dir: Path, results: list[StageResult], env: dict[str, str]) -> None:
+    panel = work / f"panel_{label}.yaml"
+    models = scaled_panel(REPO / "panels" / "paper19.yaml", panel, replicates)
+    runs = work / f"runs_{label}"
+    db = work / f"warehouse_{label}.duckdb"
+    for p in (runs, db):
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+    stage_env = dict(env, AGENTHOP_DB=str(db))
+    logs = work / "logs"
+    logs.mkdir(exist_ok=True)
+
+    r = run_stage(f"harness_{label}", [cli("agenthop-harness"), "run", "--panel", str(panel), "--data", str(bench_dir),
+                                      "--out", str(runs), "--no-progress"], env=stage_env, log=logs / f"harness_{label}.log")
+    r.extra = {"bytes_written": dir_bytes(runs), "runs": sum(1 for _ in runs.glob("*/_SUCCESS"))}
+    results.append(r)
+
+    r = run_stage(f"ingest_{label}", [cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(bench_dir),
+                                     "--runs", str(runs), "--quiet"], env=stage_env, log=logs / f"ingest_{label}.log")
+    r.extra = {"bytes_written": db.stat().st_size if db.exists() else 0, "rows": table_rows(db, "raw") if db.exists() else {}}
+    results.append(r)
+
+    dbt_common = ["--project-dir", str(REPO), "--profiles-dir", str(REPO),
+                  "--target-path", str(work / f"target_{label}"), "--log-path", str(work / f"dbtlogs_{label}")]
+    r = run_stage(f"dbt_startup_{label}", [cli("dbt"), "build", "--select", "tag:__none__", *dbt_common],
+                  env=stage_env, cwd=REPO, log=logs / f"dbt_startup_{label}.log")
+    results.append(r)
+    startup = r.wall_s
+    r = run_stage(f"dbt_build_{label}", [cli("dbt"), "build", *dbt_common], env=stage_env, cwd=REPO,
+                  log=logs / f"dbt_build_{label}.log")
+    r.extra = {"rows": table_rows(db, "main"), "bytes_written": db.stat().st_size}
+    results.append(r)
+
+    hw_wall, hw_counts = handwritten_query(runs, bench_dir)
+    results.append(StageResult(f"handwritten_sql_{label}", ["duckdb", "bench/handwritten.sql"], round(hw_wall, 3),
+                               round(hw_wall, 3), 0.0, 0.0, 0, {"rows": hw_counts}))
+    dbt_net = max(results[-2].wall_s - startup, 0.0)
+    results[-2].extra["minus_startup_s"] = round(dbt_net, 3)
+    results[-2].extra["ratio_to_handwritten"] = round(dbt_net / hw_wall, 2) if hw_wall > 0 else None
+
+    out = work / f"reports_{label}"
+    out.mkdir(exist_ok=True)
+    for kind, args in (
+        ("compare", ["compare", "--models", f"{models[0]},{models[1]}"]),
+        ("leaderboard", ["leaderboard"]),
+        ("reruns", ["reruns", "--model", models[0]]),
+    ):
+        target = out / f"{kind}.html"
+        r = run_stage(f"report_{kind}_{label}", [cli("agenthop-report"), *args, "--db", str(db), "--out", str(target)],
+                      env=stage_env, log=logs / f"report_{kind}_{label}.log")
+        r.extra = {"bytes_written": target.stat().st_size if target.exists() else 0}
+        results.append(r)
+
+
+def verdicts(results: list[StageResult]) -> list[str]:
+    missed = []
+    by_name = {r.name: r for r in results}
+    for name, (wall, rss, size) in TARGETS.items():
+        r = by_name.get(name)
+        if r is None:
+            continue
+        if r.returncode != 0:
+            missed.append(f"{name}: failed with exit code {r.returncode}")
+        if r.wall_s > wall:
+            missed.append(f"{name}: {r.wall_s:.1f} s > {wall} s")
+        if rss is not None and r.peak_rss_mib > rss:
+            missed.append(f"{name}: peak RSS {r.peak_rss_mib:.0f} MiB > {rss} MiB")
+        if size is not None and int(r.extra.get("bytes_written", 0)) > size:
+            missed.append(f"{name}: {r.extra['bytes_written']} bytes > {size}")
+    for label in ("1x", "10x"):
+        r = by_name.get(f"dbt_build_{label}")
+        if r and r.extra.get("ratio_to_handwritten") and float(r.extra["ratio_to_handwritten"]) > 3:
+            missed.append(f"dbt_build_{label}: {r.extra['ratio_to_handwritten']}x the hand-written query (> 3x)")
+    return missed
+
+
+def markdown(info: dict[str, object], results: list[StageResult], missed: list[str]) -> str:
+    lines = [
+        f"Measured {info['date']} on {info['cores']} cores, {info['ram_gib']} GiB RAM, {info['cpu_model']} "
+        f"(Python {info['python']}, DuckDB {info['duckdb']}).",
+        "",
+        "| stage | wall s | CPU s | peak RSS MiB | output | target |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for r in results:
+        target = TARGETS.get(r.name)
+        tgt = ""
+        if target:
+            tgt = f"≤ {target[0]} s" + (f", ≤ {target[1]} MiB" if target[1] else "") + (
+                f", ≤ {target[2] // (1024 * 1024)} MB" if target[2] else "")
+        out = []
+        if "bytes_written" in r.extra:
+            out.append(f"{int(r.extra['bytes_written']) / 1e6:.1f} MB")
+        if "runs" in r.extra:
+            out.append(f"{r.extra['runs']} runs")
+        if "rows" in r.extra and isinstance(r.extra["rows"], dict):
+            out.append(f"{sum(r.extra['rows'].values()):,} rows")
+        if "ratio_to_handwritten" in r.extra:
+            out.append(f"{r.extra['minus_startup_s']} s without start-up = {r.extra['ratio_to_handwritten']}x hand-written SQL")
+        status = "" if r.returncode == 0 else f" (exit {r.returncode})"
+        lines.append(f"| {r.name}{status} | {r.wall_s:.2f} | {r.cpu_s:.2f} | {r.peak_rss_mib:.0f} | {'; '.join(out)} | {tgt} |")
+    lines.append("")
+    lines.append("All targets met." if not missed else "Targets missed: " + "; ".join(missed))
+    return "\n".join(lines)
+
+
+def write_readme(md: str) -> None:
+    readme = REPO / "README.md"
+    text = readme.read_text()
+    start, end = "<!-- BENCH:START -->", "<!-- BENCH:END -->"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(end, 1)
+        readme.write_text(f"{head}{start}\n{md}\n{end}{tail}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--work", default=str(REPO / "out" / "bench"))
+    ap.add_argument("--items", type=int, default=1011)
+    ap.add_argument("--skip-10x", action="store_true")
+    ap.add_argument("--no-readme", action="store_true")
+    args = ap.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    results: list[StageResult] = []
+    bench_dir = work / "benchmark"
+    if bench_dir.exists():
+        shutil.rmtree(bench_dir)
+    r = run_stage("make_benchmark", [cli("agenthop-harness"), "make-benchmark", "--out", str(bench_dir), "--items",
+                                     str(args.items), "--seed", "0"], env=env)
+    r.extra = {"bytes_written": dir_bytes(bench_dir)}
+    results.append(r)
+    scale("1x", 1, work, bench_dir, results, env)
+    if not args.skip_10x:
+        scale("10x", 10, work, bench_dir, results, env)
+    info = machine()
+    missed = verdicts(results)
+    md = markdown(info, results, missed)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],
+                                                     "missed": missed}, indent=2))
+    (RESULTS / "latest.md").write_text(md + "\n")
+    if not args.no_readme:
+        write_readme(md)
+    print(md)
+    return 1 if any(r.returncode != 0 for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

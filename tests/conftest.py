@@ -1,0 +1,74 @@
+"""Shared fixtures: one end-to-end warehouse per test session.
+
+`built_warehouse` runs the real pipeline once (synthetic benchmark -> simulated panel -> ingest ->
+dbt build) through the installed console scripts, exactly as a user would, and yields the paths.
+Tests that only read the warehouse share it; tests that modify data build their own.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def cli(name: str) -> str:
+    """Path of a console script installed in the running interpreter's environment."""
+    path = BIN / name
+    return str(path) if path.exists() else shutil.which(name) or name
+
+
+def dbt_env(db: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        AGENTHOP_DB=str(db),
+        DO_NOT_TRACK="1",
+        DBT_SEND_ANONYMOUS_USAGE_STATS="False",
+    )
+    return env
+
+
+def run_dbt_build(db: Path, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`dbt build` from the repository root against `db`, with target/log dirs under `work`."""
+    cmd = [
+        cli("dbt"), "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO),
+        "--target-path", str(work / "target"), "--log-path", str(work / "logs"), *extra,
+    ]
+    return subprocess.run(cmd, cwd=REPO, env=dbt_env(db), capture_output=True, text=True)
+
+
+@dataclass(frozen=True)
+class BuiltWarehouse:
+    db: Path
+    benchmark: Path
+    runs: Path
+    work: Path
+
+
+def _check(proc: subprocess.CompletedProcess[str], what: str) -> None:
+    if proc.returncode != 0:
+        raise AssertionError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+
+
+@pytest.fixture(scope="session")
+def built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> BuiltWarehouse:
+    work = tmp_path_factory.mktemp("pipeline")
+    bench, runs, db = work / "benchmark", work / "runs", work / "warehouse.duckdb"
+    env = dbt_env(db)
+    _check(subprocess.run([cli("agenthop-harness"), "make-benchmark", "--out", str(bench), "--items", "48",
+                           "--seed", "7"], env=env, capture_output=True, text=True), "make-benchmark")
+    _check(subprocess.run([cli("agenthop-harness"), "run", "--panel", str(REPO / "tests/fixtures/panel_small.yaml"),
+                           "--data", str(bench), "--out", str(runs), "--no-progress"],
+                          env=env, capture_output=True, text=True), "harness run")
+    _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(bench), "--runs", str(runs)],
+                          env=env, capture_output=True, text=True), "ingest")
+    _check(run_dbt_build(db, work), "dbt build")
+    return BuiltWarehouse(db=db, benchmark=bench, runs=runs, work=work)
