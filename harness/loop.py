@@ -1,0 +1,533 @@
+"""The agent loop (reference document §3.4-§3.7) and the sample-level retry (SPEC §2.2).
+
+``run_attempt`` plays one attempt of one sample against a backend conversation:
+
+* one model call per turn, at most ``caps.max_turns`` turns;
+* a ``TransientBackendError`` is retried on the same turn (backoff 30·2^k s, capped at 120 s) without
+  using a turn; more than ``max_transient_retries`` of them end the attempt as ``error``;
+* any other ``BackendError`` records an ``error`` turn (the turn is used up), sleeps min(2^n, 15) s,
+  and ``max_consecutive_errors`` in a row end the attempt as ``error``;
+* after every successful call the cumulative prompt + completion + cache-write tokens are compared
+  with ``caps.max_total_tokens`` (strict ``>``); crossing it ends the attempt as ``token_limit`` and that
+  response's calls are recorded as ``not_executed``;
+* a response with neither text nor calls ends the attempt as ``error``; text only gets the nudge;
+* calls run in emitted order, each budget-checked (two consecutive rejections end the attempt as
+  ``budget``; any executed call, even ``think``, resets the count); calls after ``submit_answer`` in the
+  same turn still run, the last submit wins, and the attempt ends as ``answer`` after the turn;
+* every result of a turn carries the same footer; when no budget is left after a turn, the budget
+  advisory follows as a user message (every such turn); running out of turns gives ``max_turns``.
+
+``run_sample`` retries a sample whose attempt ended with ``error`` (at most ``max_attempts``), waiting
+``sample_retry_waits`` through ``cfg.sleep``. Each attempt's rows carry only that attempt's tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .backends.base import (
+    Backend,
+    BackendError,
+    Conversation,
+    ModelResponse,
+    SampleContext,
+    ToolCall,
+    TransientBackendError,
+)
+from .benchmark.model import Graph, Item, Label, Paper
+from .errors import AgentHopError
+from .sandbox import prompts
+from .sandbox.tools import (
+    ERROR_STATUSES,
+    NOT_EXECUTED,
+    REJECTED_BUDGET,
+    REJECTED_DISABLED,
+    TOOL_COSTS,
+    Sandbox,
+    call_fields,
+)
+
+Sleep = Callable[[float], Awaitable[Any]]
+
+
+async def no_sleep(seconds: float) -> None:
+    """A ``sleep`` that returns at once (tests and the simulated backend)."""
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    budget: int = 30
+    max_turns: int = 20
+    max_total_tokens: int = 200_000
+
+    def __post_init__(self) -> None:
+        for name, low in (("budget", 0), ("max_turns", 1), ("max_total_tokens", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise AgentHopError(f"caps: {name} must be an integer >= {low}, got {value!r}")
+
+
+@dataclass(slots=True)
+class LoopConfig:
+    caps: Caps = field(default_factory=Caps)
+    condition: str = "full"
+    #: transient retries per turn; one more transient error abandons the attempt (reference: 10)
+    max_transient_retries: int = 10
+    transient_backoff_base_s: float = 30.0
+    transient_backoff_cap_s: float = 120.0
+    #: consecutive non-transient errors that end the attempt (reference: 5)
+    max_consecutive_errors: int = 5
+    error_sleep_cap_s: float = 15.0
+    #: attempts per sample when attempts end with ``error`` (reference: 3), and the waits between them
+    max_attempts: int = 3
+    sample_retry_waits: tuple[float, ...] = (30.0, 60.0)
+    #: injectable so tests and the simulator wait zero seconds
+    sleep: Sleep = asyncio.sleep
+    #: keep the conversation transcript (``messages`` table)
+    record_messages: bool = False
+
+    def __post_init__(self) -> None:
+        prompts.check_condition(self.condition)
+        if self.max_attempts < 1:
+            raise AgentHopError(f"max_attempts must be >= 1, got {self.max_attempts}")
+
+    def transient_wait(self, k: int) -> float:
+        """Wait before the k-th (1-based) transient retry: 30, 60, 120, 120, ... seconds."""
+        return min(self.transient_backoff_base_s * (2 ** min(k - 1, 16)), self.transient_backoff_cap_s)
+
+    def error_wait(self, n: int) -> float:
+        """Wait after the n-th consecutive non-transient error: 2, 4, 8, 15, ... seconds."""
+        return min(2.0 ** min(n, 16), self.error_sleep_cap_s)
+
+    def retry_wait(self, attempt: int) -> float:
+        """Wait after failed attempt ``attempt`` (0-based) before the next one."""
+        waits = self.sample_retry_waits
+        if not waits:
+            return 0.0
+        return waits[min(attempt, len(waits) - 1)]
+
+
+@dataclass(slots=True)
+class AttemptResult:
+    """Rows of one attempt; keys are the trajectory-table columns minus ``run_id``."""
+
+    trajectory: dict[str, Any]
+    turns: list[dict[str, Any]]
+    tool_calls: list[dict[str, Any]]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def terminated_by(self) -> str:
+        return self.trajectory["terminated_by"]
+
+    @property
+    def is_final(self) -> bool:
+        return self.trajectory["is_final"]
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def _args_json(args: Any) -> str:
+    try:
+        return _dumps(args)
+    except (TypeError, ValueError):  # pragma: no cover - default=str makes this unreachable in practice
+        return json.dumps(str(args))
+
+
+async def run_attempt(
+    ctx: SampleContext,
+    conv: Conversation,
+    sandbox: Sandbox,
+    cfg: LoopConfig,
+    attempt: int,
+) -> AttemptResult:
+    """Play one attempt of ``ctx.item`` (see the module docstring for the rules)."""
+    caps = cfg.caps
+    budget_total = caps.budget
+    max_total_tokens = caps.max_total_tokens
+    item = ctx.item
+    sid = item.id
+    disabled = sandbox.disabled_tools
+    execute = sandbox.execute
+    sleep = cfg.sleep
+    nudge_text = prompts.nudge(cfg.condition)
+    footer = prompts.footer
+    costs = TOOL_COSTS
+    clock = time.monotonic
+    t0 = clock()
+
+    turns: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    remaining = budget_total
+    tot_p = tot_c = tot_cr = tot_cw = 0
+    cum = 0
+    rejections = 0
+    consecutive_errors = 0
+    api_errors = 0
+    transient_total = 0
+    tool_errors = 0
+    seq = 0
+    answered = False
+    predicted_answer: str | None = None
+    predicted_index = -1
+    reasoning: str | None = None
+    terminated: str | None = None
+
+    def error_turn(turn_idx: int, content: str) -> None:
+        turns.append(
+            {
+                "sample_id": sid,
+                "attempt": attempt,
+                "turn": turn_idx,
+                "role": "error",
+                "n_tool_calls": 0,
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+                "cache_read_tokens": 0,
+                "cache_creation_tokens": 0,
+                "cumulative_tokens": cum,
+                "budget_before": remaining,
+                "budget_after": remaining,
+                "content_chars": len(content),
+                "t_offset_s": clock() - t0,
+            }
+        )
+
+    for turn_idx in range(caps.max_turns):
+        # 1. one model call (transient errors retried on the same turn)
+        resp: ModelResponse | None = None
+        transient = 0
+        while True:
+            try:
+                resp = await conv.complete()
+                break
+            except TransientBackendError as exc:
+                transient += 1
+                transient_total += 1
+                if transient > cfg.max_transient_retries:
+                    error_turn(turn_idx, f"Abandoned after {transient} transient retries: {exc}")
+                    terminated = "error"
+                    break
+                await sleep(cfg.transient_wait(transient))
+            except BackendError as exc:
+                consecutive_errors += 1
+                api_errors += 1
+                error_turn(turn_idx, str(exc) or type(exc).__name__)
+                if consecutive_errors >= cfg.max_consecutive_errors:
+                    terminated = "error"
+                elif turn_idx + 1 < caps.max_turns:
+                    await sleep(cfg.error_wait(consecutive_errors))
+                break
+        if terminated is not None:
+            break
+        if resp is None:
+            continue  # a non-transient error used up this turn
+        consecutive_errors = 0
+
+        # 2. token accounting: strict '>' right after the call
+        p = resp.prompt_tokens
+        c = resp.completion_tokens
+        cr = resp.cache_read_tokens
+        cw = resp.cache_creation_tokens
+        tot_p += p
+        tot_c += c
+        tot_cr += cr
+        tot_cw += cw
+        cum = tot_p + tot_c + tot_cw
+        t_off = clock() - t0
+        text = resp.text or ""
+        tcs = resp.tool_calls or []
+        n_calls = len(tcs)
+        budget_before = remaining
+
+        if cum > max_total_tokens:
+            for ci, tc in enumerate(tcs):
+                paper_id, section_query, search_query, answer = call_fields(tc.name, tc.args)
+                calls.append(
+                    {
+                        "sample_id": sid,
+                        "attempt": attempt,
+                        "turn": turn_idx,
+                        "call_index": ci,
+                        "seq": seq,
+                        "tool": tc.name,
+                        "args_json": _args_json(tc.args),
+                        "paper_id": paper_id,
+                        "section_query": section_query,
+                        "resolved_header": None,
+                        "resolved_section_index": None,
+                        "search_query": search_query,
+                        "answer": answer,
+                        "cost": 0,
+                        "status": NOT_EXECUTED,
+                        "output_chars": 0,
+                        "budget_after": remaining,
+                    }
+                )
+                seq += 1
+            turns.append(
+                _turn_row(sid, attempt, turn_idx, n_calls, p, c, cr, cw, cum, budget_before,
+                          remaining, len(text), t_off)
+            )
+            conv.add_assistant(resp)
+            terminated = "token_limit"
+            break
+
+        if not tcs:
+            turns.append(
+                _turn_row(sid, attempt, turn_idx, 0, p, c, cr, cw, cum, budget_before, remaining,
+                          len(text), t_off)
+            )
+            if not text:
+                terminated = "error"  # empty response: neither text nor calls
+                break
+            conv.add_assistant(resp)
+            conv.add_user(nudge_text + footer(turn_idx + 1, cum, budget_total - remaining))
+            continue
+
+        # 3. run the calls in emitted order
+        outputs: list[str] = []
+        for ci, tc in enumerate(tcs):
+            name = tc.name
+            args = tc.args
+            if name in disabled:
+                out_text = prompts.rejected_disabled_text(name)
+                status = REJECTED_DISABLED
+                cost = 0
+                paper_id, section_query, search_query, answer = call_fields(name, args)
+                resolved_header = resolved_index = None
+            else:
+                tool_cost = costs.get(name, 0)
+                if name != "submit_answer" and remaining < tool_cost:
+                    out_text = prompts.rejected_budget_text(remaining, name, tool_cost)
+                    status = REJECTED_BUDGET
+                    cost = 0
+                    rejections += 1
+                    paper_id, section_query, search_query, answer = call_fields(name, args)
+                    resolved_header = resolved_index = None
+                else:
+                    out = execute(name, args)
+                    out_text = out.text
+                    status = out.status
+                    cost = out.cost
+                    remaining -= cost
+                    rejections = 0
+                    if status in ERROR_STATUSES:
+                        tool_errors += 1
+                    paper_id = out.paper_id
+                    section_query = out.section_query
+                    search_query = out.search_query
+                    answer = out.answer
+                    resolved_header = out.resolved_header
+                    resolved_index = out.resolved_section_index
+                    if name == "submit_answer":
+                        answered = True
+                        predicted_answer = out.answer
+                        predicted_index = -1 if out.predicted_index is None else out.predicted_index
+                        reasoning = out.reasoning
+            outputs.append(out_text)
+            calls.append(
+                {
+                    "sample_id": sid,
+                    "attempt": attempt,
+                    "turn": turn_idx,
+                    "call_index": ci,
+                    "seq": seq,
+                    "tool": name,
+                    "args_json": _args_json(args),
+                    "paper_id": paper_id,
+                    "section_query": section_query,
+                    "resolved_header": resolved_header,
+                    "resolved_section_index": resolved_index,
+                    "search_query": search_query,
+                    "answer": answer,
+                    "cost": cost,
+                    "status": status,
+                    "output_chars": len(out_text),
+                    "budget_after": remaining,
+                }
+            )
+            seq += 1
+
+        turns.append(
+            _turn_row(sid, attempt, turn_idx, n_calls, p, c, cr, cw, cum, budget_before, remaining,
+                      len(text), t_off)
+        )
+        ft = footer(turn_idx + 1, cum, budget_total - remaining)
+        conv.add_assistant(resp)
+        conv.add_tool_results([(tc, o + ft) for tc, o in zip(tcs, outputs)])
+
+        # 4. after the turn
+        if answered:
+            terminated = "answer"
+            break
+        if rejections >= 2:
+            terminated = "budget"
+            break
+        if remaining <= 0:
+            conv.add_user(prompts.BUDGET_ADVISORY)
+    else:
+        terminated = "max_turns"
+
+    assert terminated is not None
+    correct_index = item.correct_index
+    trajectory = {
+        "sample_id": sid,
+        "attempt": attempt,
+        "is_final": terminated != "error" or attempt + 1 >= cfg.max_attempts,
+        "predicted_answer": predicted_answer,
+        "predicted_index": predicted_index,
+        "is_correct": answered and predicted_index == correct_index,
+        "terminated_by": terminated,
+        "total_turns": len(turns),
+        "budget_used": budget_total - remaining,
+        "total_prompt_tokens": tot_p,
+        "total_completion_tokens": tot_c,
+        "cache_read_tokens": tot_cr,
+        "cache_creation_tokens": tot_cw,
+        "total_tokens": tot_p + tot_c + tot_cw,
+        "tool_errors": tool_errors,
+        "api_error_count": api_errors,
+        "transient_retry_count": transient_total,
+        "wall_time_s": clock() - t0,
+        "reasoning": reasoning,
+    }
+    messages: list[dict[str, Any]] = []
+    if cfg.record_messages:
+        for idx, m in enumerate(conv.transcript()):
+            content = m.get("content")
+            messages.append(
+                {
+                    "sample_id": sid,
+                    "attempt": attempt,
+                    "idx": idx,
+                    "role": str(m.get("role", "")),
+                    "name": m.get("name"),
+                    "tool_call_id": m.get("tool_call_id"),
+                    "content": content if content is None or isinstance(content, str) else _args_json(content),
+                }
+            )
+    return AttemptResult(trajectory, turns, calls, messages)
+
+
+def _turn_row(
+    sid: str,
+    attempt: int,
+    turn_idx: int,
+    n_calls: int,
+    p: int,
+    c: int,
+    cr: int,
+    cw: int,
+    cum: int,
+    budget_before: int,
+    budget_after: int,
+    content_chars: int,
+    t_off: float,
+) -> dict[str, Any]:
+    return {
+        "sample_id": sid,
+        "attempt": attempt,
+        "turn": turn_idx,
+        "role": "assistant",
+        "n_tool_calls": n_calls,
+        "prompt_tokens": p,
+        "completion_tokens": c,
+        "cache_read_tokens": cr,
+        "cache_creation_tokens": cw,
+        "cumulative_tokens": cum,
+        "budget_before": budget_before,
+        "budget_after": budget_after,
+        "content_chars": content_chars,
+        "t_offset_s": t_off,
+    }
+
+
+def build_context(
+    item: Item,
+    graph: Graph,
+    papers: dict[str, Paper],
+    labels: list[Label],
+    cfg: LoopConfig,
+    seed: int,
+    attempt: int = 0,
+) -> SampleContext:
+    """The SampleContext of one attempt under ``cfg.condition`` (prompts, tool specs, labels)."""
+    condition = cfg.condition
+    return SampleContext(
+        item=item,
+        system_prompt=prompts.system_prompt(item, condition, cfg.caps),
+        user_prompt=prompts.first_user_message(condition),
+        tools=prompts.tool_specs(condition),
+        condition=condition,
+        labels=list(labels),
+        graph=graph,
+        papers=papers,
+        seed=seed,
+        attempt=attempt,
+    )
+
+
+async def run_sample(
+    item: Item,
+    graph: Graph,
+    papers: dict[str, Paper],
+    labels: list[Label],
+    backend: Backend,
+    cfg: LoopConfig,
+    seed: int,
+) -> list[AttemptResult]:
+    """Run attempts of one sample until one does not end with ``error`` (at most ``cfg.max_attempts``).
+
+    Every attempt gets a fresh context, conversation and sandbox; failed attempts are returned too
+    (``attempt`` 0, 1, ...), the last one has ``is_final`` true, and each carries only its own tokens.
+    """
+    condition = cfg.condition
+    system = prompts.system_prompt(item, condition, cfg.caps)
+    user = prompts.first_user_message(condition)
+    disabled = prompts.disabled_tools(condition)
+    label_list = list(labels)
+    results: list[AttemptResult] = []
+    for attempt in range(cfg.max_attempts):
+        ctx = SampleContext(
+            item=item,
+            system_prompt=system,
+            user_prompt=user,
+            tools=prompts.tool_specs(condition),
+            condition=condition,
+            labels=label_list,
+            graph=graph,
+            papers=papers,
+            seed=seed,
+            attempt=attempt,
+        )
+        conv = backend.start(ctx)
+        result = await run_attempt(ctx, conv, Sandbox(item, graph, papers, disabled), cfg, attempt)
+        results.append(result)
+        if result.trajectory["terminated_by"] != "error":
+            break
+        if attempt + 1 < cfg.max_attempts:
+            await cfg.sleep(cfg.retry_wait(attempt))
+    last = len(results) - 1
+    for i, r in enumerate(results):
+        r.trajectory["is_final"] = i == last
+    return results
+
+
+__all__ = [
+    "AttemptResult",
+    "Caps",
+    "LoopConfig",
+    "ToolCall",
+    "build_context",
+    "no_sleep",
+    "run_attempt",
+    "run_sample",
+]
