@@ -300,6 +300,10 @@ def test_label_on_unknown_paper(tmp_path: Path) -> None:
     # default: loaded like the real release's stray ids; it belongs to no paper (SPEC §5.3)
     rel = load_release(tmp_path)
     assert rel.labels["st_0001"][2].arxiv_id == "1999.12345"
+    # ... but never silently: the same finding is reported as a warning naming file:line and field
+    assert rel.warnings == [
+        "audit/recall_labels.jsonl:1: field 'analysis.section_recall_labels[2].arxiv_id': "
+        "'1999.12345' is not the arXiv id of any node of st_0001's graph (label belongs to no paper)"]
 
 
 def test_label_missing_section_field(tmp_path: Path) -> None:

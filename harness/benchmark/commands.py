@@ -56,3 +56,7 @@ def describe_benchmark(release_dir: Path, as_json: bool, limit: int | None) -> N
         click.echo(json.dumps(stats, indent=2, ensure_ascii=False))
     else:
         click.echo(format_description(stats))
+    for warning in release.warnings[:20]:
+        click.secho(f"warning: {warning}", fg="yellow", err=True)
+    if len(release.warnings) > 20:
+        click.secho(f"warning: ... and {len(release.warnings) - 20} more", fg="yellow", err=True)

@@ -521,16 +521,21 @@ def _load(root: Path, limit: int | None, strict_labels: bool) -> Release:
     del data
 
     # cross-file checks
-    if strict_labels:
-        for sid, lab_list in labels.items():
-            graph = graphs.get(sid)
-            if graph is None:
-                continue
-            node_aids = {n.arxiv_id for n in graph.nodes.values() if n.arxiv_id}
-            for i, lab in enumerate(lab_list):
-                if lab.arxiv_id and lab.arxiv_id not in node_aids:
-                    r.error(LABELS, label_line[sid], f"analysis.section_recall_labels[{i}].arxiv_id",
-                            f"{lab.arxiv_id!r} is not the arXiv id of any node of {sid}'s graph")
+    warnings: list[str] = []
+    for sid, lab_list in labels.items():
+        graph = graphs.get(sid)
+        if graph is None:
+            continue
+        node_aids = {n.arxiv_id for n in graph.nodes.values() if n.arxiv_id}
+        for i, lab in enumerate(lab_list):
+            if lab.arxiv_id and lab.arxiv_id not in node_aids:
+                field_name = f"analysis.section_recall_labels[{i}].arxiv_id"
+                problem = f"{lab.arxiv_id[:80]!r} is not the arXiv id of any node of {sid}'s graph"
+                if strict_labels:
+                    r.error(LABELS, label_line[sid], field_name, problem)
+                else:
+                    warnings.append(f"{LABELS}:{label_line[sid]}: field '{field_name}': {problem} "
+                                    "(label belongs to no paper)")
     out_items: list[Item] = []
     for item in items:
         no = item_line[item.id]
@@ -555,5 +560,5 @@ def _load(root: Path, limit: int | None, strict_labels: bool) -> Release:
     if r.errors:
         raise BenchmarkError(root, r.errors)
     return Release(root=str(root), items=out_items, graphs=graphs, papers=papers, labels=labels,
-                   benchmark_sha256=sha)
+                   benchmark_sha256=sha, warnings=warnings)
 

@@ -104,6 +104,9 @@ class Release:
     labels: dict[str, list[Label]] = field(default_factory=dict)
     #: first 16 hex chars of the SHA-256 of qa/full.jsonl (reference §5.7)
     benchmark_sha256: str = ""
+    #: non-fatal findings, each ``<file>:<line>: field '<name>': <problem>`` (e.g. a label on a
+    #: paper that is not in the item's graph, which the real release contains)
+    warnings: list[str] = field(default_factory=list)
 
     def item(self, sample_id: str) -> Item:
         for it in self.items:
