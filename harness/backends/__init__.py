@@ -1,0 +1,72 @@
+"""Agent backends and the factory that builds one from a model spec (panel entry or CLI flags).
+
+Imports are lazy: a simulated run never imports the provider SDKs. API keys come only from the
+environment variable named by the spec's ``api_key_env`` (default OPENAI_API_KEY / ANTHROPIC_API_KEY);
+they are handed to the backend object and never written anywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import TYPE_CHECKING
+
+from ..errors import AgentHopError
+
+if TYPE_CHECKING:
+    from ..panel import ModelSpec
+    from .base import Backend
+
+
+def backend_seed(seed: int, model: str, replicate: int) -> int:
+    """Seed of a simulated backend: stable across processes, distinct per model and replicate."""
+    digest = hashlib.sha256(f"backend/{seed}/{model}/{replicate}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & (2**63 - 1)
+
+
+def api_key_from_env(spec: ModelSpec) -> str | None:
+    """The API key for ``spec`` from its environment variable (None for sim).
+
+    Raises when the variable is unset and no ``base_url`` is given; with a ``base_url`` (a local
+    server may need no key) an unset variable gives the placeholder key.
+    """
+    env = spec.key_env
+    if env is None:
+        return None
+    key = os.environ.get(env) or None
+    if key is None and not spec.base_url:
+        raise AgentHopError(
+            f"model {spec.name!r} ({spec.backend}): environment variable {env} is not set; export the "
+            f"API key there (or name another variable with api_key_env)"
+        )
+    if key is None:
+        # a local server that needs no key: pass a placeholder so that the backend does not fall
+        # back to OPENAI_API_KEY / ANTHROPIC_API_KEY and send a real key to a third-party endpoint
+        from .llm_common import LOCAL_PLACEHOLDER_KEY
+
+        return LOCAL_PLACEHOLDER_KEY
+    return key
+
+
+def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0) -> Backend:
+    """Build the backend of ``spec``: ``sim``, ``openai`` or ``anthropic``."""
+    if spec.backend == "sim":
+        from ..policies.archetypes import policy_from_spec
+        from .sim import SimBackend
+
+        params = policy_from_spec(dict(spec.sim), where=f"model {spec.name!r}: sim")
+        return SimBackend(params, spec.name, backend_seed(seed, spec.name, replicate))
+    if spec.backend == "openai":
+        from .openai import OpenAIBackend
+
+        return OpenAIBackend(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
+                             sampling=dict(spec.sampling))
+    if spec.backend == "anthropic":
+        from .anthropic import AnthropicBackend
+
+        return AnthropicBackend(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
+                                sampling=dict(spec.sampling))
+    raise AgentHopError(f"model {spec.name!r}: unknown backend {spec.backend!r} (known: sim, openai, anthropic)")
+
+
+__all__ = ["api_key_from_env", "backend_seed", "make_backend"]

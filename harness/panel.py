@@ -1,0 +1,346 @@
+"""Panel files: which models to run, under which conditions, how many replicates (docs/running.md).
+
+Format::
+
+    defaults: {backend: sim, conditions: [full], replicates: 1}
+    models:
+      - name: early-committer
+        backend: sim                  # sim | openai | anthropic
+        family: sim-demo              # optional
+        tier: closed_frontier         # closed_frontier | open_frontier | compute_efficient, optional
+        sim: {archetype: early_committer, navigation_skill: 0.8}
+      - name: my-api-model
+        backend: openai
+        model_id: provider-model-id
+        base_url: http://127.0.0.1:8000/v1
+        api_key_env: OPENAI_API_KEY
+        sampling: {temperature: 0.7, max_tokens: 4096}
+        conditions: [full, no_search, closed_book]
+        replicates: 3                 # replicate numbers 0, 1, 2
+
+Every problem is an ``AgentHopError`` naming the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..schemas.trajectory import CONDITIONS
+from .errors import AgentHopError
+
+BACKENDS: tuple[str, ...] = ("sim", "openai", "anthropic")
+TIERS: tuple[str, ...] = ("closed_frontier", "open_frontier", "compute_efficient")
+DEFAULT_KEY_ENV: dict[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+#: Simulated models never carry the names of real models (SPEC §2.4).
+_REAL_MODEL_NAME = re.compile(
+    r"^(gpt|o[1-9]|claude|gemini|gemma|deepseek|llama|meta-llama|qwen|mistral|mixtral|grok|glm|kimi|minimax"
+    r"|command|phi|codex|chatgpt|sonnet|opus|haiku)([-_.:/0-9]|$)",
+    re.IGNORECASE,
+)
+_SECRET_KEY = re.compile(r"api_?key|secret|password|authori[sz]ation|header|cookie|credential", re.IGNORECASE)
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+_MODEL_KEYS = (
+    "name", "backend", "model_id", "base_url", "api_key_env", "sampling", "sim", "family", "tier",
+    "conditions", "replicates",
+)
+_DEFAULT_KEYS = tuple(k for k in _MODEL_KEYS if k not in ("name", "model_id"))
+_TOP_KEYS = ("defaults", "models", "name", "description")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model of a panel (or of a single ``run --model`` invocation)."""
+
+    name: str
+    backend: str = "sim"
+    model_id: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    sampling: Mapping[str, Any] = field(default_factory=dict)
+    sim: Mapping[str, Any] = field(default_factory=dict)
+    family: str | None = None
+    tier: str | None = None
+    conditions: tuple[str, ...] = ("full",)
+    replicates: int = 1
+
+    @property
+    def provider_model(self) -> str:
+        """The id sent to the provider (``model_id``, else the name)."""
+        return self.model_id or self.name
+
+    @property
+    def key_env(self) -> str | None:
+        """Environment variable holding the API key (None for sim)."""
+        return self.api_key_env or DEFAULT_KEY_ENV.get(self.backend)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: a model under one condition, one replicate."""
+
+    model: ModelSpec
+    condition: str = "full"
+    replicate: int = 0
+
+
+@dataclass(frozen=True)
+class Panel:
+    path: str
+    models: tuple[ModelSpec, ...]
+
+    def runs(self) -> list[RunSpec]:
+        """Every (model, condition, replicate), models in file order."""
+        return [
+            RunSpec(m, c, r) for m in self.models for c in m.conditions for r in range(m.replicates)
+        ]
+
+
+class _LineDict(dict):  # type: ignore[type-arg]
+    """A YAML mapping that remembers the line of itself and of each key."""
+
+    line: int = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: dict[Any, int] = {}
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _LineDict:
+    loader.flatten_mapping(node)
+    out = _LineDict()
+    out.line = node.start_mark.line + 1
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        try:
+            duplicate = key in out
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"unhashable key at line {line}", key_node.start_mark
+            ) from None
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        out[key] = loader.construct_object(value_node, deep=True)
+        out.lines[key] = line
+    return out
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+class _Ctx:
+    """Builds error messages `file:line: where.key: problem`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def error(self, mapping: Any, where: str, key: str | None, problem: str) -> AgentHopError:
+        line = 0
+        if isinstance(mapping, _LineDict):
+            line = mapping.lines.get(key, mapping.line) if key is not None else mapping.line
+        loc = f"{self.path}:{line}" if line else self.path
+        what = ".".join(x for x in (where, key) if x)
+        return AgentHopError(f"{loc}: {what}: {problem}" if what else f"{loc}: {problem}")
+
+
+def load_panel(path: str | Path) -> Panel:
+    """Read and validate a panel YAML file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AgentHopError(f"{p}: panel file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentHopError(f"{p}: cannot read panel file ({exc})") from None
+    try:
+        doc = yaml.load(text, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise AgentHopError(f"{where}: invalid YAML: {problem}") from None
+    return parse_panel(doc, str(p))
+
+
+def parse_panel(doc: Any, path: str = "<panel>") -> Panel:
+    """Validate an already-parsed panel document (see module docstring)."""
+    ctx = _Ctx(path)
+    if not isinstance(doc, dict):
+        raise ctx.error(None, "", None, "a panel file must be a mapping with a 'models' list")
+    for key in doc:
+        if key not in _TOP_KEYS:
+            raise ctx.error(doc, "", str(key), f"unknown key (allowed: {', '.join(_TOP_KEYS)})")
+    defaults = doc.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise ctx.error(doc, "", "defaults", "must be a mapping")
+    for key in defaults:
+        if key not in _DEFAULT_KEYS:
+            raise ctx.error(defaults, "defaults", str(key), f"unknown key (allowed: {', '.join(_DEFAULT_KEYS)})")
+    models = doc.get("models")
+    if not isinstance(models, list) or not models:
+        raise ctx.error(doc, "", "models", "must be a non-empty list of models")
+    specs: list[ModelSpec] = []
+    seen: dict[str, str] = {}
+    for i, entry in enumerate(models):
+        where = f"models[{i}]"
+        if not isinstance(entry, dict):
+            raise ctx.error(doc, where, None, "each model must be a mapping with at least 'name'")
+        if isinstance(entry.get("name"), str):
+            where = f"models[{i}] ({entry['name']})"
+        spec = _parse_model(ctx, entry, defaults, where)
+        if spec.name in seen:
+            raise ctx.error(entry, where, "name", f"duplicate model name (also {seen[spec.name]})")
+        seen[spec.name] = where
+        specs.append(spec)
+    return Panel(path=path, models=tuple(specs))
+
+
+def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str) -> ModelSpec:  # type: ignore[type-arg]
+    for key in entry:
+        if key not in _MODEL_KEYS:
+            raise ctx.error(entry, where, str(key), f"unknown key (allowed: {', '.join(_MODEL_KEYS)})")
+
+    def get(key: str) -> tuple[Any, dict]:  # type: ignore[type-arg]
+        if key in entry:
+            return entry[key], entry
+        return defaults.get(key), defaults
+
+    def opt_str(key: str) -> str | None:
+        value, src = get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise ctx.error(src, where, key, "must be a non-empty string")
+        return value.strip()
+
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ctx.error(entry, where, "name", "required, a non-empty string")
+    name = name.strip()
+
+    backend = opt_str("backend") or "sim"
+    if backend not in BACKENDS:
+        _, src = get("backend")
+        raise ctx.error(src, where, "backend", f"{backend!r} is not one of {', '.join(BACKENDS)}")
+
+    tier = opt_str("tier")
+    if tier is not None and tier not in TIERS:
+        _, src = get("tier")
+        raise ctx.error(src, where, "tier", f"{tier!r} is not one of {', '.join(TIERS)}")
+
+    conditions_raw, src = get("conditions")
+    if conditions_raw is None:
+        conditions: tuple[str, ...] = ("full",)
+    else:
+        if isinstance(conditions_raw, str):
+            conditions_raw = [conditions_raw]
+        if not isinstance(conditions_raw, list) or not conditions_raw:
+            raise ctx.error(src, where, "conditions", "must be a non-empty list")
+        for c in conditions_raw:
+            if c not in CONDITIONS:
+                raise ctx.error(src, where, "conditions", f"{c!r} is not one of {', '.join(CONDITIONS)}")
+        if len(set(conditions_raw)) != len(conditions_raw):
+            raise ctx.error(src, where, "conditions", "lists a condition twice")
+        conditions = tuple(conditions_raw)
+
+    replicates, src = get("replicates")
+    if replicates is None:
+        replicates = 1
+    if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
+        raise ctx.error(src, where, "replicates", f"must be a positive integer, got {replicates!r}")
+
+    sampling, src = get("sampling")
+    sampling = sampling or {}
+    if not isinstance(sampling, dict):
+        raise ctx.error(src, where, "sampling", "must be a mapping such as {temperature: 0.7, max_tokens: 4096}")
+    for key in sampling:
+        if _SECRET_KEY.search(str(key)):
+            raise ctx.error(sampling, f"{where}.sampling", str(key),
+                            "credentials and headers never go in panel files; use api_key_env")
+    sim, src_sim = get("sim")
+    sim = sim or {}
+    if not isinstance(sim, dict):
+        raise ctx.error(src_sim, where, "sim", "must be a mapping such as {archetype: balanced}")
+
+    model_id = opt_str("model_id")
+    base_url = opt_str("base_url")
+    api_key_env = opt_str("api_key_env")
+    if api_key_env is not None and not _ENV_NAME.match(api_key_env):
+        _, src = get("api_key_env")
+        raise ctx.error(src, where, "api_key_env",
+                        "must be the NAME of an environment variable (keys are never written in panel files)")
+
+    if backend == "sim":
+        if looks_like_real_model(name):
+            raise ctx.error(entry, where, "name",
+                            f"{name!r} looks like a real model's name; simulated models must not carry one")
+        if not sim:
+            raise ctx.error(entry, where, "sim", "required for backend sim, e.g. {archetype: balanced}")
+        for key in ("model_id", "base_url", "api_key_env"):
+            if key in entry:
+                raise ctx.error(entry, where, key, "does not apply to backend sim")
+        problem = validate_sim_spec(sim)
+        if problem:
+            line = src_sim.lines.get("sim", 0) if isinstance(src_sim, _LineDict) else 0
+            loc = f"{ctx.path}:{line}" if line else ctx.path
+            raise AgentHopError(f"{loc}: {where}: {problem}")
+    else:
+        if "sim" in entry:
+            raise ctx.error(entry, where, "sim", f"only applies to backend sim, not {backend}")
+        problem = validate_sampling(sampling, backend)
+        if problem:
+            _, src = get("sampling")
+            raise ctx.error(src, where, "sampling", problem)
+
+    return ModelSpec(
+        name=name, backend=backend, model_id=model_id, base_url=base_url, api_key_env=api_key_env,
+        sampling=dict(sampling), sim=dict(sim), family=opt_str("family"), tier=tier,
+        conditions=conditions, replicates=replicates,
+    )
+
+
+def validate_sim_spec(sim: Mapping[str, Any]) -> str | None:
+    """The problem with a sim spec, as the policy module reports it, or None when it is valid."""
+    try:
+        from .policies.archetypes import policy_from_spec
+    except ImportError:  # policies not installed in this build: the run reports it
+        return None
+    try:
+        policy_from_spec(dict(sim), where="sim")
+    except AgentHopError as exc:
+        return str(exc)
+    except (KeyError, ValueError, TypeError) as exc:
+        return f"sim: {exc.args[0] if exc.args else type(exc).__name__}"
+    return None
+
+
+def validate_sampling(sampling: Mapping[str, Any], backend: str) -> str | None:
+    """The problem with a real backend's sampling settings, or None when they are valid."""
+    try:
+        from .backends.llm_common import clean_sampling
+    except ImportError:
+        return None
+    try:
+        clean_sampling(dict(sampling), backend)
+    except AgentHopError as exc:
+        return str(exc)
+    return None
+
+
+def looks_like_real_model(name: str) -> bool:
+    """True for names of real model families (gpt-, claude-, llama...), which sim models may not use."""
+    return bool(_REAL_MODEL_NAME.match(name))

@@ -1,0 +1,478 @@
+"""Trajectory writer: one directory of Parquet parts per run (SPEC §3, docs/running.md).
+
+Layout of ``OUT/<run_id>/``::
+
+    runs-00000.parquet            one row; rewritten (atomically) when the run starts and ends
+    trajectories-00000.parquet    part 0: every attempt of the samples flushed first
+    turns-00000.parquet           part 0: the turns of exactly those samples
+    tool_calls-00000.parquet      ...
+    messages-00000.parquet        only when messages are recorded
+    trajectories-00001.parquet    part 1 ...
+    _SUCCESS                      JSON with row counts, written when the run has finished
+
+Crash safety:
+- every file is written to ``.tmp-<name>.<pid>`` in the same directory, fsynced, then ``os.replace``d
+  over its final name, and the directory is fsynced;
+- one flush writes one part number for every table; all rows of a sample (all attempts, all
+  tables) go into the same part number; the ``trajectories`` part is renamed LAST;
+- hence a sample is finished iff its final (``is_final``) trajectory row exists. On open, parts of
+  other tables whose ``trajectories`` part is missing are orphans of a flush that crashed and are
+  deleted, as are rows of other tables whose sample has no trajectory row in the same part number
+  (left by an interrupted error-retry rewrite, below), and leftover temp files;
+- a crash loses at most the samples in flight plus those finished since the last flush.
+
+Error retry on resume (``retry_errors``, default on): samples whose final attempt ended with
+``terminated_by = 'error'`` are removed from their part (trajectories rewritten first, then the
+other tables) so that the runner runs them again, fresh, from attempt 0.
+
+A lock file (``.lock``, ``flock``) stops two processes from writing the same run directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..schemas.trajectory import RUNS, TABLES
+from .errors import AgentHopError
+
+#: Per-sample tables, in the order a flush writes them (trajectories LAST).
+PART_TABLES: tuple[str, ...] = ("messages", "tool_calls", "turns", "trajectories")
+#: Tables every flush writes (``messages`` only when recorded).
+REQUIRED_PART_TABLES: tuple[str, ...] = ("tool_calls", "turns", "trajectories")
+RUNS_FILE = "runs-00000.parquet"
+SUCCESS_FILE = "_SUCCESS"
+LOCK_FILE = ".lock"
+TMP_PREFIX = ".tmp-"
+COMPRESSION = "zstd"
+
+_PART_RE = re.compile(r"^(trajectories|turns|tool_calls|messages)-(\d{5,})\.parquet$")
+
+
+class AttemptLike(Protocol):
+    """What ``loop.run_sample`` returns per attempt: row dicts keyed by schema columns minus run_id."""
+
+    trajectory: dict[str, Any]
+    turns: list[dict[str, Any]]
+    tool_calls: list[dict[str, Any]]
+    messages: list[dict[str, Any]]
+
+
+def part_name(table: str, part: int) -> str:
+    return f"{table}-{part:05d}.parquet"
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_parquet_atomic(path: Path, table: pa.Table, *, sync_dir: bool = False) -> None:
+    """Write ``table`` to ``path`` via a temp file in the same directory: write, fsync, rename."""
+    tmp = path.with_name(f"{TMP_PREFIX}{path.name}.{os.getpid()}")
+    try:
+        pq.write_table(table, tmp, compression=COMPRESSION)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if sync_dir:
+        _fsync_dir(path.parent)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f"{TMP_PREFIX}{path.name}.{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def list_parts(run_dir: Path) -> dict[str, dict[int, Path]]:
+    """``{table: {part_number: path}}`` of the part files in a run directory."""
+    parts: dict[str, dict[int, Path]] = {t: {} for t in PART_TABLES}
+    if not run_dir.is_dir():
+        return parts
+    for entry in os.scandir(run_dir):
+        m = _PART_RE.match(entry.name)
+        if m:
+            parts[m.group(1)][int(m.group(2))] = Path(entry.path)
+    return parts
+
+
+def _read(path: Path, columns: Sequence[str]) -> pa.Table:
+    try:
+        return pq.read_table(path, columns=list(columns))
+    except (OSError, pa.ArrowException) as exc:
+        raise AgentHopError(
+            f"{path}: unreadable part file ({exc}); move it away to run its samples again"
+        ) from None
+
+
+def finished_samples(run_dir: str | Path) -> set[str]:
+    """Sample ids that have a final trajectory row in ``run_dir`` (i.e. are finished)."""
+    done: set[str] = set()
+    for path in list_parts(Path(run_dir))["trajectories"].values():
+        t = _read(path, ["sample_id", "is_final"])
+        ids = t.column("sample_id").to_pylist()
+        finals = t.column("is_final").to_pylist()
+        done.update(s for s, f in zip(ids, finals) if f)
+    return done
+
+
+@dataclass
+class RunState:
+    """What a run directory already holds (after recovery)."""
+
+    #: sample_id -> (is_correct, terminated_by) of its final attempt
+    finals: dict[str, tuple[bool, str]] = field(default_factory=dict)
+    #: total_tokens summed over every attempt row (what the run has spent)
+    tokens: int = 0
+    next_part: int = 0
+    removed_orphan_parts: list[str] = field(default_factory=list)
+    removed_orphan_rows: int = 0
+    retried_error_samples: list[str] = field(default_factory=list)
+
+    @property
+    def n_correct(self) -> int:
+        return sum(1 for ok, _ in self.finals.values() if ok)
+
+
+def recover_run_dir(run_dir: Path, *, retry_errors: bool = True) -> RunState:
+    """Make a run directory consistent after a crash and return what it holds (see module doc)."""
+    state = RunState()
+    if not run_dir.is_dir():
+        return state
+    for entry in os.scandir(run_dir):
+        if entry.name.startswith(TMP_PREFIX):
+            os.unlink(entry.path)
+    parts = list_parts(run_dir)
+    traj_parts = parts["trajectories"]
+    changed = False
+    # 1. orphan parts: other tables' parts whose trajectories part never got written
+    for table in ("messages", "tool_calls", "turns"):
+        for k, path in sorted(parts[table].items()):
+            if k not in traj_parts:
+                path.unlink()
+                state.removed_orphan_parts.append(path.name)
+                del parts[table][k]
+                changed = True
+    # 2. error-terminated samples are removed so that they run again (trajectories first)
+    cols = ["sample_id", "attempt", "is_final", "is_correct", "terminated_by", "total_tokens"]
+    part_samples: dict[int, set[str]] = {}
+    for k, path in sorted(traj_parts.items()):
+        t = _read(path, cols)
+        ids = t.column("sample_id").to_pylist()
+        finals = t.column("is_final").to_pylist()
+        term = t.column("terminated_by").to_pylist()
+        errors = {s for s, f, tb in zip(ids, finals, term) if f and tb == "error"} if retry_errors else set()
+        if errors:
+            (run_dir / SUCCESS_FILE).unlink(missing_ok=True)  # the run is no longer finished
+            full = pq.read_table(path)
+            keep = pa.array([s not in errors for s in ids], pa.bool_())
+            write_parquet_atomic(path, full.filter(keep), sync_dir=True)
+            state.retried_error_samples.extend(sorted(errors))
+            t = t.filter(keep)
+            ids = t.column("sample_id").to_pylist()
+            changed = True
+        part_samples[k] = set(ids)
+        for s, f, ok, tb, tok in zip(
+            ids, t.column("is_final").to_pylist(), t.column("is_correct").to_pylist(),
+            t.column("terminated_by").to_pylist(), t.column("total_tokens").to_pylist(),
+        ):
+            state.tokens += int(tok or 0)
+            if f:
+                if s in state.finals:
+                    raise AgentHopError(f"{path}: sample {s} has a final trajectory row in two parts")
+                state.finals[s] = (bool(ok), str(tb))
+    # 3. orphan rows: rows of other tables whose sample has no trajectory row in the same part
+    for table in ("messages", "tool_calls", "turns"):
+        for k, path in sorted(parts[table].items()):
+            ids = _read(path, ["sample_id"]).column("sample_id").to_pylist()
+            allowed = part_samples.get(k, set())
+            if any(s not in allowed for s in ids):
+                full = pq.read_table(path)
+                keep = pa.array([s in allowed for s in ids], pa.bool_())
+                state.removed_orphan_rows += len(ids) - sum(1 for s in ids if s in allowed)
+                write_parquet_atomic(path, full.filter(keep))
+                changed = True
+    if changed:
+        _fsync_dir(run_dir)
+    numbers = [k for table in parts.values() for k in table]
+    state.next_part = max(numbers) + 1 if numbers else 0
+    return state
+
+
+def rows_to_table(rows: Sequence[Mapping[str, Any]], table: str, run_id: str) -> pa.Table:
+    """Arrow table of ``rows`` (dicts keyed by the schema's columns minus run_id) plus run_id."""
+    schema = TABLES[table]
+    idx = schema.get_field_index("run_id")
+    body = schema.remove(idx)
+    try:
+        t = pa.Table.from_pylist(list(rows), schema=body)
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        raise ValueError(f"{table}: rows do not match the Arrow schema: {exc}") from exc
+    t = t.add_column(idx, schema.field("run_id"), pa.array([run_id] * t.num_rows, pa.string()))
+    for i, fld in enumerate(schema):
+        if not fld.nullable and t.column(i).null_count:
+            col = t.column(i)
+            where = ""
+            if "sample_id" in t.column_names:
+                bad = next(j for j, v in enumerate(col.to_pylist()) if v is None)
+                where = f" (sample {t.column('sample_id')[bad].as_py()})"
+            raise ValueError(f"{table}.{fld.name}: missing value in a non-nullable column{where}")
+    return t
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class RunWriter:
+    """Buffers finished samples and flushes them as Parquet parts into ``out_root/<run_id>/``.
+
+    ``run_meta`` holds the ``runs`` row columns except started_at/finished_at. Usage::
+
+        w = RunWriter(out, meta, record_messages=False)   # locks + recovers the directory
+        w.finished                                        # sample ids already done
+        w.begin()                                         # clears _SUCCESS, writes the runs row
+        w.add(sample_id, attempts) ...                    # flushes every flush_every / flush_seconds
+        w.close(complete=True)                            # final flush, runs row, _SUCCESS
+    """
+
+    def __init__(
+        self,
+        out_root: str | Path,
+        run_meta: Mapping[str, Any],
+        *,
+        record_messages: bool = True,
+        flush_every: int = 200,
+        flush_seconds: float = 30.0,
+        retry_errors: bool = True,
+        extra_success: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.run_meta = dict(run_meta)
+        self.run_id: str = self.run_meta["run_id"]
+        missing = [f.name for f in RUNS if f.name not in self.run_meta and f.name not in ("started_at", "finished_at")]
+        if missing:
+            raise ValueError(f"run_meta lacks runs columns: {', '.join(missing)}")
+        self.run_dir = Path(out_root) / self.run_id
+        self.record_messages = record_messages
+        self.flush_every = max(1, int(flush_every))
+        self.flush_seconds = float(flush_seconds)
+        self.extra_success = dict(extra_success or {})
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise AgentHopError(f"{self.run_dir}: cannot create run directory ({exc})") from None
+        self._lock_fh = open(self.run_dir / LOCK_FILE, "a")  # noqa: SIM115 - held until close()
+        try:
+            fcntl.flock(self._lock_fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_fh.close()
+            raise AgentHopError(
+                f"{self.run_dir}: this run is being written by another process (lock {LOCK_FILE})"
+            ) from None
+        try:
+            self.state = recover_run_dir(self.run_dir, retry_errors=retry_errors)
+        except BaseException:
+            self._release()
+            raise
+        self._next_part = self.state.next_part
+        self._buf: dict[str, list[dict[str, Any]]] = {t: [] for t in PART_TABLES}
+        self._pending: list[str] = []
+        self._last_flush = time.monotonic()
+        self._started_at = self._existing_started_at() or _utcnow()
+        self._begun = False
+        self._closed = False
+        #: samples added by this writer (this invocation)
+        self.n_added = 0
+
+    # ----------------------------------------------------------------- state
+    @property
+    def finished(self) -> set[str]:
+        return set(self.state.finals)
+
+    @property
+    def succeeded(self) -> bool:
+        """The directory carries a ``_SUCCESS`` marker from an earlier finished invocation."""
+        return (self.run_dir / SUCCESS_FILE).exists()
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def _existing_started_at(self) -> datetime | None:
+        path = self.run_dir / RUNS_FILE
+        if not path.exists():
+            return None
+        try:
+            value = pq.read_table(path, columns=["started_at"]).column(0)[0].as_py()
+        except (OSError, pa.ArrowException, IndexError, KeyError):
+            return None
+        return value
+
+    # ----------------------------------------------------------------- writing
+    def _runs_table(self, finished_at: datetime | None) -> pa.Table:
+        row = {f.name: self.run_meta.get(f.name) for f in RUNS}
+        row["started_at"] = self._started_at
+        row["finished_at"] = finished_at
+        return pa.Table.from_pylist([row], schema=RUNS)
+
+    def begin(self) -> None:
+        """Mark the run as in progress: drop ``_SUCCESS`` and write the runs row without finished_at."""
+        (self.run_dir / SUCCESS_FILE).unlink(missing_ok=True)
+        write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(None), sync_dir=True)
+        self._begun = True
+
+    def add(self, sample_id: str, attempts: Sequence[AttemptLike]) -> None:
+        """Buffer every attempt of one finished sample; flush when due."""
+        if not self._begun:
+            raise RuntimeError("RunWriter.begin() must be called before add()")
+        if sample_id in self.state.finals:
+            raise ValueError(f"sample {sample_id} is already finished in {self.run_dir}")
+        if not attempts:
+            raise ValueError(f"sample {sample_id}: no attempts")
+        n = len(attempts)
+        for i, att in enumerate(attempts):
+            tr = dict(att.trajectory)
+            tr.setdefault("sample_id", sample_id)
+            tr.setdefault("attempt", i)
+            tr.setdefault("is_final", i == n - 1)
+            if tr["sample_id"] != sample_id or bool(tr["is_final"]) != (i == n - 1):
+                raise ValueError(
+                    f"sample {sample_id}: attempt {i} has sample_id={tr['sample_id']!r}, "
+                    f"is_final={tr['is_final']!r} (only the last attempt is final)"
+                )
+            self._buf["trajectories"].append(tr)
+            self._buf["turns"].extend(att.turns)
+            self._buf["tool_calls"].extend(att.tool_calls)
+            if self.record_messages:
+                self._buf["messages"].extend(att.messages)
+            self.state.tokens += int(tr.get("total_tokens") or 0)
+        final = self._buf["trajectories"][-1]
+        self.state.finals[sample_id] = (bool(final.get("is_correct")), str(final.get("terminated_by")))
+        self._pending.append(sample_id)
+        self.n_added += 1
+        if len(self._pending) >= self.flush_every or time.monotonic() - self._last_flush >= self.flush_seconds:
+            self.flush()
+
+    def flush_if_due(self) -> None:
+        """Flush when samples are buffered and ``flush_seconds`` have passed since the last flush."""
+        if self._pending and time.monotonic() - self._last_flush >= self.flush_seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered samples as one new part number (no-op when nothing is buffered)."""
+        self._last_flush = time.monotonic()
+        if not self._pending:
+            return
+        self._write_part(self._buf)
+        self._buf = {t: [] for t in PART_TABLES}
+        self._pending = []
+
+    def _write_part(self, buf: Mapping[str, list[dict[str, Any]]]) -> None:
+        k = self._next_part
+        tables = {t: rows_to_table(buf[t], t, self.run_id) for t in PART_TABLES
+                  if t in REQUIRED_PART_TABLES or self.record_messages or buf[t]}
+        for t in PART_TABLES:  # trajectories last
+            if t == "trajectories":
+                _fsync_dir(self.run_dir)  # the other tables' renames are durable before this one
+            if t in tables:
+                write_parquet_atomic(self.run_dir / part_name(t, k), tables[t], sync_dir=t == "trajectories")
+        self._next_part = k + 1
+
+    def close(self, complete: bool) -> dict[str, Any] | None:
+        """Flush; when ``complete``, write finished_at into the runs row and the ``_SUCCESS`` marker.
+
+        Returns the marker's content (or None for an incomplete run). Always releases the lock.
+        """
+        if self._closed:
+            return None
+        try:
+            if self._begun:
+                self.flush()
+            if not complete:
+                return None
+            if not self._begun:
+                self.begin()
+            if not list_parts(self.run_dir)["trajectories"]:  # an empty run still has every table
+                self._write_part({t: [] for t in PART_TABLES})
+            finished_at = _utcnow()
+            write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(finished_at), sync_dir=True)
+            info = self._success_info(finished_at)
+            write_text_atomic(self.run_dir / SUCCESS_FILE, json.dumps(info, indent=2, sort_keys=True) + "\n")
+            return info
+        finally:
+            self._closed = True
+            self._release()
+
+    def _success_info(self, finished_at: datetime) -> dict[str, Any]:
+        parts = list_parts(self.run_dir)
+        rows = {t: sum(pq.read_metadata(p).num_rows for p in parts[t].values()) for t in PART_TABLES}
+        n = len(self.state.finals)
+        return {
+            "run_id": self.run_id,
+            "n_samples": n,
+            "n_correct": self.state.n_correct,
+            "accuracy": round(self.state.n_correct / n, 6) if n else None,
+            "total_tokens": self.state.tokens,
+            "rows": {"runs": 1, **rows},
+            "parts": len(parts["trajectories"]),
+            "started_at": self._started_at.isoformat(),
+            "finished_at": finished_at.isoformat(),
+            "harness_version": self.run_meta.get("harness_version"),
+            **self.extra_success,
+        }
+
+    def _release(self) -> None:
+        try:
+            fcntl.flock(self._lock_fh, fcntl.LOCK_UN)
+        finally:
+            self._lock_fh.close()
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._closed:
+            self.close(complete=False)
+
+
+def read_success(run_dir: str | Path) -> dict[str, Any] | None:
+    path = Path(run_dir) / SUCCESS_FILE
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise AgentHopError(f"{path}: unreadable success marker ({exc})") from None
+
+
+def iter_run_dirs(out_root: str | Path) -> Iterable[Path]:
+    root = Path(out_root)
+    if root.is_dir():
+        for p in sorted(root.iterdir()):
+            if (p / RUNS_FILE).exists():
+                yield p
