@@ -1,0 +1,18 @@
+-- SPEC §5.9: trigrams of consecutive calls (a>b>c) per run; share = n / all trigrams of the run.
+-- Trigram concentration (model_summary) = the largest share.
+with trigrams as (
+    select
+        run_id,
+        prev_tool || '>' || tool || '>' || next_tool as trigram,
+        count(*) as n
+    from {{ ref('fct_tool_call') }}
+    where prev_tool is not null and next_tool is not null
+    group by all
+)
+select
+    run_id::varchar as run_id,
+    trigram::varchar as trigram,
+    n::integer as n,
+    (n::double / sum(n) over (partition by run_id))::double as share,
+    (rank() over (partition by run_id order by n desc))::integer as rank_in_run
+from trigrams

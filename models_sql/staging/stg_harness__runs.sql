@@ -1,0 +1,20 @@
+select
+    run_id::varchar as run_id,
+    model::varchar as model,
+    backend::varchar as backend,
+    condition::varchar as condition,
+    replicate::integer as replicate,
+    benchmark_sha256::varchar as benchmark_sha256,
+    budget_total::integer as budget_total,
+    max_turns::integer as max_turns,
+    max_total_tokens::bigint as max_total_tokens,
+    harness_version::varchar as harness_version,
+    config_json::varchar as config_json,
+    family::varchar as family,
+    tier::varchar as tier,
+    started_at::timestamptz as started_at,
+    finished_at::timestamptz as finished_at,
+    (backend = 'sim')::boolean as is_simulated,
+    coalesce(_partial, false)::boolean as is_partial,
+    _source::varchar as source_path
+from {{ source('harness', 'runs') }}

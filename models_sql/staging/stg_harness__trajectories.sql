@@ -1,0 +1,22 @@
+select
+    run_id::varchar as run_id,
+    sample_id::varchar as sample_id,
+    attempt::integer as attempt,
+    is_final::boolean as is_final,
+    predicted_answer::varchar as predicted_answer,
+    predicted_index::integer as predicted_index,
+    is_correct::boolean as is_correct,
+    terminated_by::varchar as terminated_by,
+    total_turns::integer as total_turns,
+    budget_used::integer as budget_used,
+    total_prompt_tokens::bigint as prompt_tokens,
+    total_completion_tokens::bigint as completion_tokens,
+    cache_read_tokens::bigint as cache_read_tokens,
+    cache_creation_tokens::bigint as cache_creation_tokens,
+    total_tokens::bigint as total_tokens,
+    tool_errors::integer as tool_errors,
+    api_error_count::integer as api_error_count,
+    transient_retry_count::integer as transient_retry_count,
+    wall_time_s::double as wall_time_s,
+    reasoning::varchar as reasoning
+from {{ source('harness', 'trajectories') }}
