@@ -92,12 +92,12 @@ def table_rows(db: Path, schema: str) -> dict[str, int]:
         con.close()
 
 
-def handwritten_query(runs_dir: Path, db: Path) -> tuple[float, dict[str, int]]:
+def handwritten_query(runs_dir: Path, db: Path, keep: Path | None = None) -> tuple[float, dict[str, int]]:
     """Time bench/handwritten.sql (model_summary, stopping_behavior, tool_transitions over Parquet)."""
     sql = (REPO / "bench" / "handwritten.sql").read_text()
     sql = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
     sql = sql.replace("{runs}", str(runs_dir)).replace("{db}", str(db))
-    con = duckdb.connect()
+    con = duckdb.connect(str(keep) if keep else ":memory:")
     try:
         start = time.perf_counter()
         counts: dict[str, int] = {}
