@@ -1,0 +1,194 @@
+"""`agenthop-report`: HTML reports and read-only SQL over the warehouse marts (thin click layer)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agenthop.harness.errors import AgentHopError, cli_errors
+
+from .values import jsonable
+from .warehouse import Warehouse
+
+EPILOG = """\b
+Examples:
+  agenthop-report compare --models sim-verifier,sim-early-committer
+  agenthop-report compare --runs RUN_A,RUN_B --out cmp.html
+  agenthop-report leaderboard
+  agenthop-report reruns --model sim-verifier
+  agenthop-report item ST-0042 --runs RUN_A,RUN_B
+  agenthop-report sql "SELECT model, accuracy FROM model_summary" --format csv
+
+Exit codes: 0 success, 2 user error (unknown model, missing marts, warehouse in use, bad SQL).
+"""
+
+
+def _split(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def db_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--db", "db", type=click.Path(dir_okay=False), default=None,
+        help="Warehouse file (default: $AGENTHOP_DB, else warehouse/agenthop.duckdb).",
+    )(fn)
+
+
+def out_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+        help="Output HTML file (default: reports_out/<kind>-<names>.html).",
+    )(fn)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
+@click.version_option(package_name="agenthop-warehouse", prog_name="agenthop-report")
+def main() -> None:
+    """Render self-contained HTML reports (offline, file://) and run read-only SQL on the marts."""
+
+
+@main.command(epilog=EPILOG)
+@click.option("--models", help="Two model names, comma-separated (each: its --condition run, lowest replicate).")
+@click.option("--runs", "run_ids", help="Two run ids, comma-separated (instead of --models).")
+@click.option("--condition", default="full", show_default=True, help="Condition used to pick a model's run.")
+@click.option("--max-items", default=25, show_default=True, type=click.IntRange(0, 1000),
+              help="Win/loss items per side whose trajectories are embedded.")
+@db_option
+@out_option
+@cli_errors
+def compare(models: str | None, run_ids: str | None, condition: str, max_items: int, db: str | None,
+            out: Path | None) -> None:
+    """Compare two runs: profile, paired tests, behaviour, win/loss trajectories."""
+    from . import compare as mod
+    from .queries import label_runs, resolve_runs
+    from .render import Provenance, default_out, render, write_html
+
+    names, ids = _split(models), _split(run_ids)
+    if bool(names) == bool(ids):
+        raise AgentHopError("compare: give exactly one of --models a,b or --runs r1,r2")
+    if len(names or ids) != 2:
+        raise AgentHopError(f"compare: needs exactly two {'models' if names else 'runs'}, got {len(names or ids)}")
+    with Warehouse(db) as wh:
+        runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
+        label_runs(runs)
+        context, box = mod.build(wh, runs, max_items=max_items)
+        html = render("compare.html.j2", context, box, Provenance.build(wh.path, runs))
+    target = out or default_out("compare", *(names or ids))
+    click.echo(str(write_html(html, target)))
+
+
+@main.command(epilog=EPILOG)
+@db_option
+@out_option
+@cli_errors
+def leaderboard(db: str | None, out: Path | None) -> None:
+    """Table 2 for every run by tier, accuracy vs recall, condition deltas, panel reliability."""
+    from . import leaderboard as mod
+    from .render import Provenance, default_out, render, write_html
+
+    with Warehouse(db) as wh:
+        context, box, runs = mod.build(wh)
+        html = render("leaderboard.html.j2", context, box, Provenance.build(wh.path, runs))
+    click.echo(str(write_html(html, out or default_out("leaderboard"))))
+
+
+@main.command(epilog=EPILOG)
+@click.option("--model", required=True, help="Model whose replicates to analyse.")
+@db_option
+@out_option
+@cli_errors
+def reruns(model: str, db: str | None, out: Path | None) -> None:
+    """Rerun variance (Table 17), per-item flips, unstable items, noise floor."""
+    from . import reruns as mod
+    from .render import Provenance, default_out, render, write_html
+
+    with Warehouse(db) as wh:
+        context, box, runs = mod.build(wh, model)
+        html = render("reruns.html.j2", context, box, Provenance.build(wh.path, runs))
+    if not context["groups"]:
+        click.secho(f"warning: model {model!r} has no condition with two or more replicates", fg="yellow", err=True)
+    click.echo(str(write_html(html, out or default_out("reruns", model))))
+
+
+@main.command(epilog=EPILOG)
+@click.argument("sample_id")
+@click.option("--runs", "run_ids", help="Run ids, comma-separated.")
+@click.option("--models", help="Model names, comma-separated (each: its --condition run, lowest replicate).")
+@click.option("--condition", default="full", show_default=True, help="Condition used to pick a model's run.")
+@db_option
+@out_option
+@cli_errors
+def item(sample_id: str, run_ids: str | None, models: str | None, condition: str, db: str | None,
+         out: Path | None) -> None:
+    """One item's trajectories side by side, turn-aligned, outputs collapsed."""
+    from . import item as mod
+    from .queries import label_runs, resolve_runs
+    from .render import Provenance, default_out, render, write_html
+
+    names, ids = _split(models), _split(run_ids)
+    if not names and not ids:
+        raise AgentHopError("item: give --runs r1,r2 (or --models a,b)")
+    with Warehouse(db) as wh:
+        runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
+        label_runs(runs)
+        context, box = mod.build(wh, sample_id, runs)
+        html = render("item.html.j2", context, box, Provenance.build(wh.path, runs))
+    click.echo(str(write_html(html, out or default_out("item", sample_id))))
+
+
+@main.command(epilog=EPILOG)
+@click.argument("query")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--max-rows", default=1000, show_default=True, type=click.IntRange(1),
+              help="Rows printed in table format (csv/json print all).")
+@db_option
+@cli_errors
+def sql(query: str, fmt: str, max_rows: int, db: str | None) -> None:
+    """Run a query on a read-only connection and print the result."""
+    with Warehouse(db) as wh:
+        names, rows = wh.execute_user_sql(query)
+    click.echo(format_rows(names, rows, fmt, max_rows), nl=False)
+
+
+def format_rows(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, max_rows: int = 1000) -> str:
+    """Render a result set as an aligned text table, CSV or a JSON array of objects."""
+    if fmt == "json":
+        return json.dumps([{n: jsonable(v) for n, v in zip(names, r)} for r in rows], default=str, indent=1) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(names)
+        for r in rows:
+            w.writerow(["" if v is None else jsonable(v) for v in r])
+        return buf.getvalue()
+    if not names:
+        return "(no result set)\n"
+    shown = rows[:max_rows]
+
+    def cell(v: Any) -> str:
+        v = jsonable(v)
+        if v is None:
+            return "NULL"
+        if isinstance(v, float):
+            return f"{v:.6g}"
+        return str(v).replace("\n", "\\n")
+
+    body = [[cell(v) for v in r] for r in shown]
+    widths = [max([len(str(n))] + [len(r[i]) for r in body]) for i, n in enumerate(names)]
+    lines = [" | ".join(str(n).ljust(w) for n, w in zip(names, widths)),
+             "-+-".join("-" * w for w in widths)]
+    lines += [" | ".join(v.ljust(w) for v, w in zip(r, widths)) for r in body]
+    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''}"
+                 f"{f', first {max_rows} shown' if len(rows) > max_rows else ''})")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""`compare`: two runs side by side with paired statistics on the shared items."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agenthop.harness.errors import AgentHopError
+
+from . import charts, queries, sections, stats
+from .queries import TOOLS, RunInfo
+from .render import Charts
+from .trajectories import align
+from .warehouse import Warehouse
+
+MARTS = (
+    "fct_trajectory", "model_summary", "stopping_behavior", "wrong_read_actions", "tool_transitions",
+    "tool_trigrams", "cell_accuracy", "reasoning_type_accuracy", "termination_summary",
+    "evidence_contact_summary", "fct_tool_call", "bigram_effects",
+)
+
+#: Win/loss items whose trajectories are embedded, per direction (keeps the page small).
+DEFAULT_MAX_ITEMS = 25
+
+
+def _rates(c: dict[str, int], scope: str | None) -> stats.RunRates:
+    if scope is None:
+        return stats.RunRates(c.get("n", 0), c.get("recalled", 0), c.get("correct_recalled", 0),
+                              c.get("correct_unrecalled", 0))
+    s = scope.lower()
+    return stats.RunRates(
+        c.get(f"n_{s}", 0), c.get(f"recalled_{s}", 0), c.get(f"correct_recalled_{s}", 0),
+        c.get(f"correct_{s}", 0) - c.get(f"correct_recalled_{s}", 0),
+    )
+
+
+def decomposition(counts: dict[str, dict[str, int]], a: RunInfo, b: RunInfo) -> list[dict[str, Any]]:
+    out = []
+    for scope, label in ((None, "all items"), ("ST", "ST items"), ("MT", "MT items")):
+        ra, rb = _rates(counts.get(a.run_id, {}), scope), _rates(counts.get(b.run_id, {}), scope)
+        d = stats.decompose_accuracy(ra, rb)
+        out.append({"scope": label, "a": ra, "b": rb, "d": d})
+    return out
+
+
+def paired_tests(wh: Warehouse, a: RunInfo, b: RunInfo) -> list[dict[str, Any]]:
+    out = []
+    for row in queries.paired_counts(wh, a.run_id, b.run_id):
+        t = stats.paired_test_from_counts(int(row["n"]), int(row["a_only"]), int(row["b_only"]))
+        out.append({"comparison": row["comparison"], "scope": row["scope"], "t": t})
+    return out
+
+
+def build(wh: Warehouse, runs: Sequence[RunInfo], max_items: int = DEFAULT_MAX_ITEMS) -> tuple[dict[str, Any], Charts]:
+    if len(runs) != 2:
+        raise AgentHopError(f"compare needs exactly two models or runs, got {len(runs)}")
+    wh.require(MARTS)
+    a, b = runs
+    ids = [a.run_id, b.run_id]
+    box = Charts()
+
+    profile_rows, counts, profile_chart = sections.profile(wh, runs, box)
+    for r in runs:
+        if counts.get(r.run_id, {}).get("n", 0) == 0:
+            raise AgentHopError(f"run {r.run_id} ({r.model}) has no trajectories in fct_trajectory")
+
+    stop_rows = queries.stopping(wh, ids)
+    wrong_rows = queries.wrong_reads(wh, ids)
+    term_rows = queries.terminations(wh, ids)
+    contact_rows = queries.evidence_contact(wh, ids)
+    trans_rows = queries.transitions(wh, ids)
+    label = {r.run_id: r.chart_label for r in runs}
+    tools = [t for t in TOOLS] + sorted(
+        {x for r in trans_rows for x in (r["prev_tool"], r["next_tool"])} - set(TOOLS)
+    )
+    heat = [{"run": label[r["run_id"]], "prev_tool": r["prev_tool"], "next_tool": r["next_tool"],
+             "n": int(r["n"]), "p_next": float(r["p_next"])} for r in trans_rows]
+
+    cell_table, cell_chart = sections.accuracy_by(
+        queries.cell_accuracy(wh, ids), runs, key="cell", preferred=queries.CELLS,
+        title="Accuracy per cell (Wilson 95%)", chart_box=box)
+    rt_table, rt_chart = sections.accuracy_by(
+        queries.reasoning_accuracy(wh, ids), runs, key="reasoning_type", preferred=sections.REASONING_ORDER,
+        title="Accuracy per reasoning type (Wilson 95%)", chart_box=box)
+
+    # win/loss items and their trajectories
+    wl = queries.win_loss_items(wh, a.run_id, b.run_id)
+    a_wins = [r for r in wl if r["a_correct"]]
+    b_wins = [r for r in wl if r["b_correct"]]
+    shown = [r["sample_id"] for r in a_wins[:max_items]] + [r["sample_id"] for r in b_wins[:max_items]]
+    traj = queries.trajectories(wh, ids, shown)
+    calls = queries.tool_calls(wh, ids, shown)
+    calls_by_item: dict[str, list[dict[str, Any]]] = {}
+    for c in calls:
+        calls_by_item.setdefault(c["sample_id"], []).append(c)
+    aligned = [align(s, runs, traj, calls_by_item.get(s, [])) for s in shown]
+
+    context = {
+        "title": f"Compare {a.label} vs {b.label}",
+        "runs": runs,
+        "a": a,
+        "b": b,
+        "profile_rows": profile_rows,
+        "profile_chart": profile_chart,
+        "decomposition": decomposition(counts, a, b),
+        "paired": paired_tests(wh, a, b),
+        "stopping": sections.side_by_side_shares(stop_rows, runs, key="category", preferred=sections.STOPPING_ORDER,
+                                                 group="scope", group_order=sections.SCOPE_ORDER),
+        "stopping_chart": box.add(sections.share_chart(stop_rows, runs, key="category",
+                                                       preferred=sections.STOPPING_ORDER, group="scope",
+                                                       group_order=sections.SCOPE_ORDER,
+                                                       title="Stopping behaviour after the evidence anchor")),
+        "wrong_reads": sections.side_by_side_shares(wrong_rows, runs, key="action",
+                                                    preferred=sections.WRONG_READ_ORDER),
+        "wrong_reads_chart": box.add(sections.share_chart(wrong_rows, runs, key="action",
+                                                          preferred=sections.WRONG_READ_ORDER,
+                                                          title="Next action after a wrong-paper read")),
+        "terminations": sections.side_by_side_shares(term_rows, runs, key="terminated_by",
+                                                     preferred=sections.TERMINATION_ORDER),
+        "terminations_chart": box.add(sections.share_chart(term_rows, runs, key="terminated_by",
+                                                           preferred=sections.TERMINATION_ORDER,
+                                                           title="How trajectories ended")),
+        "contact": sections.side_by_side_shares(
+            [r for r in contact_rows if r.get("evidence_contact") is not None], runs, key="evidence_contact",
+            preferred=sections.CONTACT_ORDER, extra=("conversion",)),
+        "heatmap_chart": box.add(charts.heatmaps(heat, runs=[r.chart_label for r in runs], tools=tools,
+                                                 title="Tool transitions P(next | prev)") if heat else None),
+        "transition_diffs": queries.transition_differences(wh, a.run_id, b.run_id),
+        "trigrams": {r.run_id: queries.trigrams(wh, [r.run_id]) for r in runs},
+        "bigrams": sections.bigram_table(queries.bigram_effects(wh, ids), runs),
+        "bigram_family": stats.BIGRAM_FAMILY,
+        "cell_table": cell_table,
+        "cell_chart": cell_chart,
+        "rt_table": rt_table,
+        "rt_chart": rt_chart,
+        "dist_charts": sections.distributions(wh, runs, box),
+        "dist_summary": {r["run_id"]: r for r in queries.distribution_summary(wh, ids)},
+        "a_wins": a_wins,
+        "b_wins": b_wins,
+        "shown": set(shown),
+        "max_items": max_items,
+        "aligned": aligned,
+    }
+    return context, box

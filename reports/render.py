@@ -1,0 +1,225 @@
+"""HTML rendering: one Jinja template per report, autoescape on, charts embedded offline.
+
+Every page inlines the Vega/Vega-Lite/vega-embed bundle once; each chart is a ``<div>`` plus a
+``vegaEmbed(...)`` call with the SVG renderer. Chart specs are serialised with :func:`script_json`,
+which escapes ``<``, ``>`` and ``&`` as JSON unicode escapes, so no data string can close the script
+element (a superset of the usual ``'</'`` -> ``'<\\/'`` rule). Data from trajectories reaches the page
+only through autoescaped template variables; no template applies ``|safe`` to data.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from . import stats
+from .bundle import javascript_bundle
+from .values import jsonable
+from .queries import RunInfo
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+DEFAULT_OUT_DIR = Path("reports_out")
+
+
+def script_json(value: Any) -> Markup:
+    """JSON for a <script> block: '<', '>', '&', U+2028/9 escaped, so '</script>' cannot appear."""
+    text = json.dumps(value, default=jsonable, separators=(",", ":"), ensure_ascii=False)
+    text = (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+    return Markup(text)  # escaped above for the script context
+
+
+# -- filters ----------------------------------------------------------------------------------------
+
+
+def _num(v: Any) -> float | None:
+    v = jsonable(v)
+    if v is None or isinstance(v, (str, bytes)):
+        return None
+    return float(v)
+
+
+def pct(v: Any, digits: int = 1) -> str:
+    """A fraction as a percentage number without the sign: 0.8541 -> '85.4'."""
+    x = _num(v)
+    return "n/a" if x is None else f"{100 * x:.{digits}f}"
+
+
+def pp(v: Any, digits: int = 1) -> str:
+    """A fraction difference in signed percentage points: 0.031 -> '+3.1'."""
+    x = _num(v)
+    return "n/a" if x is None else f"{100 * x:+.{digits}f}"
+
+
+def num(v: Any, digits: int = 1) -> str:
+    x = _num(v)
+    if x is None:
+        return "n/a"
+    return f"{x:,.{digits}f}"
+
+
+def pval(v: Any) -> str:
+    return stats.format_p(_num(v))
+
+
+def acc_pm(k: Any, n: Any) -> str:
+    if k is None or n is None:
+        return "n/a"
+    return stats.format_acc_pm(int(k), int(n))
+
+
+def pretty_json(v: Any) -> str:
+    """args_json normalised to one readable line (raw text if it is not JSON); autoescape escapes it."""
+    if v is None:
+        return ""
+    try:
+        return json.dumps(json.loads(v), ensure_ascii=False, separators=(", ", ": "))
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def cell(v: Any) -> str:
+    """Generic table cell: floats with four significant digits, NULL as 'n/a'."""
+    v = jsonable(v)
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def clip(v: Any, limit: int = 160) -> str:
+    s = "" if v is None else str(v)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+_ID_RE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def anchor(*parts: Any) -> str:
+    """A stable HTML id from arbitrary strings (unsafe characters replaced, a hash keeps it unique)."""
+    raw = "|".join(str(p) for p in parts)
+    return "a-" + _ID_RE.sub("-", raw)[:40].strip("-") + "-" + hashlib.sha1(raw.encode()).hexdigest()[:8]
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,  # every template, whatever its extension
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        script_json=script_json, cell=cell, pct=pct, pp=pp, num=num, pval=pval, pretty_json=pretty_json, clip=clip,
+        anchor=lambda v, *rest: anchor(v, *rest),
+    )
+    env.globals.update(acc_pm=acc_pm, anchor=anchor)
+    return env
+
+
+# -- provenance ---------------------------------------------------------------------------------------
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("agenthop-warehouse")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+@dataclass
+class Provenance:
+    warehouse: str
+    run_ids: list[str]
+    benchmark_hashes: list[str]
+    package_version: str
+    generated_at: str
+
+    @classmethod
+    def build(cls, warehouse: Path, runs: Sequence[RunInfo]) -> Provenance:
+        hashes = sorted({r.benchmark_sha256 for r in runs if r.benchmark_sha256})
+        return cls(
+            warehouse=str(Path(warehouse).resolve()),
+            run_ids=[r.run_id for r in runs],
+            benchmark_hashes=hashes,
+            package_version=package_version(),
+            generated_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        )
+
+
+# -- page ---------------------------------------------------------------------------------------------
+
+
+class Charts:
+    """Collects the chart specs of one page under generated element ids."""
+
+    def __init__(self, prefix: str = "chart") -> None:
+        self.prefix = prefix
+        self.specs: dict[str, dict[str, Any]] = {}
+
+    def add(self, spec: dict[str, Any] | None) -> str | None:
+        """Register a spec; returns its element id (None when there was nothing to chart)."""
+        if spec is None:
+            return None
+        cid = f"{self.prefix}-{len(self.specs) + 1}"
+        self.specs[cid] = spec
+        return cid
+
+
+def render(template: str, context: dict[str, Any], charts: Charts, provenance: Provenance) -> str:
+    """Render a report page to a string."""
+    env = environment()
+    bundle = Markup(javascript_bundle()) if charts.specs else Markup("")  # trusted library code
+    return env.get_template(template).render(
+        **context, charts=charts.specs, vega_bundle=bundle, provenance=provenance
+    )
+
+
+def write_html(html: str, out: Path) -> Path:
+    """Write atomically (temporary file + rename) so a crash never leaves half a report."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(html)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return out
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_SLUG_RE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def default_out(kind: str, *names: str) -> Path:
+    """reports_out/<kind>-<names>.html with file-system-safe names."""
+    slug = "-vs-".join(_SLUG_RE.sub("_", n).strip("_") or "x" for n in names)[:120]
+    return DEFAULT_OUT_DIR / (f"{kind}-{slug}.html" if slug else f"{kind}.html")

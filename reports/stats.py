@@ -1,0 +1,414 @@
+"""Every statistic the reports print, as pure functions (SPEC §5.10-§5.12).
+
+Nothing here touches the warehouse; callers pass counts or matrices that DuckDB has aggregated.
+scipy is the only dependency. Undefined results are ``None`` (never NaN), so templates can print
+"n/a" and tests can compare exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from scipy.stats import binomtest, fisher_exact
+
+#: z of the two-sided 95% normal interval used for Wilson intervals (SPEC §5.10).
+Z95 = 1.959964
+
+#: Number of ordered pairs of the seven tools: the Bonferroni family of bigram effects (SPEC §5.9).
+BIGRAM_FAMILY = 49
+
+
+# --------------------------------------------------------------------------------------------------
+# Proportions
+# --------------------------------------------------------------------------------------------------
+
+
+def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """Wilson score interval of k successes in n trials; None when n == 0.
+
+    lo/hi = (p + z²/2n ∓ z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n), clipped to [0, 1].
+    """
+    if n < 0 or k < 0 or k > n:
+        raise ValueError(f"wilson_interval: need 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return None
+    p = k / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = p + z2 / (2 * n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    lo = max(0.0, (centre - half) / denom)
+    hi = min(1.0, (centre + half) / denom)
+    if k == 0:
+        lo = 0.0
+    if k == n:
+        hi = 1.0
+    return lo, hi
+
+
+def format_acc_pm(k: int, n: int, z: float = Z95) -> str:
+    """The paper's "acc ± (hi − acc)" in percent with one decimal, e.g. 85/90 -> "94.4 ± 3.2"."""
+    ci = wilson_interval(k, n, z)
+    if ci is None:
+        return "n/a"
+    acc = k / n
+    return f"{100 * acc:.1f} ± {100 * (ci[1] - acc):.1f}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Paired comparisons: exact McNemar and its minimum detectable effect
+# --------------------------------------------------------------------------------------------------
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p on discordant pairs b (A right, B wrong) and c (A wrong, B right).
+
+    binomtest(b, b + c, 0.5); with no discordant pairs there is no evidence of a difference: p = 1.
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"mcnemar_exact: discordant counts must be >= 0, got b={b}, c={c}")
+    if b + c == 0:
+        return 1.0
+    return float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
+
+
+def format_p(p: float | None) -> str:
+    """A p-value the way the paper prints it.
+
+    p >= 0.01 with two decimals ("0.27", "0.09"); 0.001 <= p < 0.01 with three; smaller with four
+    ("0.0005", "0.0001"); below 0.00005 as "<0.0001".
+    """
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "n/a"
+    if p >= 0.01:
+        return f"{p:.2f}"
+    if p >= 0.001:
+        return f"{p:.3f}"
+    if p >= 0.00005:
+        return f"{p:.4f}"
+    return "<0.0001"
+
+
+@lru_cache(maxsize=4096)
+def min_detectable_imbalance(n_discordant: int, alpha: float = 0.05) -> int | None:
+    """Smallest |b − c| with b + c = n_discordant whose exact McNemar p is below alpha.
+
+    None when even a one-sided split (b = d, c = 0) does not reach alpha (d <= 5 at 0.05).
+    """
+    d = n_discordant
+    if d <= 0:
+        return None
+    # b - c has the parity of d; walk the imbalance up from the smallest value of that parity.
+    for imbalance in range(d % 2, d + 1, 2):
+        b = (d + imbalance) // 2
+        if mcnemar_exact(b, d - b) < alpha:
+            return imbalance
+    return None
+
+
+def min_detectable_effect(n: int, n_discordant: int, alpha: float = 0.05) -> float | None:
+    """Minimum detectable effect (fraction) of a paired comparison of n items with d discordant pairs.
+
+    The accuracy difference of two runs on the same n items is (b − c) / n. Holding the number of
+    discordant pairs d = b + c fixed at the observed value, the MDE is the smallest |b − c| / n for
+    which the exact McNemar test gives p < alpha. None when n == 0 or when no split of d pairs can
+    reach alpha (fewer than six discordant pairs at alpha = 0.05).
+    """
+    if n <= 0:
+        return None
+    if n_discordant > n:
+        raise ValueError(f"min_detectable_effect: {n_discordant} discordant pairs among {n} items")
+    imbalance = min_detectable_imbalance(n_discordant, alpha)
+    return None if imbalance is None else imbalance / n
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Result of an exact McNemar comparison of two runs on a shared item set."""
+
+    n: int  # shared items in scope
+    a_only: int  # b: A right, B wrong
+    b_only: int  # c: A wrong, B right
+    p: float
+    mde: float | None  # fraction, see min_detectable_effect
+
+    @property
+    def diff(self) -> float | None:
+        """(b − c) / n, the accuracy difference A − B on this item set."""
+        return None if self.n == 0 else (self.a_only - self.b_only) / self.n
+
+
+def paired_test(a: Sequence[bool], b: Sequence[bool], alpha: float = 0.05) -> PairedTest:
+    """Exact McNemar on two aligned correctness vectors (same items, same order)."""
+    if len(a) != len(b):
+        raise ValueError(f"paired_test: vectors of different length {len(a)} and {len(b)}")
+    a_only = sum(1 for x, y in zip(a, b) if x and not y)
+    b_only = sum(1 for x, y in zip(a, b) if y and not x)
+    return paired_test_from_counts(len(a), a_only, b_only, alpha)
+
+
+def paired_test_from_counts(n: int, a_only: int, b_only: int, alpha: float = 0.05) -> PairedTest:
+    """Exact McNemar from n and discordant counts."""
+    return PairedTest(
+        n=n,
+        a_only=a_only,
+        b_only=b_only,
+        p=mcnemar_exact(a_only, b_only),
+        mde=min_detectable_effect(n, a_only + b_only, alpha),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Bigram effects: Fisher exact with Bonferroni over the 49 ordered tool pairs
+# --------------------------------------------------------------------------------------------------
+
+
+def fisher_p(correct_with: int, n_with: int, correct_without: int, n_without: int) -> float:
+    """Two-sided Fisher exact p of the 2x2 table (with/without bigram) x (correct/wrong).
+
+    An empty row makes the table degenerate (no comparison possible): p = 1.
+    """
+    for name, k, n in (("with", correct_with, n_with), ("without", correct_without, n_without)):
+        if n < 0 or k < 0 or k > n:
+            raise ValueError(f"fisher_p: need 0 <= correct_{name} <= n_{name}, got {k}/{n}")
+    if n_with == 0 or n_without == 0:
+        return 1.0
+    table = [[correct_with, n_with - correct_with], [correct_without, n_without - correct_without]]
+    return float(fisher_exact(table, alternative="two-sided").pvalue)
+
+
+def bonferroni(p: float, m: int = BIGRAM_FAMILY) -> float:
+    """Bonferroni-adjusted p: min(1, p·m)."""
+    if m < 1:
+        raise ValueError(f"bonferroni: family size must be >= 1, got {m}")
+    return min(1.0, p * m)
+
+
+# --------------------------------------------------------------------------------------------------
+# Reliability across a panel: Cronbach's alpha and corrected item-total correlations
+# --------------------------------------------------------------------------------------------------
+
+
+def _var(xs: Sequence[float]) -> float:
+    """Sample variance (ddof = 1); caller guarantees len >= 2."""
+    m = sum(xs) / len(xs)
+    return sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+
+
+def _check_matrix(matrix: Sequence[Sequence[float]]) -> tuple[int, int]:
+    n_rows = len(matrix)
+    n_cols = len(matrix[0]) if n_rows else 0
+    for i, row in enumerate(matrix):
+        if len(row) != n_cols:
+            raise ValueError(f"matrix row {i} has {len(row)} columns, expected {n_cols}")
+    return n_rows, n_cols
+
+
+def cronbach_alpha(matrix: Sequence[Sequence[float]]) -> float | None:
+    """Cronbach's alpha of a models x items matrix (rows = models, columns = items; 1 = correct).
+
+    alpha = k/(k−1) · (1 − Σ_j var(item_j) / var(total)), variances with ddof = 1 across models,
+    total = row sum. The caller passes only items every model answered (listwise deletion).
+    None when there are fewer than 2 models or 2 items, or when the totals do not vary.
+    """
+    n_models, k = _check_matrix(matrix)
+    if n_models < 2 or k < 2:
+        return None
+    totals = [float(sum(row)) for row in matrix]
+    var_total = _var(totals)
+    if var_total == 0:
+        return None
+    sum_item_var = sum(_var([float(row[j]) for row in matrix]) for j in range(k))
+    return k / (k - 1) * (1 - sum_item_var / var_total)
+
+
+def _pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    mx = sum(x) / len(x)
+    my = sum(y) / len(y)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+    sxx = sum((a - mx) ** 2 for a in x)
+    syy = sum((b - my) ** 2 for b in y)
+    if sxx == 0 or syy == 0:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def corrected_item_total(matrix: Sequence[Sequence[float]]) -> list[float | None]:
+    """Per item, Pearson correlation across models of the item with the total of the OTHER items.
+
+    None for an item that does not vary across models (all right or all wrong), when the rest
+    total does not vary, or when there are fewer than 3 models.
+    """
+    n_models, k = _check_matrix(matrix)
+    if n_models < 3 or k < 2:
+        return [None] * k
+    totals = [float(sum(row)) for row in matrix]
+    out: list[float | None] = []
+    for j in range(k):
+        item = [float(row[j]) for row in matrix]
+        rest = [t - v for t, v in zip(totals, item)]
+        out.append(_pearson(item, rest))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Reruns: noise floor
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """How much two reruns of one configuration differ by chance alone."""
+
+    n_items: int
+    n_runs: int
+    sd_run: float  # SD of one run's accuracy (fraction) from per-item instability
+    sd_diff: float  # SD of the accuracy difference of two independent reruns
+    floor: float  # 1.959964 · sd_diff: |Δacc| below this is within rerun noise (fraction)
+    unstable_items: int  # items whose correctness differs across replicates
+
+
+def noise_floor(n_correct: Sequence[int], n_runs: int) -> NoiseFloor | None:
+    """Noise floor of accuracy from a per-item count of correct replicates.
+
+    Each item i is right with probability p_i, estimated without bias by
+    p_i(1−p_i)·m/(m−1) with p_i = n_correct_i / m over m replicates. A run's accuracy then has
+    variance Σ_i var_i / N², two independent reruns differ with variance twice that, and the floor
+    is the 95% half-width z·sqrt(2·Σ var_i)/N. None with fewer than 2 replicates or no items.
+    """
+    m = n_runs
+    n = len(n_correct)
+    if m < 2 or n == 0:
+        return None
+    total_var = 0.0
+    unstable = 0
+    for k in n_correct:
+        if k < 0 or k > m:
+            raise ValueError(f"noise_floor: n_correct {k} outside 0..{m}")
+        p = k / m
+        total_var += p * (1 - p) * m / (m - 1)
+        if 0 < k < m:
+            unstable += 1
+    sd_run = math.sqrt(total_var) / n
+    sd_diff = math.sqrt(2.0) * sd_run
+    return NoiseFloor(n, m, sd_run, sd_diff, Z95 * sd_diff, unstable)
+
+
+def std_pop(xs: Sequence[float]) -> float | None:
+    """Standard deviation with ddof = 0 (SPEC §5.11); None for no values."""
+    if not xs:
+        return None
+    m = sum(xs) / len(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+
+
+# --------------------------------------------------------------------------------------------------
+# Accuracy difference: recall-driven vs conversion-driven
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunRates:
+    """The three rates behind acc = recall·conv + (1 − recall)·acc_norecall for one run."""
+
+    n: int
+    recalled: int  # items with paper recall r_i = 1
+    correct_recalled: int
+    correct_unrecalled: int
+
+    @property
+    def accuracy(self) -> float | None:
+        return None if self.n == 0 else (self.correct_recalled + self.correct_unrecalled) / self.n
+
+    @property
+    def recall(self) -> float | None:
+        return None if self.n == 0 else self.recalled / self.n
+
+    @property
+    def conversion(self) -> float | None:
+        return None if self.recalled == 0 else self.correct_recalled / self.recalled
+
+    @property
+    def acc_norecall(self) -> float | None:
+        unrec = self.n - self.recalled
+        return None if unrec == 0 else self.correct_unrecalled / unrec
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """Δacc = recall_driven + conversion_driven + norecall_driven, exactly (fractions, A − B)."""
+
+    delta_acc: float
+    delta_recall: float
+    delta_conversion: float
+    delta_acc_norecall: float
+    recall_driven: float  # Δrecall · (conv_avg − acc_norecall_avg)
+    conversion_driven: float  # recall_avg · Δconv
+    norecall_driven: float  # (1 − recall_avg) · Δacc_norecall
+
+
+def decompose_accuracy(a: RunRates, b: RunRates) -> Decomposition | None:
+    """Split acc(A) − acc(B) into a recall-driven and a conversion-driven part.
+
+    Per run acc = G + R·(C − G) with R = paper recall, C = conversion (accuracy given recall) and
+    G = accuracy without recall. With Δx = x_A − x_B and x̄ = (x_A + x_B)/2 the symmetric
+    (Shapley) split is exact:
+
+        Δacc = ΔR·(C̄ − Ḡ)  +  R̄·ΔC  +  (1 − R̄)·ΔG
+               recall-driven  conversion-driven  no-recall (guessing) part
+
+    The recall-driven part is what the extra recalled items are worth: each converts at C instead
+    of being answered at the no-evidence rate G. A rate that is undefined in one run (C when a run
+    recalled nothing, G when it recalled everything) has weight 0 in that run's identity, so it
+    takes the other run's value (0 when undefined in both); the identity stays exact.
+    None when either run has no items.
+    """
+    if a.n == 0 or b.n == 0:
+        return None
+    ra, rb = a.recall, b.recall
+    assert ra is not None and rb is not None
+
+    def pair(x: float | None, y: float | None) -> tuple[float, float]:
+        if x is None and y is None:
+            return 0.0, 0.0
+        if x is None:
+            return float(y), float(y)  # type: ignore[arg-type]
+        if y is None:
+            return x, x
+        return x, y
+
+    ca, cb = pair(a.conversion, b.conversion)
+    ga, gb = pair(a.acc_norecall, b.acc_norecall)
+    r_avg, c_avg, g_avg = (ra + rb) / 2, (ca + cb) / 2, (ga + gb) / 2
+    d_r, d_c, d_g = ra - rb, ca - cb, ga - gb
+    acc_a, acc_b = a.accuracy, b.accuracy
+    assert acc_a is not None and acc_b is not None
+    return Decomposition(
+        delta_acc=acc_a - acc_b,
+        delta_recall=d_r,
+        delta_conversion=d_c,
+        delta_acc_norecall=d_g,
+        recall_driven=d_r * (c_avg - g_avg),
+        conversion_driven=r_avg * d_c,
+        norecall_driven=(1 - r_avg) * d_g,
+    )
+
+
+def cronbach_alpha_ci(alpha: float | None, n_subjects: int, k_items: int, level: float = 0.95) -> tuple[float, float] | None:
+    """Feldt confidence interval of Cronbach's alpha: 1 − (1 − α)·F⁻¹(q; n−1, (n−1)(k−1)).
+
+    n_subjects = rows of the matrix (models), k_items = columns; lower bound with q = 1 − a/2,
+    upper with q = a/2. None when alpha is None or the degrees of freedom are not positive.
+    """
+    from scipy.stats import f as f_dist
+
+    if alpha is None or n_subjects < 2 or k_items < 2:
+        return None
+    a = 1 - level
+    df1, df2 = n_subjects - 1, (n_subjects - 1) * (k_items - 1)
+    lo = 1 - (1 - alpha) * float(f_dist.ppf(1 - a / 2, df1, df2))
+    hi = 1 - (1 - alpha) * float(f_dist.ppf(a / 2, df1, df2))
+    return lo, hi

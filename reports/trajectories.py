@@ -1,0 +1,68 @@
+"""Side-by-side, turn-aligned trajectories for drill-down (compare win/loss items, `item`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .queries import RunInfo
+
+
+@dataclass
+class Side:
+    run: RunInfo
+    summary: dict[str, Any] | None  # fct_trajectory row, None when the run has no trajectory for the item
+    n_calls: int = 0
+    budget_spent: int = 0
+
+
+@dataclass
+class AlignedItem:
+    """One item: per run a header, and rows of calls aligned by turn number."""
+
+    sample_id: str
+    sides: list[Side]
+    rows: list[tuple[int, list[list[dict[str, Any]]]]] = field(default_factory=list)  # (turn, calls per side)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def align(
+    sample_id: str,
+    runs: Sequence[RunInfo],
+    traj_rows: Sequence[dict[str, Any]],
+    call_rows: Sequence[dict[str, Any]],
+) -> AlignedItem:
+    """Group the calls of each run by turn; row t holds every run's calls made in turn t."""
+    summaries = {r["run_id"]: r for r in traj_rows if r["sample_id"] == sample_id}
+    per_run: dict[str, dict[int, list[dict[str, Any]]]] = {r.run_id: {} for r in runs}
+    sides = [Side(run=r, summary=summaries.get(r.run_id)) for r in runs]
+    by_id = {s.run.run_id: s for s in sides}
+    for c in call_rows:
+        if c["sample_id"] != sample_id or c["run_id"] not in per_run:
+            continue
+        per_run[c["run_id"]].setdefault(int(c["turn"]), []).append(c)
+        side = by_id[c["run_id"]]
+        side.n_calls += 1
+        side.budget_spent += int(c.get("cost") or 0)
+    turns = sorted({t for calls in per_run.values() for t in calls})
+    rows = [(t, [per_run[r.run_id].get(t, []) for r in runs]) for t in turns]
+    info = next(iter(summaries.values()), {})
+    return AlignedItem(
+        sample_id=sample_id,
+        sides=sides,
+        rows=rows,
+        info={k: info.get(k) for k in ("cell", "reasoning_type", "question_type")},
+    )
+
+
+def budget_curve(call_rows: Sequence[dict[str, Any]], runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
+    """Cumulative budget points spent after each call (seq), per run: a few dozen rows per item."""
+    label = {r.run_id: r.chart_label for r in runs}
+    out: list[dict[str, Any]] = []
+    spent: dict[str, int] = {}
+    for c in sorted(call_rows, key=lambda c: (c["run_id"], c["seq"])):
+        spent[c["run_id"]] = spent.get(c["run_id"], 0) + int(c.get("cost") or 0)
+        out.append({"run": label.get(c["run_id"], c["run_id"]), "seq": int(c["seq"]), "turn": int(c["turn"]),
+                    "tool": c["tool"], "spent": spent[c["run_id"]]})
+    return out

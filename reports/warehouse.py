@@ -1,0 +1,170 @@
+"""Read-only access to the warehouse's marts: path resolution, locking errors, mart checks.
+
+Reports read the dbt marts in schema ``main`` only (never ``raw``). The connection is opened
+``read_only=True`` so a report can run next to other readers; a writer holding the lock is reported
+as a user error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from agenthop.harness.errors import AgentHopError
+
+DEFAULT_DB = Path("warehouse") / "agenthop.duckdb"
+
+#: The SPEC §6 marts plus the extra marts the reports read.
+SPEC_MARTS: tuple[str, ...] = (
+    "fct_trajectory",
+    "model_summary",
+    "stopping_behavior",
+    "wrong_read_actions",
+    "tool_transitions",
+    "tool_trigrams",
+    "cell_accuracy",
+    "reasoning_type_accuracy",
+    "termination_summary",
+    "evidence_contact_summary",
+    "rerun_variance",
+    "condition_deltas",
+)
+EXTRA_MARTS: tuple[str, ...] = ("fct_tool_call", "bigram_effects", "rerun_item_flips")
+
+#: Columns the report queries read, per mart (the contract between models_sql/marts and reports/).
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "model_summary": ("run_id", "model", "condition", "replicate", "accuracy", "n_items"),
+    "fct_trajectory": ("run_id", "sample_id", "question_type", "cell", "reasoning_type", "is_correct",
+                       "paper_recall", "section_recall", "terminated_by", "total_tokens", "total_turns",
+                       "budget_used"),
+    "fct_tool_call": ("run_id", "sample_id", "seq", "turn", "tool", "args_json", "status", "cost"),
+    "stopping_behavior": ("run_id", "scope", "category", "n", "share"),
+    "wrong_read_actions": ("run_id", "action", "n", "share"),
+    "termination_summary": ("run_id", "terminated_by", "n", "share"),
+    "evidence_contact_summary": ("run_id", "evidence_contact", "n", "share", "conversion"),
+    "tool_transitions": ("run_id", "prev_tool", "next_tool", "n", "p_next"),
+    "tool_trigrams": ("run_id", "trigram", "n", "share"),
+    "cell_accuracy": ("run_id", "cell", "n", "correct"),
+    "reasoning_type_accuracy": ("run_id", "reasoning_type", "n", "correct"),
+    "bigram_effects": ("run_id", "bigram", "n_with", "correct_with", "n_without", "correct_without",
+                       "acc_with", "acc_without", "effect_pp"),
+    "rerun_variance": ("model", "condition", "metric", "n_runs", "mean", "std", "range"),
+    "rerun_item_flips": ("model", "condition", "sample_id", "n_runs", "n_correct"),
+}
+
+
+def resolve_db_path(db: str | os.PathLike[str] | None) -> Path:
+    """--db, else $AGENTHOP_DB, else warehouse/agenthop.duckdb."""
+    if db:
+        return Path(db)
+    env = os.environ.get("AGENTHOP_DB")
+    return Path(env) if env else DEFAULT_DB
+
+
+class Warehouse:
+    """A read-only connection to the warehouse with a little schema introspection."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = resolve_db_path(path)
+        if not self.path.exists():
+            raise AgentHopError(
+                f"warehouse {self.path} does not exist: run agenthop-ingest and dbt build first "
+                "(or pass --db / set AGENTHOP_DB)"
+            )
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=True)
+        except duckdb.IOException as exc:
+            msg = str(exc)
+            if "lock" in msg.lower():
+                raise AgentHopError(
+                    f"warehouse {self.path} is in use by another process (a dbt build, ingest or an open "
+                    f"DuckDB session holds its write lock); close it and retry. DuckDB said: {msg.splitlines()[0]}"
+                ) from None
+            raise AgentHopError(f"cannot open warehouse {self.path}: {msg.splitlines()[0]}") from None
+        except duckdb.Error as exc:
+            raise AgentHopError(
+                f"cannot open warehouse {self.path} as a DuckDB database: {str(exc).splitlines()[0]}"
+            ) from None
+        self._columns: dict[str, tuple[str, ...]] | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Warehouse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- introspection -----------------------------------------------------------------------------
+    def relations(self) -> dict[str, tuple[str, ...]]:
+        """Relations (tables and views) of schema main with their column names."""
+        if self._columns is None:
+            rows = self.con.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = 'main' AND table_catalog = current_database() "
+                "ORDER BY table_name, ordinal_position"
+            ).fetchall()
+            cols: dict[str, list[str]] = {}
+            for table, column in rows:
+                cols.setdefault(table, []).append(column)
+            self._columns = {k: tuple(v) for k, v in cols.items()}
+        return self._columns
+
+    def has(self, relation: str, column: str | None = None) -> bool:
+        cols = self.relations().get(relation)
+        if cols is None:
+            return False
+        return column is None or column in cols
+
+    def columns(self, relation: str) -> tuple[str, ...]:
+        return self.relations().get(relation, ())
+
+    def require(self, marts: Iterable[str]) -> None:
+        """User error naming the missing marts (typically dbt has not been run)."""
+        marts = list(marts)
+        missing = [m for m in marts if not self.has(m)]
+        if missing:
+            raise AgentHopError(
+                f"warehouse {self.path} lacks mart(s) {', '.join(missing)}: run dbt build first"
+            )
+        for m in marts:
+            lacking = [c for c in REQUIRED_COLUMNS.get(m, ()) if not self.has(m, c)]
+            if lacking:
+                raise AgentHopError(
+                    f"mart {m} in {self.path} lacks column(s) {', '.join(lacking)}: it was built by another "
+                    "version of the dbt project; run dbt build first"
+                )
+
+    def require_runs(self) -> None:
+        self.require(["model_summary"])
+        (n,) = self.con.execute("SELECT count(*) FROM model_summary").fetchone()  # type: ignore[misc]
+        if n == 0:
+            raise AgentHopError(
+                f"warehouse {self.path} is empty (model_summary has no runs): load runs with "
+                "agenthop-ingest --runs DIR, then run dbt build"
+            )
+
+    # -- queries -----------------------------------------------------------------------------------
+    def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a query and return a list of dicts (column name -> value)."""
+        cur = self.con.execute(sql, params) if params is not None else self.con.execute(sql)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
+
+    def execute_user_sql(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run ad-hoc SQL on the read-only connection; DuckDB errors become user errors."""
+        try:
+            cur = self.con.execute(sql)
+            if cur.description is None:
+                return [], []
+            names = [d[0] for d in cur.description]
+            return names, cur.fetchall()
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise AgentHopError(f"query failed on {self.path} (read-only): {first}") from None

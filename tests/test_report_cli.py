@@ -1,0 +1,294 @@
+"""agenthop-report against a warehouse built by the real pipeline (tests/conftest.py::built_warehouse)."""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from agenthop.reports import charts, stats
+from agenthop.reports.cli import main
+
+from report_fixtures import emptied_copy, inject_hostile
+
+HOSTILE = "<script>alert(1)</script>"
+HOSTILE_ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(main, list(args))
+    if res.exception and not isinstance(res.exception, SystemExit):
+        raise res.exception
+    return res.exit_code, res.stdout, res.stderr
+
+
+@pytest.fixture(scope="module")
+def db(built_warehouse) -> Path:
+    return built_warehouse.db
+
+
+@pytest.fixture(scope="module")
+def panel(db: Path) -> dict[str, list[tuple[str, str, int]]]:
+    """model -> [(run_id, condition, replicate)], read directly from the mart."""
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT model, run_id, condition, replicate FROM model_summary ORDER BY ALL").fetchall()
+    con.close()
+    out: dict[str, list[tuple[str, str, int]]] = {}
+    for model, rid, cond, rep in rows:
+        out.setdefault(model, []).append((rid, cond, rep))
+    return out
+
+
+def full_run(panel: dict, model: str) -> str:
+    return min((rep, rid) for rid, cond, rep in panel[model] if cond == "full")[1]
+
+
+# ----------------------------------------------------------------------------------------------
+# user errors: exit code 2 and one line
+# ----------------------------------------------------------------------------------------------
+
+
+def test_unknown_model_lists_known_models(db: Path, panel: dict) -> None:
+    code, out, err = run("compare", "--models", "verifier,no-such-model", "--db", str(db))
+    assert code == 2
+    assert "unknown model 'no-such-model'" in err
+    for model in panel:
+        assert model in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_unknown_run_and_bad_arity(db: Path) -> None:
+    code, _, err = run("compare", "--runs", "nope1,nope2", "--db", str(db))
+    assert code == 2 and "unknown run id 'nope1'" in err
+    code, _, err = run("compare", "--models", "verifier", "--db", str(db))
+    assert code == 2 and "exactly two" in err
+    code, _, err = run("reruns", "--model", "ghost", "--db", str(db))
+    assert code == 2 and "known models" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["compare", "--models", "a,b"], ["leaderboard"], ["reruns", "--model", "a"], ["item", "x", "--runs", "r"]],
+)
+def test_missing_marts_say_run_dbt_build(tmp_path: Path, args: list[str]) -> None:
+    bare = tmp_path / "bare.duckdb"
+    duckdb.connect(str(bare)).close()
+    code, _, err = run(*args, "--db", str(bare))
+    assert code == 2
+    assert "run dbt build first" in err
+
+
+def test_empty_warehouse(tmp_path: Path, db: Path) -> None:
+    empty = emptied_copy(db, tmp_path / "empty.duckdb")
+    for args in (["compare", "--models", "a,b"], ["leaderboard"], ["reruns", "--model", "a"]):
+        code, _, err = run(*args, "--db", str(empty))
+        assert code == 2, args
+        assert "is empty" in err and "agenthop-ingest" in err
+
+
+def test_mart_without_a_needed_column(tmp_path: Path, db: Path) -> None:
+    copy = tmp_path / "old.duckdb"
+    copy.write_bytes(db.read_bytes())
+    con = duckdb.connect(str(copy))
+    con.execute("ALTER TABLE main.tool_transitions DROP COLUMN p_next")
+    con.close()
+    code, _, err = run("compare", "--models", "verifier,balanced", "--db", str(copy))
+    assert code == 2
+    assert "mart tool_transitions" in err and "p_next" in err and "run dbt build first" in err
+
+
+def test_missing_warehouse_file(tmp_path: Path) -> None:
+    code, _, err = run("leaderboard", "--db", str(tmp_path / "nope.duckdb"))
+    assert code == 2 and "does not exist" in err
+
+
+def test_locked_warehouse_is_a_user_error(tmp_path: Path, db: Path) -> None:
+    copy = tmp_path / "locked.duckdb"
+    copy.write_bytes(db.read_bytes())
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import duckdb, sys, time
+            con = duckdb.connect({str(copy)!r})
+            print("ready", flush=True)
+            sys.stdin.readline()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        code, _, err = run("sql", "SELECT 1", "--db", str(copy))
+        assert code == 2
+        assert "is in use" in err and str(copy) in err
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=20)
+
+
+# ----------------------------------------------------------------------------------------------
+# sql
+# ----------------------------------------------------------------------------------------------
+
+
+def test_sql_formats(db: Path) -> None:
+    q = "SELECT 1 AS a, 'x,y' AS b, NULL AS c, 2.5 AS d"
+    code, out, _ = run("sql", q, "--db", str(db))
+    assert code == 0
+    assert out.splitlines() == ["a | b   | c    | d  ", "--+-----+------+----", "1 | x,y | NULL | 2.5", "(1 row)"]
+    code, out, _ = run("sql", q, "--format", "csv", "--db", str(db))
+    assert out == 'a,b,c,d\n1,"x,y",,2.5\n'
+    code, out, _ = run("sql", q, "--format", "json", "--db", str(db))
+    assert json.loads(out) == [{"a": 1, "b": "x,y", "c": None, "d": 2.5}]
+
+
+def test_sql_reads_marts(db: Path, panel: dict) -> None:
+    code, out, _ = run("sql", "SELECT count(*) AS n FROM model_summary", "--format", "json", "--db", str(db))
+    assert code == 0
+    assert json.loads(out) == [{"n": sum(len(v) for v in panel.values())}]
+
+
+def test_sql_is_read_only_and_errors_are_one_line(db: Path) -> None:
+    code, _, err = run("sql", "DELETE FROM model_summary", "--db", str(db))
+    assert code == 2 and "read-only" in err.lower()
+    code, _, err = run("sql", "SELEC nonsense", "--db", str(db))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM model_summary").fetchone()[0] > 0
+    con.close()
+
+
+def test_every_command_has_help() -> None:
+    for cmd in ("compare", "leaderboard", "reruns", "item", "sql"):
+        code, out, _ = run(cmd, "--help")
+        assert code == 0 and "Usage:" in out
+
+
+# ----------------------------------------------------------------------------------------------
+# report content
+# ----------------------------------------------------------------------------------------------
+
+
+def _text(html: str) -> str:
+    """Visible-ish text: tags dropped, whitespace collapsed."""
+    return html_lib.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
+
+
+def test_compare_numbers_match_the_marts(tmp_path: Path, db: Path, panel: dict) -> None:
+    a, b = full_run(panel, "verifier"), full_run(panel, "metadata-looper")
+    out = tmp_path / "cmp.html"
+    code, stdout, _ = run("compare", "--models", "verifier,metadata-looper", "--db", str(db), "--out", str(out))
+    assert code == 0 and stdout.strip() == str(out)
+    html = out.read_text()
+    con = duckdb.connect(str(db), read_only=True)
+    ca = dict(con.execute("SELECT sample_id, is_correct FROM fct_trajectory WHERE run_id = ?", [a]).fetchall())
+    cb = dict(con.execute("SELECT sample_id, is_correct FROM fct_trajectory WHERE run_id = ?", [b]).fetchall())
+    con.close()
+    shared = sorted(set(ca) & set(cb))
+    b_only = sum(1 for s in shared if ca[s] and not cb[s])
+    c_only = sum(1 for s in shared if cb[s] and not ca[s])
+    text = _text(html)
+    # accuracy cells in the paper's format
+    assert stats.format_acc_pm(sum(ca.values()), len(ca)) in text
+    assert stats.format_acc_pm(sum(cb.values()), len(cb)) in text
+    # McNemar row: n, b, c, p as printed
+    p = stats.format_p(stats.mcnemar_exact(b_only, c_only))
+    assert re.search(rf"accuracy all shared items {len(shared)} {b_only} {c_only} \S+ {re.escape(p)}", text), text[:3000]
+    # every win/loss item is listed; embedded trajectories link inside the file
+    for s in shared:
+        if ca[s] != cb[s]:
+            assert f">{s}<" in html
+    for anchor_id in re.findall(r'href="#([^"]+)"', html):
+        assert f'id="{anchor_id}"' in html
+    # provenance footer and simulated badges
+    assert a in html and b in html and "benchmark sha256" in html and "SIMULATED" in html
+    assert html.count("<script>") == 2  # bundle once + the embed calls
+
+
+def test_default_output_path(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("compare", "--models", "verifier,balanced", "--db", str(db))
+    assert code == 0
+    assert out.strip() == "reports_out/compare-verifier-vs-balanced.html"
+    assert (tmp_path / out.strip()).stat().st_size > 100_000
+
+
+def test_chart_data_stays_small(db: Path) -> None:
+    from agenthop.reports import compare, leaderboard
+    from agenthop.reports.queries import label_runs, resolve_runs
+    from agenthop.reports.warehouse import Warehouse
+
+    with Warehouse(db) as wh:
+        runs = resolve_runs(wh, models=["verifier", "balanced"])
+        label_runs(runs)
+        _, box = compare.build(wh, runs)
+        _, box2, _ = leaderboard.build(wh)
+    specs = list(box.specs.values()) + list(box2.specs.values())
+    assert len(specs) >= 10
+    for spec in specs:
+        rows = sum(len(v) for v in spec.get("datasets", {}).values()) + len(spec.get("data", {}).get("values", []))
+        assert 0 < rows <= charts.MAX_ROWS
+
+
+def test_reruns_report(tmp_path: Path, db: Path, panel: dict) -> None:
+    out = tmp_path / "rr.html"
+    code, _, err = run("reruns", "--model", "verifier", "--db", str(db), "--out", str(out))
+    assert code == 0
+    text = _text(out.read_text())
+    assert "Condition full: 2 replicates" in text and "Noise floor" in text
+    code, _, err = run("reruns", "--model", "early-committer", "--db", str(db), "--out", str(tmp_path / "r2.html"))
+    assert code == 0 and "no condition with two or more replicates" in err
+
+
+def test_leaderboard_groups_by_tier(tmp_path: Path, db: Path) -> None:
+    out = tmp_path / "lb.html"
+    code, _, _ = run("leaderboard", "--db", str(db), "--out", str(out))
+    assert code == 0
+    text = _text(out.read_text())
+    assert "tier: closed_frontier" in text and "tier: compute_efficient" in text
+    assert "closed_book->full" in text or "closed_book → full" in text  # balanced has three conditions
+    assert "Cronbach" in text
+
+
+# ----------------------------------------------------------------------------------------------
+# escaping: trajectory-derived strings never reach the page unescaped
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hostile_db(tmp_path_factory: pytest.TempPathFactory, db: Path) -> Path:
+    return inject_hostile(db, tmp_path_factory.mktemp("hostile") / "hostile.duckdb", HOSTILE, model="verifier")
+
+
+def test_hostile_strings_are_escaped_in_every_report(tmp_path: Path, hostile_db: Path, panel: dict) -> None:
+    con = duckdb.connect(str(hostile_db), read_only=True)
+    runs = [r[0] for r in con.execute("SELECT run_id FROM model_summary WHERE model = ? ORDER BY replicate",
+                                      [HOSTILE]).fetchall()]
+    sample = con.execute("SELECT min(sample_id) FROM fct_trajectory WHERE run_id = ?", [runs[0]]).fetchone()[0]
+    con.close()
+    reports = {
+        "compare": ["compare", "--models", f"{HOSTILE},balanced"],
+        "leaderboard": ["leaderboard"],
+        "reruns": ["reruns", "--model", HOSTILE],
+        "item": ["item", sample, "--runs", f"{runs[0]},{runs[1]}"],
+    }
+    for kind, args in reports.items():
+        out = tmp_path / f"{kind}.html"
+        code, _, err = run(*args, "--db", str(hostile_db), "--out", str(out))
+        assert code == 0, (kind, err)
+        html = out.read_text()
+        assert HOSTILE not in html, kind
+        assert "<script>alert" not in html, kind
+        assert HOSTILE_ESCAPED in html, kind  # the name is shown, escaped
+        # chart data and JSON never contain a raw '</' sequence from data
+        for block in re.findall(r"<script>(.*?)</script>", html, flags=re.S)[1:]:
+            assert "alert(1)</" not in block
+    item_html = (tmp_path / "item.html").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in item_html  # args_json shown escaped
