@@ -1,0 +1,75 @@
+"""`agenthop-ingest`: load a benchmark release and trajectories into the DuckDB warehouse (SPEC §4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from agenthop.harness.errors import cli_errors
+
+from .core import run_ingest
+from .progress import Progress
+from .warehouse import default_db_path
+
+_DIR = click.Path(path_type=Path, file_okay=False)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="agenthop-warehouse")
+@click.option(
+    "--db",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Warehouse file (default: $AGENTHOP_DB or warehouse/agenthop.duckdb).",
+)
+@click.option("--benchmark", type=_DIR, default=None, help="Benchmark release directory (qa/, graphs/, ...).")
+@click.option(
+    "--runs",
+    type=_DIR,
+    multiple=True,
+    help="A run directory, or a directory of run directories (the harness's --out). Repeatable.",
+)
+@click.option(
+    "--reference-json",
+    type=_DIR,
+    multiple=True,
+    help="Reference-harness experiments/ directory or one <model>/ folder. Repeatable.",
+)
+@click.option("--partial", is_flag=True, help="Also load run directories without _SUCCESS (marked _partial).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Accept runs made on another benchmark than the loaded one, and replace a benchmark that "
+    "loaded runs were made on.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress and no summary line (errors only).")
+@cli_errors
+def main(
+    db: Path | None,
+    benchmark: Path | None,
+    runs: tuple[Path, ...],
+    reference_json: tuple[Path, ...],
+    partial: bool,
+    force: bool,
+    quiet: bool,
+) -> None:
+    """Load the benchmark and trajectories into the warehouse, in one transaction.
+
+    Idempotent: unchanged inputs are skipped, a changed run replaces its previous version whole.
+    A bad input leaves the warehouse exactly as it was and names the file and the problem.
+    """
+    if benchmark is None and not runs and not reference_json:
+        raise click.UsageError("nothing to load: give --benchmark, --runs and/or --reference-json")
+    path = db if db is not None else Path(default_db_path())
+    result = run_ingest(
+        path,
+        benchmark=benchmark,
+        runs=runs,
+        reference_json=reference_json,
+        partial=partial,
+        force=force,
+        progress=Progress(quiet=quiet),
+    )
+    if not quiet:
+        click.echo(result.summary())

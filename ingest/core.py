@@ -1,0 +1,326 @@
+"""One ingest invocation: read and validate every input, then write it in one transaction.
+
+Order: (1) find the inputs and hash them, (2) open the warehouse and read its state, (3) parse and
+validate everything that changed (nothing is written yet), (4) BEGIN; create the layout if needed;
+replace the benchmark and the changed runs; log; COMMIT. Any error before COMMIT leaves the
+warehouse file as it was (see warehouse.py).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from . import ddl
+from . import reference_json as refjson
+from . import runs as runsmod
+from .benchmark import BenchmarkTables, load_benchmark, release_content_sha256
+from .conform import IngestError
+from .progress import Progress
+from .warehouse import (
+    WarehouseState,
+    insert_arrow,
+    json_counts,
+    open_warehouse,
+    read_state,
+    release_arrow_memory,
+    transaction,
+)
+
+LAYOUT_VERSION = "1"
+
+#: A write of more rows than this gets a progress line off a terminal.
+BIG_WRITE_ROWS = 1_000_000
+#: A release larger than this gets a progress line while it is parsed.
+BIG_BENCHMARK_BYTES = 50_000_000
+
+
+@dataclass(slots=True)
+class IngestResult:
+    db: Path
+    benchmark_action: str | None = None
+    run_actions: Counter = field(default_factory=Counter)
+    rows: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        parts = []
+        if self.benchmark_action:
+            parts.append(f"benchmark {self.benchmark_action}")
+        if sum(self.run_actions.values()):
+            parts.append(
+                f"runs {self.run_actions['inserted']} inserted, {self.run_actions['replaced']} replaced, "
+                f"{self.run_actions['unchanged']} unchanged"
+            )
+        rows = " ".join(f"{t}={n}" for t, n in self.rows.items())
+        what = "; ".join(parts) or "nothing to do"
+        return f"ingested into {self.db} in {self.seconds:.1f} s: {what}; rows loaded: {rows}"
+
+
+@dataclass(slots=True)
+class _Plan:
+    """Everything validated and ready to write."""
+
+    benchmark: Path | None
+    bench_content: str | None
+    bench_action: str | None
+    bench: BenchmarkTables | None
+    datas: list[runsmod.RunData]
+    #: run_ids whose rows are replaced
+    replaced: list[str]
+    #: run table -> rows of every changed run
+    combined: dict[str, pa.Table]
+
+
+def _dedupe(paths: Sequence[Path]) -> list[Path]:
+    seen: dict[Path, None] = {}
+    for p in paths:
+        seen.setdefault(p.resolve(), None)
+    return list(seen)
+
+
+def _sample_ids(con: duckdb.DuckDBPyConnection, state: WarehouseState, bt: BenchmarkTables | None) -> pa.Array | None:
+    if bt is not None:
+        return bt.tables["items"].column("sample_id").combine_chunks()
+    if state.has_layout and state.meta.get("benchmark_sha256"):
+        return con.sql("SELECT sample_id FROM raw.items").to_arrow_table().column(0).combine_chunks()
+    return None
+
+
+def _combine(changed: Sequence[runsmod.RunData]) -> dict[str, pa.Table]:
+    """Concatenate the changed runs' tables per run table; frees each run's own tables."""
+    parts: dict[str, list[pa.Table]] = {name: [] for name in ddl.RUN_TABLES}
+    for rd in changed:
+        assert rd.tables is not None
+        for name in ddl.RUN_TABLES:
+            t = rd.tables[name]
+            if name == "runs":
+                n = t.num_rows
+                t = t.append_column(ddl.RUNS_EXTRA.field("_partial"), pa.array([rd.partial] * n, pa.bool_()))
+                t = t.append_column(ddl.RUNS_EXTRA.field("_source"), pa.array([rd.source] * n, pa.string()))
+            parts[name].append(t)
+        rd.tables = None
+    return {
+        name: pa.concat_tables(ts) if ts else ddl.warehouse_schema(name).empty_table()
+        for name, ts in parts.items()
+    }
+
+
+def run_ingest(
+    db: Path,
+    *,
+    benchmark: Path | None = None,
+    runs: Sequence[Path] = (),
+    reference_json: Sequence[Path] = (),
+    partial: bool = False,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """Load the given inputs into the warehouse at ``db`` in one transaction (module docstring)."""
+    t0 = time.monotonic()
+    progress = progress or Progress(quiet=True)
+    result = IngestResult(db=db)
+    # (1) inputs, before touching the warehouse
+    bench_content = release_content_sha256(benchmark) if benchmark is not None else None
+    run_dirs = _dedupe([d for p in runs for d in runsmod.discover(p)])
+    ref_dirs = _dedupe([d for p in reference_json for d in refjson.discover(p)])
+    try:
+        with open_warehouse(db) as con:
+            state = read_state(con, db)  # (2)
+            plan = _prepare(con, state, benchmark, bench_content, run_dirs, ref_dirs, partial, force, progress)
+            n_rows = sum(t.num_rows for t in plan.combined.values())
+            n_rows += sum(plan.bench.counts().values()) if plan.bench is not None else 0
+            progress.phase(f"writing {n_rows:,} rows to {db}", big=n_rows > BIG_WRITE_ROWS)
+            try:
+                _write(con, state, plan, result)  # (4)
+            except duckdb.Error as exc:
+                raise IngestError(f"warehouse {db}: write failed, nothing was changed: {exc}") from None
+    except duckdb.Error as exc:
+        raise IngestError(f"warehouse {db}: {exc}") from None
+    result.seconds = time.monotonic() - t0
+    return result
+
+
+def _prepare_benchmark(
+    state: WarehouseState,
+    benchmark: Path | None,
+    bench_content: str | None,
+    force: bool,
+    progress: Progress,
+) -> tuple[BenchmarkTables | None, str | None]:
+    """Parse a changed release (None if unchanged or not given) and decide its action."""
+    if benchmark is None:
+        return None, None
+    if state.meta.get("benchmark_content_sha256") == bench_content:
+        return None, "unchanged"
+    size = sum(p.stat().st_size for p in benchmark.rglob("*.jsonl"))
+    progress.phase(f"reading benchmark {benchmark} ({size / 1e6:.0f} MB)", big=size > BIG_BENCHMARK_BYTES)
+    bt = load_benchmark(benchmark, bench_content or "")
+    others = sorted(r for r, b in state.run_benchmarks.items() if b != bt.benchmark_sha256)
+    if others and not force:
+        raise IngestError(
+            f"{benchmark}: benchmark {bt.benchmark_sha256} differs from the one the "
+            f"warehouse's {len(others)} run(s) were made on (e.g. {others[0]!r}); "
+            f"use a new --db, or pass --force to replace the benchmark and keep those runs"
+        )
+    return bt, "replaced" if state.meta.get("benchmark_content_sha256") else "inserted"
+
+
+def _prepare(
+    con: duckdb.DuckDBPyConnection,
+    state: WarehouseState,
+    benchmark: Path | None,
+    bench_content: str | None,
+    run_dirs: list[Path],
+    ref_dirs: list[Path],
+    partial: bool,
+    force: bool,
+    progress: Progress,
+) -> _Plan:
+    """(3) Parse and validate every changed input; nothing is written.
+
+    Run directories are read in a background thread while the benchmark is parsed (Parquet
+    decoding releases the GIL); the checks that need the benchmark run afterwards.
+    """
+    stop = threading.Event()
+
+    def read_all() -> list[runsmod.RunFiles]:
+        out = []
+        for d in progress.iterate(run_dirs, "reading runs", "run"):
+            if stop.is_set():
+                break
+            out.append(runsmod.read_run_files(d, partial, state.run_hashes))
+        return out
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-read") as pool:
+        pending = pool.submit(read_all)
+        try:
+            bt, bench_action = _prepare_benchmark(state, benchmark, bench_content, force, progress)
+            run_files = pending.result()
+        except BaseException:
+            stop.set()
+            raise
+
+    checks = runsmod.Checks(
+        sample_ids=_sample_ids(con, state, bt),
+        benchmark_sha256=bt.benchmark_sha256 if bt is not None else state.meta.get("benchmark_sha256"),
+        force=force,
+        partial=partial,
+    )
+    datas = [runsmod.validate_run(rf, checks) for rf in run_files]
+    del run_files
+
+    bench_cache: list[refjson.BenchIndex | None] = []
+
+    def bench_index() -> refjson.BenchIndex | None:
+        """Section lookup for reference JSON, from the new release or the warehouse (built once)."""
+        if not bench_cache:
+            if bt is not None:
+                bench_cache.append(refjson.BenchIndex(bt.tables["graph_nodes"], bt.tables["sections"]))
+            elif checks.sample_ids is not None:
+                nodes = con.sql(
+                    "SELECT sample_id, paper_id, arxiv_id FROM raw.graph_nodes WHERE has_full_text"
+                ).to_arrow_table()
+                secs = con.sql("SELECT arxiv_id, section_index, header, n_chars FROM raw.sections").to_arrow_table()
+                bench_cache.append(refjson.BenchIndex(nodes, secs))
+            else:
+                bench_cache.append(None)
+        return bench_cache[0]
+
+    for f in progress.iterate(ref_dirs, "reading reference JSON", "folder"):
+        datas.append(refjson.read_folder(f, checks, state.run_hashes, bench_index))
+    bench_cache.clear()
+
+    by_id: dict[str, runsmod.RunData] = {}
+    for rd in datas:
+        prev = by_id.get(rd.run_id)
+        if prev is not None:
+            raise IngestError(f"run {rd.run_id!r} is given twice: {prev.source} and {rd.source}")
+        by_id[rd.run_id] = rd
+
+    changed = [rd for rd in datas if rd.tables is not None]
+    combined = _combine(changed)  # the per-run tables are dropped to keep memory down
+    runsmod.check_keys(changed, combined)
+    return _Plan(
+        benchmark=benchmark,
+        bench_content=bench_content,
+        bench_action=bench_action,
+        bench=bt,
+        datas=datas,
+        replaced=[rd.run_id for rd in changed if rd.run_id in state.run_benchmarks],
+        combined=combined,
+    )
+
+
+def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, result: IngestResult) -> None:
+    """(4) The one transaction: layout, benchmark, runs, log, meta."""
+    load_id = state.next_load_id
+    now = datetime.now(timezone.utc)
+    log: dict[str, list] = {f.name: [] for f in ddl.INGEST_LOG}
+
+    def add_log(kind: str, source: str, run_id: str | None, sha: str, action: str, counts: dict[str, int]) -> None:
+        row = (load_id, now, kind, source, run_id, sha, action, json_counts(counts))
+        for f, v in zip(ddl.INGEST_LOG, row):
+            log[f.name].append(v)
+
+    bt = plan.bench
+    bench_counts = bt.counts() if bt is not None else {}
+    result.benchmark_action = plan.bench_action
+    with transaction(con):
+        for stmt in ddl.ddl_statements():
+            con.execute(stmt)
+        if bt is not None:
+            for name in list(bt.tables):
+                con.execute(f"DELETE FROM {ddl.RAW}.{name}").fetchall()
+                result.rows[name] = bench_counts[name]
+                insert_arrow(con, name, bt.tables.pop(name))  # the only reference: memory goes
+                release_arrow_memory()
+        if plan.benchmark is not None:
+            add_log(
+                "benchmark",
+                str(plan.benchmark.resolve()),
+                None,
+                plan.bench_content or "",
+                plan.bench_action or "unchanged",
+                bench_counts,
+            )
+        if plan.replaced:
+            con.register("__ingest_replaced", pa.table({"run_id": pa.array(plan.replaced, pa.string())}))
+            for name in ddl.RUN_TABLES:
+                con.execute(
+                    f"DELETE FROM {ddl.RAW}.{name} WHERE run_id IN (SELECT run_id FROM __ingest_replaced)"
+                ).fetchall()
+            con.unregister("__ingest_replaced")
+        for name in ddl.RUN_TABLES:
+            result.rows[name] = plan.combined[name].num_rows
+            insert_arrow(con, name, plan.combined.pop(name))
+            release_arrow_memory()
+        for rd in plan.datas:
+            if not rd.counts:
+                action = "unchanged"
+            else:
+                action = "replaced" if rd.run_id in plan.replaced else "inserted"
+            result.run_actions[action] += 1
+            add_log(rd.kind, rd.source, rd.run_id, rd.content_sha256, action, rd.counts)
+        insert_arrow(con, "ingest_log", pa.table(log, schema=ddl.INGEST_LOG))
+
+        meta = {"layout_version": LAYOUT_VERSION, "duckdb_version": duckdb.__version__}
+        if bt is not None:
+            meta.update(
+                benchmark_sha256=bt.benchmark_sha256,
+                benchmark_content_sha256=bt.content_sha256,
+                benchmark_source=str(Path(bt.root).resolve()),
+            )
+        for key, value in meta.items():
+            if state.meta.get(key) != value:
+                con.execute("DELETE FROM raw.warehouse_meta WHERE key = ?", [key]).fetchall()
+                con.execute("INSERT INTO raw.warehouse_meta VALUES (?, ?)", [key, value]).fetchall()

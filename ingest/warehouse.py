@@ -1,0 +1,219 @@
+"""Opening the DuckDB warehouse for ingest, reading its state, and the single write transaction.
+
+Byte-for-byte safety: everything is validated before the first write. The connection disables
+DuckDB's optimistic writes, so even a failure inside the transaction leaves the database file
+untouched after ROLLBACK (bulk appends stay in memory until COMMIT). A warehouse file that did not
+exist before a failed load is removed again (with its WAL).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from . import ddl
+from .conform import IngestError
+
+DEFAULT_DB = "warehouse/agenthop.duckdb"
+
+_PID = re.compile(r"PID (\d+)")
+
+
+def default_db_path() -> str:
+    return os.environ.get("AGENTHOP_DB") or DEFAULT_DB
+
+
+def lock_error(path: Path, exc: BaseException) -> IngestError:
+    m = _PID.search(str(exc))
+    pid = m.group(1) if m else "unknown"
+    return IngestError(
+        f"warehouse {path} is in use by another process (PID {pid}): close it (a dbt run, "
+        f"report, notebook or IDE holding the file) and retry, or use --db for another warehouse"
+    )
+
+
+def _open(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(
+            str(path),
+            read_only=read_only,
+            config={"enable_optimistic_write": False},
+        )
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise lock_error(path, exc) from None
+        raise IngestError(f"warehouse {path} cannot be opened: {exc}") from None
+    except duckdb.Error as exc:
+        raise IngestError(f"warehouse {path} cannot be opened: {exc}") from None
+
+
+@contextmanager
+def open_warehouse(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Read-write connection; if the file is new and the block fails, the file is removed."""
+    existed = path.exists()
+    made_dir: Path | None = None
+    if not path.parent.exists():
+        made_dir = path.parent
+        try:
+            path.parent.mkdir(parents=True)
+        except OSError as exc:
+            raise IngestError(f"warehouse directory {path.parent} cannot be created: {exc}") from None
+    try:
+        con = _open(path)
+    except BaseException:
+        _cleanup(path, existed, made_dir)
+        raise
+    ok = False
+    try:
+        yield con
+        ok = True
+    finally:
+        con.close()
+        if not ok:
+            _cleanup(path, existed, made_dir)
+
+
+def _cleanup(path: Path, existed: bool, made_dir: Path | None) -> None:
+    if existed:
+        return
+    for p in (path, Path(str(path) + ".wal")):
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+    if made_dir is not None:
+        try:
+            made_dir.rmdir()
+        except OSError:
+            pass
+
+
+@dataclass(slots=True)
+class WarehouseState:
+    """What ingest needs to know about the warehouse before deciding what to write."""
+
+    has_layout: bool = False
+    meta: dict[str, str] = field(default_factory=dict)
+    #: run_id -> content_sha256 of the version currently loaded
+    run_hashes: dict[str, str] = field(default_factory=dict)
+    #: run_id -> benchmark_sha256 of the loaded runs
+    run_benchmarks: dict[str, str] = field(default_factory=dict)
+    next_load_id: int = 1
+
+
+def _table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    rows = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+        [ddl.RAW, table],
+    ).fetchall()  # fetchall: DuckDB 2.0 refuses new work while a result is unfinished
+    return bool(rows[0][0])
+
+
+def check_layout(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
+    """True if the raw layout exists and matches the schemas; False if absent; error if different."""
+    present = [t for t in ddl.ALL_TABLES if _table_exists(con, t)]
+    if not present:
+        return False
+    for table in ddl.ALL_TABLES:
+        expected = [f.name for f in ddl.warehouse_schema(table)]
+        if table not in present:
+            actual: list[str] = []
+        else:
+            actual = [
+                r[0]
+                for r in con.execute(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
+                    [ddl.RAW, table],
+                ).fetchall()
+            ]
+        if actual != expected:
+            raise IngestError(
+                f"warehouse {path}: raw.{table} does not have the expected columns "
+                f"({', '.join(expected)}); it was made by another version; load into a new --db"
+            )
+    return True
+
+
+def read_state(con: duckdb.DuckDBPyConnection, path: Path) -> WarehouseState:
+    state = WarehouseState()
+    state.has_layout = check_layout(con, path)
+    if not state.has_layout:
+        return state
+    state.meta = dict(con.execute("SELECT key, value FROM raw.warehouse_meta").fetchall())
+    rows = con.execute(
+        """
+        SELECT r.run_id, r.benchmark_sha256, l.content_sha256
+        FROM raw.runs r
+        LEFT JOIN (
+            SELECT run_id, arg_max(content_sha256, load_id) AS content_sha256
+            FROM raw.ingest_log
+            WHERE run_id IS NOT NULL AND action IN ('inserted', 'replaced')
+            GROUP BY run_id
+        ) l USING (run_id)
+        """
+    ).fetchall()
+    for run_id, bsha, csha in rows:
+        state.run_benchmarks[run_id] = bsha
+        if csha is not None:
+            state.run_hashes[run_id] = csha
+    rows = con.execute("SELECT coalesce(max(load_id), 0) + 1 FROM raw.ingest_log").fetchall()
+    state.next_load_id = int(rows[0][0])
+    return state
+
+
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
+    """Bulk insert an Arrow table into ``raw.<table>`` (columns by name).
+
+    The rows are streamed through a RecordBatchReader whose batches are dropped as DuckDB consumes
+    them: inside an open transaction DuckDB keeps a registered object alive until COMMIT, so
+    registering the table itself would hold every inserted table in memory twice. Pass the only
+    reference (``insert_arrow(con, t, tables.pop(t))``) to let the memory go.
+    """
+    if data.num_rows == 0:
+        return
+    schema = data.schema
+    batches = data.to_batches()
+    del data
+
+    def drain() -> Iterator[pa.RecordBatch]:
+        while batches:
+            yield batches.pop(0)
+
+    name = f"__ingest_{table}"
+    con.register(name, pa.RecordBatchReader.from_batches(schema, drain()))
+    try:
+        con.execute(
+            f"INSERT INTO {ddl.RAW}.{table} ({ddl.column_list(schema)}) "
+            f"SELECT {ddl.column_list(schema)} FROM {name}"
+        ).fetchall()
+    finally:
+        con.unregister(name)
+
+
+def release_arrow_memory() -> None:
+    """Hand memory of freed Arrow buffers back to the OS (the pool keeps it otherwise)."""
+    pa.default_memory_pool().release_unused()
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def json_counts(counts: dict[str, int]) -> str:
+    return json.dumps(counts, sort_keys=False, separators=(",", ":"))
