@@ -32,6 +32,9 @@ REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 RESULTS = REPO / "bench" / "results"
 
+#: the marts bench/handwritten.sql computes, with their upstream models (dbt selector syntax)
+HANDWRITTEN_MARTS = ["+model_summary", "+stopping_behavior", "+tool_transitions"]
+
 TARGETS = {
     # stage name -> (max wall seconds, max peak RSS MiB or None, max bytes or None)
     "harness_1x": (60, 2048, None),
@@ -145,12 +148,24 @@ def scale(label: str, replicates: int, work: Path, bench_dir: Path, results: lis
     r.extra = {"rows": table_rows(db, "main"), "bytes_written": db.stat().st_size}
     results.append(r)
 
+    build = results[-1]
+    # The same work as the hand-written query: only the three marts it computes and their upstream
+    # models, no data or unit tests (`dbt run`, minus the start-up of `dbt run` on an empty selection).
+    r = run_stage(f"dbt_startup_run_{label}", [cli("dbt"), "run", "--select", "tag:__none__", *dbt_common],
+                  env=stage_env, cwd=REPO, log=logs / f"dbt_startup_run_{label}.log")
+    results.append(r)
+    run_startup = r.wall_s
+    scope = run_stage(f"dbt_same_scope_{label}", [cli("dbt"), "run", "--select", *HANDWRITTEN_MARTS, *dbt_common],
+                      env=stage_env, cwd=REPO, log=logs / f"dbt_same_scope_{label}.log")
+    results.append(scope)
+
     hw_wall, hw_counts = handwritten_query(runs, db)
     results.append(StageResult(f"handwritten_sql_{label}", ["duckdb", "bench/handwritten.sql"], round(hw_wall, 3),
                                round(hw_wall, 3), 0.0, 0.0, 0, {"rows": hw_counts}))
-    dbt_net = max(results[-2].wall_s - startup, 0.0)
-    results[-2].extra["minus_startup_s"] = round(dbt_net, 3)
-    results[-2].extra["ratio_to_handwritten"] = round(dbt_net / hw_wall, 2) if hw_wall > 0 else None
+    for stage, base in ((build, startup), (scope, run_startup)):
+        net = max(stage.wall_s - base, 0.0)
+        stage.extra["minus_startup_s"] = round(net, 3)
+        stage.extra["ratio_to_handwritten"] = round(net / hw_wall, 2) if hw_wall > 0 else None
 
     out = work / f"reports_{label}"
     out.mkdir(exist_ok=True)
@@ -182,9 +197,10 @@ def verdicts(results: list[StageResult]) -> list[str]:
         if size is not None and int(r.extra.get("bytes_written", 0)) > size:
             missed.append(f"{name}: {r.extra['bytes_written']} bytes > {size}")
     for label in ("1x", "10x"):
-        r = by_name.get(f"dbt_build_{label}")
-        if r and r.extra.get("ratio_to_handwritten") and float(r.extra["ratio_to_handwritten"]) > 3:
-            missed.append(f"dbt_build_{label}: {r.extra['ratio_to_handwritten']}x the hand-written query (> 3x)")
+        for name in (f"dbt_build_{label}", f"dbt_same_scope_{label}"):
+            r = by_name.get(name)
+            if r and r.extra.get("ratio_to_handwritten") and float(r.extra["ratio_to_handwritten"]) > 3:
+                missed.append(f"{name}: {r.extra['ratio_to_handwritten']}x the hand-written query (> 3x)")
     return missed
 
 

@@ -26,7 +26,15 @@ with calls as (
         calls.section_query,
         calls.resolved_header,
         calls.resolved_section_index,
-        calls.status
+        calls.status,
+        -- carried for fct_tool_call, so that it does not join the raw calls a second time
+        calls.call_index,
+        calls.args_json,
+        calls.cost,
+        calls.output_chars,
+        calls.budget_after,
+        calls.search_query,
+        calls.answer
     from {{ ref('stg_harness__tool_calls') }} as calls
     semi join {{ ref('int_trajectories_final') }} as traj
         on traj.run_id = calls.run_id and traj.sample_id = calls.sample_id and traj.attempt = calls.attempt
@@ -51,6 +59,7 @@ select
     {{ tool_class('tool') }} as tool_class,
     paper_id, is_gold_paper, is_delivered_read,
     section_query, resolved_header, resolved_section_index, status,
+    call_index, args_json, cost, output_chars, budget_after, search_query, answer,
     prev_tool, next_tool,
     case
         when is_delivered_read and not is_gold_paper and next_tool is not null then

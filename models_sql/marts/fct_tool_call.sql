@@ -10,29 +10,26 @@ select
     calls.seq::integer as seq,
     calls.pos::integer as pos,
     calls.turn::integer as turn,
-    raw_calls.call_index::integer as call_index,
+    calls.call_index::integer as call_index,
     calls.tool::varchar as tool,
     calls.tool_class::varchar as tool_class,
-    raw_calls.args_json::varchar as args_json,
+    calls.args_json::varchar as args_json,
     calls.paper_id::varchar as paper_id,
     calls.is_gold_paper::boolean as is_gold_paper,
     calls.is_delivered_read::boolean as is_delivered_read,
     calls.status::varchar as status,
-    raw_calls.cost::integer as cost,
-    raw_calls.output_chars::integer as output_chars,
-    raw_calls.budget_after::integer as budget_after,
+    calls.cost::integer as cost,
+    calls.output_chars::integer as output_chars,
+    calls.budget_after::integer as budget_after,
     calls.section_query::varchar as section_query,
     calls.resolved_header::varchar as resolved_header,
     calls.resolved_section_index::integer as resolved_section_index,
-    raw_calls.search_query::varchar as search_query,
-    raw_calls.answer::varchar as answer,
+    calls.search_query::varchar as search_query,
+    calls.answer::varchar as answer,
     calls.prev_tool::varchar as prev_tool,
     calls.next_tool::varchar as next_tool,
     calls.wrong_read_next_action::varchar as wrong_read_next_action,
     calls.submit_within_3_after::boolean as submit_within_3_after
 from {{ ref('int_tool_calls_final') }} as calls
-join {{ ref('stg_harness__tool_calls') }} as raw_calls
-    on raw_calls.run_id = calls.run_id and raw_calls.sample_id = calls.sample_id
-    and raw_calls.attempt = calls.attempt and raw_calls.seq = calls.seq
 join {{ ref('int_trajectories_final') }} as traj
     on traj.run_id = calls.run_id and traj.sample_id = calls.sample_id
