@@ -23,14 +23,13 @@ body through ``extra_body``.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import anthropic
 
 from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
-from .llm_common import DEFAULT_MAX_TOKENS, LOCAL_PLACEHOLDER_KEY, LoopBoundClient, clean_sampling, row
+from .llm_common import DEFAULT_MAX_TOKENS, LoopBoundClient, clean_sampling, resolve_endpoint, row
 from .retry import classify, redact, secrets_of
 
 THINKING_BUDGETS = {"low": 4096, "medium": 8192, "high": 16384}
@@ -69,16 +68,8 @@ class AnthropicBackend:
         self.model = model
         self.sampling = clean_sampling(sampling, self.name)
         self.timeout_s = float(timeout_s)
-        key = api_key or None
-        if key is None and not base_url:
-            # never forwarded to an explicitly given base URL (that could hand it to a third party)
-            key = os.environ.get("ANTHROPIC_API_KEY") or None
-        self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        if key is None:
-            if self._base_url is None:
-                raise AgentHopError(f"anthropic backend (model {model!r}): no API key; set ANTHROPIC_API_KEY in "
-                                    "the environment")
-            key = LOCAL_PLACEHOLDER_KEY  # a local Messages-compatible server that needs no key
+        key, self._base_url = resolve_endpoint(self.name, model, api_key, base_url,
+                                               "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
         self._api_key = key
         self._secrets = secrets_of(key, self._base_url)
         self._params = self._request_params()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
@@ -16,6 +17,28 @@ DEFAULT_MAX_TOKENS = 16_384
 SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "reasoning_effort")
 #: api key sent to a custom base URL when none is configured (vLLM/sglang accept any key)
 LOCAL_PLACEHOLDER_KEY = "EMPTY"
+
+
+def resolve_endpoint(backend: str, model: str, api_key: str | None, base_url: str | None,
+                     key_env: str, base_env: str) -> tuple[str, str | None]:
+    """(api key, base URL) for a backend.
+
+    The environment key (``key_env``) pairs only with the environment base URL (``base_env``) or the
+    provider's own endpoint: it is never forwarded to an explicitly given base URL, which could hand
+    it to a third party. A base URL without any key gets the placeholder a local server expects.
+    """
+    key = api_key or None
+    if key is None and not base_url:
+        key = os.environ.get(key_env) or None
+    url = base_url or os.environ.get(base_env) or None
+    if key is None:
+        if url is None:
+            raise AgentHopError(
+                f"{backend} backend (model {model!r}): no API key; set {key_env} (or the provider's key "
+                "variable) in the environment, or give a --base-url for a local server"
+            )
+        key = LOCAL_PLACEHOLDER_KEY
+    return key, url
 
 T = TypeVar("T")
 

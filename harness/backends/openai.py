@@ -21,21 +21,19 @@ Deliberate differences from the reference (docs/backends.md):
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Any
 
 import openai
 
-from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
 from .llm_common import (
     DEFAULT_MAX_TOKENS,
-    LOCAL_PLACEHOLDER_KEY,
     LoopBoundClient,
     clean_sampling,
     merge_reasoning,
     parse_arguments,
+    resolve_endpoint,
     row,
 )
 from .retry import classify, redact, secrets_of
@@ -63,19 +61,7 @@ class OpenAIBackend:
         self.model = model
         self.sampling = clean_sampling(sampling, self.name)
         self.timeout_s = float(timeout_s)
-        key = api_key or None
-        if key is None and not base_url:
-            # OPENAI_API_KEY pairs with OPENAI_BASE_URL or the OpenAI endpoint, as in the SDK; it is
-            # never forwarded to an explicitly given base URL (that could hand it to a third party)
-            key = os.environ.get("OPENAI_API_KEY") or None
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        if key is None:
-            if base_url is None:
-                raise AgentHopError(
-                    f"openai backend (model {model!r}): no API key; set OPENAI_API_KEY (or the provider's key "
-                    "variable) in the environment, or give a --base-url for a local server"
-                )
-            key = LOCAL_PLACEHOLDER_KEY
+        key, base_url = resolve_endpoint(self.name, model, api_key, base_url, "OPENAI_API_KEY", "OPENAI_BASE_URL")
         self._base_url = base_url
         self._api_key = key
         self._secrets = secrets_of(key, base_url)
