@@ -250,27 +250,8 @@ async def run_attempt(
         if cum > max_total_tokens:
             for ci, tc in enumerate(tcs):
                 paper_id, section_query, search_query, answer = call_fields(tc.name, tc.args)
-                calls.append(
-                    {
-                        "sample_id": sid,
-                        "attempt": attempt,
-                        "turn": turn_idx,
-                        "call_index": ci,
-                        "seq": seq,
-                        "tool": tc.name,
-                        "args_json": _args_json(tc.args),
-                        "paper_id": paper_id,
-                        "section_query": section_query,
-                        "resolved_header": None,
-                        "resolved_section_index": None,
-                        "search_query": search_query,
-                        "answer": answer,
-                        "cost": 0,
-                        "status": NOT_EXECUTED,
-                        "output_chars": 0,
-                        "budget_after": remaining,
-                    }
-                )
+                calls.append(_call_row(sid, attempt, turn_idx, ci, seq, tc.name, tc.args, paper_id, section_query,
+                                       None, None, search_query, answer, 0, NOT_EXECUTED, 0, remaining))
                 seq += 1
             turns.append(
                 _turn_row(sid, attempt, turn_idx, n_calls, p, c, cr, cw, cum, budget_before,
@@ -333,27 +314,9 @@ async def run_attempt(
                         predicted_index = -1 if out.predicted_index is None else out.predicted_index
                         reasoning = out.reasoning
             outputs.append(out_text)
-            calls.append(
-                {
-                    "sample_id": sid,
-                    "attempt": attempt,
-                    "turn": turn_idx,
-                    "call_index": ci,
-                    "seq": seq,
-                    "tool": name,
-                    "args_json": _args_json(args),
-                    "paper_id": paper_id,
-                    "section_query": section_query,
-                    "resolved_header": resolved_header,
-                    "resolved_section_index": resolved_index,
-                    "search_query": search_query,
-                    "answer": answer,
-                    "cost": cost,
-                    "status": status,
-                    "output_chars": len(out_text),
-                    "budget_after": remaining,
-                }
-            )
+            calls.append(_call_row(sid, attempt, turn_idx, ci, seq, name, args, paper_id, section_query,
+                                   resolved_header, resolved_index, search_query, answer, cost, status,
+                                   len(out_text), remaining))
             seq += 1
 
         turns.append(
@@ -415,6 +378,47 @@ async def run_attempt(
                 }
             )
     return AttemptResult(trajectory, turns, calls, messages)
+
+
+def _call_row(
+    sid: str,
+    attempt: int,
+    turn_idx: int,
+    call_index: int,
+    seq: int,
+    tool: str,
+    args: dict[str, Any],
+    paper_id: str | None,
+    section_query: str | None,
+    resolved_header: str | None,
+    resolved_index: int | None,
+    search_query: str | None,
+    answer: str | None,
+    cost: int,
+    status: str,
+    output_chars: int,
+    budget_after: int,
+) -> dict[str, Any]:
+    """One ``tool_calls`` row (schemas/trajectory.py TOOL_CALLS minus run_id)."""
+    return {
+        "sample_id": sid,
+        "attempt": attempt,
+        "turn": turn_idx,
+        "call_index": call_index,
+        "seq": seq,
+        "tool": tool,
+        "args_json": _args_json(args),
+        "paper_id": paper_id,
+        "section_query": section_query,
+        "resolved_header": resolved_header,
+        "resolved_section_index": resolved_index,
+        "search_query": search_query,
+        "answer": answer,
+        "cost": cost,
+        "status": status,
+        "output_chars": output_chars,
+        "budget_after": budget_after,
+    }
 
 
 def _turn_row(
