@@ -139,8 +139,12 @@ def scale(label: str, replicates: int, work: Path, bench_dir: Path, results: lis
 
     dbt_common = ["--project-dir", str(REPO), "--profiles-dir", str(REPO),
                   "--target-path", str(work / f"target_{label}"), "--log-path", str(work / f"dbtlogs_{label}")]
-    r = run_stage(f"dbt_startup_{label}", [cli("dbt"), "build", "--select", "tag:__none__", *dbt_common],
-                  env=stage_env, cwd=REPO, log=logs / f"dbt_startup_{label}.log")
+    # dbt's fixed start-up: an empty selection, run twice on a fresh target dir and the second taken,
+    # so that it parses like the build after it (partial parsing from the saved manifest).
+    shutil.rmtree(work / f"target_{label}", ignore_errors=True)
+    for _ in range(2):
+        r = run_stage(f"dbt_startup_{label}", [cli("dbt"), "build", "--select", "tag:__none__", *dbt_common],
+                      env=stage_env, cwd=REPO, log=logs / f"dbt_startup_{label}.log")
     results.append(r)
     startup = r.wall_s
     r = run_stage(f"dbt_build_{label}", [cli("dbt"), "build", *dbt_common], env=stage_env, cwd=REPO,
