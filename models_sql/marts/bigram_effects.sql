@@ -16,7 +16,7 @@ runs as (
 ),
 containing as (
     select distinct calls.run_id, calls.sample_id, calls.prev_tool, calls.tool as next_tool, traj.is_correct
-    from {{ ref('fct_tool_call') }} as calls
+    from {{ ref('int_tool_calls_final') }} as calls
     join {{ ref('fct_trajectory') }} as traj
         on traj.run_id = calls.run_id and traj.sample_id = calls.sample_id
     where calls.prev_tool is not null

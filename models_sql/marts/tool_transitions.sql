@@ -2,7 +2,7 @@
 -- names as emitted); p_next = P(next | prev), row-normalised per run and prev_tool.
 with pairs as (
     select run_id, prev_tool, tool as next_tool, count(*) as n
-    from {{ ref('fct_tool_call') }}
+    from {{ ref('int_tool_calls_final') }}
     where prev_tool is not null
     group by all
 )

@@ -6,7 +6,7 @@ with actions as (
 ),
 counts as (
     select run_id, wrong_read_next_action as action, count(*) as n
-    from {{ ref('fct_tool_call') }}
+    from {{ ref('int_tool_calls_final') }}
     where wrong_read_next_action is not null
     group by all
 ),
