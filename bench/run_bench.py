@@ -100,6 +100,23 @@ def table_rows(db: Path, schema: str) -> dict[str, int]:
         con.close()
 
 
+def dbt_profile(run_results: Path) -> dict[str, object]:
+    """Where a dbt build spends its time: per resource type, node count and summed execution time,
+    plus the five slowest nodes (from dbt's run_results.json)."""
+    try:
+        results = json.loads(run_results.read_text())["results"]
+    except (OSError, KeyError, ValueError):
+        return {}
+    by_type: dict[str, list[float]] = {}
+    for res in results:
+        by_type.setdefault(res["unique_id"].split(".")[0], []).append(float(res["execution_time"]))
+    slowest = sorted(results, key=lambda res: -float(res["execution_time"]))[:5]
+    return {
+        "by_type": {t: {"nodes": len(v), "seconds": round(sum(v), 2)} for t, v in sorted(by_type.items())},
+        "slowest": {res["unique_id"].split(".")[-1]: round(float(res["execution_time"]), 2) for res in slowest},
+    }
+
+
 def handwritten_query(runs_dir: Path, db: Path, keep: Path | None = None) -> tuple[float, dict[str, int]]:
     """Time bench/handwritten.sql (model_summary, stopping_behavior, tool_transitions over Parquet)."""
     sql = (REPO / "bench" / "handwritten.sql").read_text()
@@ -162,7 +179,8 @@ def scale(label: str, replicates: int, work: Path, bench_dir: Path, results: lis
     startup = r.wall_s
     r = best_of(REPEATS, f"dbt_build_{label}", [cli("dbt"), "build", *dbt_common], env=stage_env, cwd=REPO,
                 log=logs / f"dbt_build_{label}.log")
-    r.extra = {"rows": table_rows(db, "main"), "bytes_written": db.stat().st_size}
+    r.extra.update(rows=table_rows(db, "main"), bytes_written=db.stat().st_size,
+                   profile=dbt_profile(work / f"target_{label}" / "run_results.json"))
     results.append(r)
 
     build = results[-1]
@@ -244,6 +262,9 @@ def markdown(info: dict[str, object], results: list[StageResult], missed: list[s
             out.append(f"{r.extra['runs']} runs")
         if "rows" in r.extra and isinstance(r.extra["rows"], dict):
             out.append(f"{sum(r.extra['rows'].values()):,} rows")
+        if isinstance(r.extra.get("profile"), dict) and r.extra["profile"].get("by_type"):
+            out.append("profile: " + ", ".join(f"{t} {v['nodes']} nodes {v['seconds']} s"
+                                               for t, v in r.extra["profile"]["by_type"].items()))
         if "ratio_to_handwritten" in r.extra:
             out.append(f"{r.extra['minus_startup_s']} s without start-up = {r.extra['ratio_to_handwritten']}x hand-written SQL")
         status = "" if r.returncode == 0 else f" (exit {r.returncode})"
