@@ -297,6 +297,21 @@ def test_no_search_never_calls_search(release: Release) -> None:
     assert any(c["tool"] == "search_papers" for r in full for c in r.tool_calls)
 
 
+def test_no_search_costs_recall_on_depth_two_items(release: Release) -> None:
+    """Without search, an agent that lacks a sense of direction (1 - navigation_skill per item)
+    explores references at random, so depth-2 gold papers are found less often than with search."""
+    p = replace(ARCHETYPES["balanced"], navigation_skill=0.5)
+    full = finals(run_model(release, p))
+    blind = finals(run_model(release, p, condition="no_search"))
+    d2 = {it.id for it in release.items if it.depth == 2}
+
+    def recall(rs: list[AttemptResult]) -> float:
+        got = [paper_recall(release, r) for r in rs if r.trajectory["sample_id"] in d2]
+        return sum(got) / len(got)
+
+    assert recall(blind) < recall(full) - 0.1
+
+
 # --------------------------------------------------------------------------------------------
 # tokens, failure modes, reactions, transcript
 

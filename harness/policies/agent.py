@@ -66,7 +66,7 @@ class SimAgent:
         "no_text", "dropped", "reads", "active", "covered", "stage", "inspect", "planned",
         "labelled", "parents", "turn", "budget_total", "budget_used", "must_submit",
         "pending_think", "just_thought", "post", "extra_left", "patience", "careful",
-        "read_nongold", "read_seed", "searches", "pending", "turn_cost", "chose", "nav_next",
+        "read_nongold", "read_seed", "searches", "pending", "turn_cost", "chose", "nav_next", "path_known",
     )
 
     def __init__(self, params: PolicyParams, ctx: SampleContext, rng: random.Random) -> None:
@@ -117,6 +117,11 @@ class SimAgent:
         self.turn_cost = 0
         self.chose = False
         self.nav_next: str | None = None
+        # Without search_papers (the no_search condition) the agent must know which reference leads to
+        # a gold paper: it does with probability navigation_skill per item, otherwise it can only
+        # explore references at random. With search, a missing path is made up for by searching (no
+        # draw, so the full condition's random stream is unaffected).
+        self.path_known = _SEARCH in self.tools or rng.random() < p.navigation_skill
 
     # ------------------------------------------------------------------ turn planning
 
@@ -495,7 +500,7 @@ class SimAgent:
             self.searches += 1
             return self._emit(_SEARCH, {"query": self._query(unseen), "top_k": 5})
         x: str | None = None
-        if unseen is not None and rng.random() < p.navigation_skill:
+        if unseen is not None and self.path_known and rng.random() < p.navigation_skill:
             par = self._parent(unseen)
             if par is not None and par not in self.seen_set:
                 par = self.seed_id
