@@ -487,11 +487,13 @@ async def run_sample(
     backend: Backend,
     cfg: LoopConfig,
     seed: int,
+    first_attempt: int = 0,
 ) -> list[AttemptResult]:
     """Run attempts of one sample until one does not end with ``error`` (at most ``cfg.max_attempts``).
 
     Every attempt gets a fresh context, conversation and sandbox; failed attempts are returned too
-    (``attempt`` 0, 1, ...), the last one has ``is_final`` true, and each carries only its own tokens.
+    (``attempt`` first_attempt, first_attempt + 1, ...; a resumed run continues the numbering of the
+    attempts it already holds), the last one has ``is_final`` true, and each carries only its own tokens.
     """
     condition = cfg.condition
     system = prompts.system_prompt(item, condition, cfg.caps)
@@ -499,7 +501,8 @@ async def run_sample(
     disabled = prompts.disabled_tools(condition)
     label_list = list(labels)
     results: list[AttemptResult] = []
-    for attempt in range(cfg.max_attempts):
+    for k in range(cfg.max_attempts):
+        attempt = first_attempt + k
         ctx = SampleContext(
             item=item,
             system_prompt=system,
@@ -517,8 +520,8 @@ async def run_sample(
         results.append(result)
         if result.trajectory["terminated_by"] != "error":
             break
-        if attempt + 1 < cfg.max_attempts:
-            await cfg.sleep(cfg.retry_wait(attempt))
+        if k + 1 < cfg.max_attempts:
+            await cfg.sleep(cfg.retry_wait(k))
     last = len(results) - 1
     for i, r in enumerate(results):
         r.trajectory["is_final"] = i == last

@@ -39,8 +39,10 @@ from .panel import ModelSpec, Panel, RunSpec
 from .run_identity import RunCaps, config_json, run_id_for
 from .writer import RunWriter
 
-#: (flush_every samples, flush_seconds) by backend kind
-FLUSH_DEFAULTS: dict[str, tuple[int, float]] = {"sim": (250, 30.0), "real": (10, 10.0)}
+#: (flush_every samples, flush_seconds) by backend kind. Real backends write every finished sample at
+#: once (SPEC §3: a crash loses at most the samples in flight; they cost money). Simulated runs are
+#: free and deterministic to recompute, so they batch (documented deviation, docs/running.md).
+FLUSH_DEFAULTS: dict[str, tuple[int, float]] = {"sim": (250, 30.0), "real": (1, 10.0)}
 
 COMPLETE, INTERRUPTED, TOKEN_CAP, SKIPPED, FAILED = "complete", "interrupted", "token_cap", "skipped", "failed"
 
@@ -394,7 +396,8 @@ async def _drive(
             sid = item.id
             in_flight.add(sid)
             attempts = await run_sample(item, graphs[sid], papers, labels.get(sid, []), backend, cfg,
-                                        sample_seed(seed, replicate, sid))
+                                        sample_seed(seed, replicate, sid),
+                                        first_attempt=writer.state.next_attempt.get(sid, 0))
             in_flight.discard(sid)
             writer.add(sid, attempts)  # no await between the result and the buffer: never half-added
             progress.sample(bool(attempts[-1].trajectory.get("is_correct")),

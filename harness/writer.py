@@ -22,8 +22,10 @@ Crash safety:
 - a crash loses at most the samples in flight plus those finished since the last flush.
 
 Error retry on resume (``retry_errors``, default on): samples whose final attempt ended with
-``terminated_by = 'error'`` are removed from their part (trajectories rewritten first, then the
-other tables) so that the runner runs them again, fresh, from attempt 0.
+``terminated_by = 'error'`` keep every row they have (failed attempts are kept, SPEC §2.2: their
+tokens were spent), but their trajectory rows are rewritten with ``is_final = false``, so the sample
+counts as unfinished and the runner runs it again; the new attempts continue the numbering
+(``RunState.next_attempt``), so keys stay unique and tokens are never double counted.
 
 A lock file (``.lock``, ``flock``) stops two processes from writing the same run directory.
 """
@@ -126,7 +128,8 @@ def _read(path: Path, columns: Sequence[str]) -> pa.Table:
         return pq.read_table(path, columns=list(columns))
     except (OSError, pa.ArrowException) as exc:
         raise AgentHopError(
-            f"{path}: unreadable part file ({exc}); move it away to run its samples again"
+            f"{path}: unreadable part file ({' '.join(str(exc).split())}); "
+            "move it away to run its samples again"
         ) from None
 
 
@@ -153,6 +156,8 @@ class RunState:
     removed_orphan_parts: list[str] = field(default_factory=list)
     removed_orphan_rows: int = 0
     retried_error_samples: list[str] = field(default_factory=list)
+    #: per sample already in the directory: the attempt number its next attempt gets
+    next_attempt: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_correct(self) -> int:
@@ -187,14 +192,16 @@ def recover_run_dir(run_dir: Path, *, retry_errors: bool = True) -> RunState:
         finals = t.column("is_final").to_pylist()
         term = t.column("terminated_by").to_pylist()
         errors = {s for s, f, tb in zip(ids, finals, term) if f and tb == "error"} if retry_errors else set()
+        for s, a in zip(ids, t.column("attempt").to_pylist()):
+            state.next_attempt[s] = max(state.next_attempt.get(s, 0), int(a) + 1)
         if errors:
             (run_dir / SUCCESS_FILE).unlink(missing_ok=True)  # the run is no longer finished
             full = pq.read_table(path)
-            keep = pa.array([s not in errors for s in ids], pa.bool_())
-            write_parquet_atomic(path, full.filter(keep), sync_dir=True)
+            col = full.schema.get_field_index("is_final")
+            unfinal = pa.array([f and s not in errors for s, f in zip(ids, finals)], pa.bool_())
+            write_parquet_atomic(path, full.set_column(col, full.schema.field(col), unfinal), sync_dir=True)
             state.retried_error_samples.extend(sorted(errors))
-            t = t.filter(keep)
-            ids = t.column("sample_id").to_pylist()
+            t = _read(path, cols)
             changed = True
         part_samples[k] = set(ids)
         for s, f, ok, tb, tok in zip(

@@ -205,9 +205,14 @@ def test_error_attempts_are_kept_and_retried_on_resume(release: Release, tmp_pat
     seen = count_calls(monkeypatch)
     res2 = run_model(RunSpec(EC, "full", 0), release, tmp_path, OPTS, limit=3)
     assert seen == [bad] and res2.n_done == 3
-    traj = [r for r in rows(run_dir, "trajectories") if r["sample_id"] == bad]
-    assert [(r["attempt"], r["is_final"], r["terminated_by"]) for r in traj] == [(0, True, "answer")]
+    traj = sorted((r for r in rows(run_dir, "trajectories") if r["sample_id"] == bad), key=lambda r: r["attempt"])
+    # the failed attempts stay (their tokens were spent), the new attempt continues the numbering
+    assert [(r["attempt"], r["is_final"], r["terminated_by"]) for r in traj] == [
+        (0, False, "error"), (1, False, "error"), (2, False, "error"), (3, True, "answer")]
     assert sorted(finals(run_dir)) == sorted(it.id for it in release.items[:3])
+    turn_keys = [(r["sample_id"], r["attempt"], r["turn"]) for r in rows(run_dir, "turns")]
+    assert len(turn_keys) == len(set(turn_keys))  # keys unique across old and new parts
+    assert {r["attempt"] for r in rows(run_dir, "tool_calls") if r["sample_id"] == bad} == {3}
     # --keep-errors: nothing is rerun
     failing.add(release.items[2].id)
     run_model(RunSpec(EC, "no_search", 0), release, tmp_path, OPTS, limit=3)
@@ -296,10 +301,11 @@ def test_a_crashing_run_keeps_finished_samples_and_the_panel_goes_on(
     real = loop_mod.run_sample
     boom = release.items[3].id
 
-    async def buggy(item: Any, graph: Any, papers: Any, labels: Any, backend: Any, cfg: Any, seed: int) -> Any:
+    async def buggy(item: Any, graph: Any, papers: Any, labels: Any, backend: Any, cfg: Any, seed: int,
+                    first_attempt: int = 0) -> Any:
         if item.id == boom and cfg.condition == "full":
             raise RuntimeError("bug in the loop")
-        return await real(item, graph, papers, labels, backend, cfg, seed)
+        return await real(item, graph, papers, labels, backend, cfg, seed, first_attempt)
 
     monkeypatch.setattr(loop_mod, "run_sample", buggy)
     results = run_panel([RunSpec(EC, "full", 0), RunSpec(EC, "no_search", 0)], release, tmp_path, OPTS,
@@ -310,3 +316,12 @@ def test_a_crashing_run_keeps_finished_samples_and_the_panel_goes_on(
     run_dir = tmp_path / results[0].run_id
     assert sorted(finals(run_dir)) == sorted(it.id for it in release.items[:3])  # finished before the crash
     assert not (run_dir / "_SUCCESS").exists() and (tmp_path / results[1].run_id / "_SUCCESS").exists()
+
+
+def test_real_backends_write_every_finished_sample_at_once() -> None:
+    """SPEC §3: a crash loses at most the samples in flight. Real samples cost money, so each is
+    flushed as it finishes; simulated runs batch (docs/running.md)."""
+    opts = RunOptions()
+    assert opts.flush_for("openai")[0] == 1 and opts.flush_for("anthropic")[0] == 1
+    assert opts.flush_for("sim")[0] > 1
+    assert RunOptions(flush_every=5).flush_for("openai")[0] == 5  # --flush-every overrides

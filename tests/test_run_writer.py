@@ -194,7 +194,7 @@ def test_resume_keeps_started_at_and_continues_part_numbers(tmp_path: Path) -> N
     assert row["started_at"] == started["started_at"] and row["finished_at"] is not None
 
 
-def test_error_samples_are_removed_for_retry_unless_kept(tmp_path: Path) -> None:
+def test_error_samples_are_unfinalised_for_retry_unless_kept(tmp_path: Path) -> None:
     w = RunWriter(tmp_path, meta(), record_messages=True, flush_every=10)
     w.begin()
     w.add("ok", [attempt("ok", 0, True)])
@@ -210,11 +210,18 @@ def test_error_samples_are_removed_for_retry_unless_kept(tmp_path: Path) -> None
 
     w2 = RunWriter(tmp_path, meta(), record_messages=True)
     assert w2.finished == {"ok"} and w2.state.retried_error_samples == ["bad"]
-    assert w2.state.tokens == 100  # the removed attempts no longer count
+    assert w2.state.tokens == 400  # the failed attempts were spent and still count
+    assert w2.state.next_attempt == {"ok": 1, "bad": 3}  # a retry continues the numbering
     assert not (run_dir / "_SUCCESS").exists()
-    for table in ("trajectories", "turns", "tool_calls", "messages"):
-        assert {r["sample_id"] for r in table_rows(run_dir, table)} == {"ok"}
-    w2.close(complete=False)
+    for table in ("trajectories", "turns", "tool_calls", "messages"):  # every row is kept ...
+        assert {r["sample_id"] for r in table_rows(run_dir, table)} == {"ok", "bad"}
+    finals_now = {(r["sample_id"], r["attempt"]) for r in table_rows(run_dir, "trajectories") if r["is_final"]}
+    assert finals_now == {("ok", 0)}  # ... but 'bad' no longer has a final attempt
+    w2.begin()
+    w2.add("bad", [attempt("bad", 3, True)])
+    w2.close(complete=True)
+    traj = sorted((r["sample_id"], r["attempt"], r["is_final"]) for r in table_rows(run_dir, "trajectories"))
+    assert traj == [("bad", 0, False), ("bad", 1, False), ("bad", 2, False), ("bad", 3, True), ("ok", 0, True)]
 
 
 def test_orphan_rows_of_an_interrupted_rewrite_are_dropped(tmp_path: Path) -> None:
