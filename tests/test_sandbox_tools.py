@@ -218,6 +218,19 @@ def test_read_section_full_text_without_truncation() -> None:
     assert out.text == "=== Body ===\n\n" + "z" * 70_000
 
 
+def test_missing_header_shows_as_section_number() -> None:
+    """reference §2.3: a missing header shows as 'Section {i+1}' (list, read and not-found list)."""
+    paper = Paper("9999.00002", "Headless", (Section("", "first text"), Section("Method", "m")))
+    graph = Graph("s", {"H": Node("H", "Headless", "9999.00002", 2024, "")}, {})
+    box = Sandbox(ITEM, graph, {"9999.00002": paper})
+    listed = box.execute("list_sections", {"paper_id": "H"}).text
+    assert "  (A) Section 1 (10 chars)" in listed and "  (B) Method (1 chars)" in listed
+    read = box.execute("read_section", {"paper_id": "H", "section": "A"})
+    assert read.text == "=== Section 1 ===\n\nfirst text" and read.resolved_header == "Section 1"
+    missing = box.execute("read_section", {"paper_id": "H", "section": "Results"}).text
+    assert missing.endswith("Available sections: (A) Section 1; (B) Method")
+
+
 def test_ambiguous_substring_gives_not_found_with_alias_list(sb: Sandbox) -> None:
     out = sb.execute("read_section", {"paper_id": "B", "section": "Experimental"})
     assert out.text == (

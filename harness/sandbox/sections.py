@@ -54,6 +54,12 @@ def alias_to_index(letters: str) -> int:
     return idx - 1
 
 
+def display_header(index: int, header: str) -> str:
+    """A section's header as the tools show it: a missing header shows as ``Section {i+1}``
+    (reference document §2.3)."""
+    return header or f"Section {index + 1}"
+
+
 def normalize_header(header: str) -> str:
     """The reference's fuzzy form of a header (or query).
 
@@ -89,7 +95,7 @@ class _HeaderForms:
         """``(A) Header; (B) Header; ...`` as in read_section's not-found message."""
         if self._available is None:
             self._available = "; ".join(
-                f"({alias(i)}) {s.header}" for i, s in enumerate(self.paper.sections)
+                f"({alias(i)}) {display_header(i, s.header)}" for i, s in enumerate(self.paper.sections)
             )
         return self._available
 

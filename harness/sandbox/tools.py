@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..benchmark.model import Graph, Item, Node, Paper
-from .sections import alias, available_sections, resolve_section
+from .sections import alias, available_sections, display_header, resolve_section
 
 #: Budget points per tool (reference §2.1). Charged whenever the tool runs, failures included.
 TOOL_COSTS: dict[str, int] = {
@@ -387,7 +387,7 @@ class Sandbox:
             return ToolOutcome(f"No sections found for paper '{pid}'.", 1, NO_FULL_TEXT, paper_id=pid)
         lines = [f"Sections for paper '{pid}' ({len(sections)} sections):\n"]
         lines.extend(
-            f"  ({alias(i)}) {s.header} ({len(s.text)} chars)" for i, s in enumerate(sections)
+            f"  ({alias(i)}) {display_header(i, s.header)} ({len(s.text)} chars)" for i, s in enumerate(sections)
         )
         return ToolOutcome("\n".join(lines), 1, OK, paper_id=pid)
 
@@ -426,13 +426,14 @@ class Sandbox:
                 section_query=sq,
             )
         sec = sections[idx]
+        header = display_header(idx, sec.header)
         return ToolOutcome(
-            f"=== {sec.header} ===\n\n{sec.text}",
+            f"=== {header} ===\n\n{sec.text}",
             5,
             OK,
             paper_id=pid,
             section_query=sq,
-            resolved_header=sec.header,
+            resolved_header=header,
             resolved_section_index=idx,
         )
 
