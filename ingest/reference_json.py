@@ -193,8 +193,10 @@ def status_of(output: str) -> str:
         return "invalid_args"
     if output.startswith("Paper '") and "not found" in first:
         return "unknown_paper"
-    if output.startswith("Full text not available"):
+    if output.startswith(("Full text not available", "No sections found for paper")):
         return "no_full_text"
+    if output.startswith("Empty query."):
+        return "invalid_args"
     if output.startswith("Section '") and "' not found in paper" in first:
         return "section_not_found"
     return "ok"

@@ -332,8 +332,45 @@ def test_all_attempts_failed_counts_final_once(tmp_path: Path) -> None:
         ("Unknown tool: fly", "unknown_tool"),
         ("No references found for this paper (or references not available in pool).", "ok"),
         ("No papers found matching 'zzz'.", "ok"),
+        ("No sections found for paper 'abc'.", "no_full_text"),
+        ("Empty query. Please provide search keywords.", "invalid_args"),
         ("=== Section 'A' not found in paper ===\n\ntext", "ok"),
     ],
 )
 def test_status_of(output: str, status: str) -> None:
     assert status_of(output) == status
+
+
+def test_status_of_agrees_with_the_sandbox_on_every_tool_outcome() -> None:
+    """A run imported from reference JSON and a run of our harness classify the same output text the
+    same way: every outcome the sandbox produces (truncated to 500 characters, as the reference
+    records it) maps back to the status the sandbox gave it."""
+    from agenthop.harness.benchmark.model import Graph, Item, Node, Paper, Section
+    from agenthop.harness.sandbox.tools import Sandbox
+
+    papers = {"1": Paper("1", "P", (Section("Intro", "text " * 200), Section("Method", "m"))),
+              "2": Paper("2", "Empty", ())}
+    nodes = {"S": Node("S", "Seed", "1", 2024, "abstract"), "E": Node("E", "Empty", "2", 2024, ""),
+             "M": Node("M", "Meta only", "", 2020, "meta")}
+    item = Item(id="st_1", question_type="single-target", depth=1, reasoning_type="GROUND",
+                cognitive_skill=None, venue=None, consensus_tier=None, question="q?", options=("a", "b", "c", "d"),
+                correct_index=0, distractor_types=None, seed_paper_id="S", seed_arxiv_id="1", seed_title="Seed",
+                gold_paper_ids=("S",), gold_arxiv_ids=("1",))
+    box = Sandbox(item, Graph("st_1", nodes, {"S": ("E", "M")}), papers)
+    calls = [
+        ("get_paper_info", {"paper_id": "S"}), ("get_paper_info", {"paper_id": "nope"}),
+        ("get_references", {"paper_id": "S"}), ("get_references", {"paper_id": "M"}),
+        ("search_papers", {"query": "seed"}), ("search_papers", {"query": "zzz"}), ("search_papers", {"query": "!!"}),
+        ("list_sections", {"paper_id": "S"}), ("list_sections", {"paper_id": "M"}), ("list_sections", {"paper_id": "E"}),
+        ("read_section", {"paper_id": "S", "section": "A"}), ("read_section", {"paper_id": "S", "section": "Zebra"}),
+        ("read_section", {"paper_id": "M", "section": "A"}), ("read_section", {"paper_id": "E", "section": "A"}),
+        ("read_section", {"paper_id": "nope", "section": "A"}), ("read_section", {"paper_id": "S"}),
+        ("think", {"reasoning": "hm"}), ("submit_answer", {"answer": "A", "reasoning": "r"}), ("fly", {}),
+    ]
+    seen = set()
+    for name, args in calls:
+        out = box.execute(name, args)
+        text = out.text if len(out.text) <= 500 else out.text[:500] + "..."
+        assert status_of(text) == out.status, (name, args, out.text[:80])
+        seen.add(out.status)
+    assert seen == {"ok", "unknown_paper", "no_full_text", "section_not_found", "invalid_args", "unknown_tool"}
