@@ -25,7 +25,7 @@ Fixture summary (papers are graph node ids; arXiv ids in brackets):
     mt_b G3a {1 header}, G4 {1 header}     mt_c G3b {1 header}, G4 {2 header}
     mt_d G3a {2 header}, G3b none (only a supporting label)
   runs: r1 sim-alpha full rep 0 | r2 sim-alpha full rep 1 | r3 sim-alpha closed_book rep 0 (2 items)
-        r4 gpt-4.1-mini-2025-04-14 (openai) full rep 0 (1 item, 2 attempts, deliberate budget error)
+        r4 team-mini (openai, model_id gpt-4.1-mini-2025-04-14) full rep 0 (1 item, 2 attempts, deliberate budget error)
 """
 
 from __future__ import annotations
@@ -152,11 +152,14 @@ def C(tool: str, paper: str | None = None, sec: int | None = None, status: str =
 TEXT = "text"    # an assistant turn without tool calls
 ERROR = "error"  # an error turn (no calls, no tokens)
 
+#: config_json per run (default "{}"): r4 is priced by its provider model id, not its display name
+RUN_CONFIG = {"r4": '{"model_id": "gpt-4.1-mini-2025-04-14"}'}
+
 RUNS = {
     "r1": ("sim-alpha", "sim", "full", 0),
     "r2": ("sim-alpha", "sim", "full", 1),
     "r3": ("sim-alpha", "sim", "closed_book", 0),
-    "r4": ("gpt-4.1-mini-2025-04-14", "openai", "full", 0),
+    "r4": ("team-mini", "openai", "full", 0),  # display name; provider model id in config_json (RUN_CONFIG)
 }
 
 # (run, sample) -> (turns, is_correct, predicted_index, terminated_by). Comments: what each one exercises.
@@ -301,7 +304,7 @@ def trajectory_rows() -> dict[str, list[dict[str, Any]]]:
         runs.append(dict(
             run_id=run, model=model, backend=backend, condition=condition, replicate=replicate,
             benchmark_sha256="0123456789abcdef", budget_total=30, max_turns=20, max_total_tokens=200_000,
-            harness_version="test", config_json="{}", family=None, tier=None, started_at=None, finished_at=None,
+            harness_version="test", config_json=RUN_CONFIG.get(run, "{}"), family=None, tier=None, started_at=None, finished_at=None,
         ))
     for (run, sid), (turn_list, correct, pred, term) in TRAJ.items():
         c, t, used = _call_rows(run, sid, 0, turn_list)
@@ -459,7 +462,7 @@ def test_model_summary_matches_hand_computed_metrics(warehouse: Path) -> None:
     assert rows == approx_rows(expected)
     assert q(warehouse, "select model, condition, replicate, is_simulated from main.model_summary order by run_id") == [
         ("sim-alpha", "full", 0, True), ("sim-alpha", "full", 1, True), ("sim-alpha", "closed_book", 0, True),
-        ("gpt-4.1-mini-2025-04-14", "full", 0, False)]
+        ("team-mini", "full", 0, False)]
 
 
 def test_stopping_behavior(warehouse: Path) -> None:
@@ -626,7 +629,8 @@ def test_model_cost(warehouse: Path) -> None:
         select run_id, pricing_found, price_prefix, n_attempts, prompt_tokens, completion_tokens, cache_read_tokens,
                cache_creation_tokens, regular_input_usd, cache_read_usd, cache_creation_usd, output_usd, total_usd
         from main.model_cost order by run_id""")
-    # sim runs are never priced. r4 matches 'gpt-4.1-mini' (listed before 'gpt-4.1'); tokens over BOTH
+    # sim runs are never priced. r4 ('team-mini', provider id gpt-4.1-mini-2025-04-14 in config_json) matches
+    # 'gpt-4.1-mini' (listed before 'gpt-4.1'); tokens over BOTH
     # attempts: prompt 1,200 + 2 x 1,000, completion 2 x 200, cache read 2 x 3,000, cache write 2 x 500.
     # 3,200 x 0.40 / 1e6 = 0.00128; 6,000 x 0.40 x 0.5 / 1e6 = 0.0012; 1,000 x 0.40 x 1.0 / 1e6 = 0.0004;
     # 400 x 1.60 / 1e6 = 0.00064; total 0.00352.

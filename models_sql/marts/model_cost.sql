@@ -1,6 +1,6 @@
 -- SPEC §5.13 cost per run: tokens of ALL attempts (failed attempts were billed too) times the seed price
--- table model_prices (reference document §5.5): the first prefix in list order that the model name starts
--- with (case-sensitive). Unknown models, and every simulated model (backend 'sim', whatever its name),
+-- table model_prices (reference document §5.5): the first prefix in list order that the provider model id
+-- (config_json.model_id; else the model name) starts with (case-sensitive). Unknown models, and every simulated model (backend 'sim', whatever its name),
 -- have pricing_found = false and NULL costs. Each part is rounded to 6 decimals; total_usd is the
 -- rounded sum of the unrounded parts, as in the reference's compute_cost.
 with tokens as (
@@ -19,7 +19,9 @@ matched_price as (
     select runs.run_id, prices.*
     from {{ ref('stg_harness__runs') }} as runs
     join {{ ref('model_prices') }} as prices
-        on starts_with(runs.model, prices.prefix)
+        -- the provider's model id when the run recorded one (a display name such as `my-model` need not
+        -- be priceable), else the model name (reference-JSON imports, whose folder is the model id)
+        on starts_with(coalesce(json_extract_string(runs.config_json, '$.model_id'), runs.model), prices.prefix)
     where not runs.is_simulated
     qualify row_number() over (partition by runs.run_id order by prices.price_order) = 1
 ),
