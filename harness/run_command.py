@@ -30,7 +30,7 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
             raise AgentHopError(f"--model {name!r} looks like a real model's name; simulated models must not carry one")
         from .policies.archetypes import ARCHETYPES
 
-        archetype = sim_archetype or name.replace("-", "_")
+        archetype = (sim_archetype or name).replace("-", "_")  # early-committer = early_committer
         if archetype not in ARCHETYPES:
             hint = "" if sim_archetype else f" (--model {name!r} is not an archetype name; pass --sim-archetype)"
             raise AgentHopError(
@@ -60,11 +60,14 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
               help="Concurrent samples of a real-backend run.")
 @click.option("--processes", type=click.IntRange(min=1),
               help="Worker processes for simulated runs of a panel (default: CPU count).")
-@click.option("--limit", type=click.IntRange(min=0), help="Only the first N items of the release.")
+@click.option("--limit", type=click.IntRange(min=1),
+              help="Only the first N items of the release (default: all). The limit is not part of the "
+              "run identity: a limited run resumes into the same directory as the full one.")
 @click.option("--out", "out", default="out/runs", show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="Output root; one directory per run.")
 @click.option("--budget", default=30, show_default=True, type=click.IntRange(min=1), help="Tool budget points.")
-@click.option("--max-turns", default=20, show_default=True, type=click.IntRange(min=1))
+@click.option("--max-turns", default=20, show_default=True, type=click.IntRange(min=1),
+              help="Model calls (turns) per attempt.")
 @click.option("--max-total-tokens", default=200_000, show_default=True, type=click.IntRange(min=1),
               help="Per-sample cumulative token cap.")
 @click.option("--max-run-tokens", default=0, show_default=True, type=click.IntRange(min=0),

@@ -108,7 +108,8 @@ def read_parquet(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
             return f.read(columns=[c for c in columns if c in present], use_threads=True)
         return f.read(use_threads=True)
     except (pa.ArrowException, OSError, ValueError) as exc:
-        raise IngestError(f"{path}: not a readable Parquet file ({exc})") from None
+        detail = " ".join(str(exc).split())  # Arrow's messages can span lines; errors are one line
+        raise IngestError(f"{path}: not a readable Parquet file ({detail})") from None
 
 
 def _check_run_id(table: pa.Table, run_id: str, where: str) -> None:

@@ -60,8 +60,14 @@ def open_warehouse(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """Read-write connection; if the file is new and the block fails, the file is removed."""
     existed = path.exists()
     made_dir: Path | None = None
+    for anc in path.parents:  # a file where a folder should be: say so before DuckDB's IO error
+        if anc.exists():
+            if not anc.is_dir():
+                raise IngestError(f"warehouse {path}: {anc} is a file, not a directory")
+            break
     if not path.parent.exists():
-        made_dir = path.parent
+        # the topmost missing folder, so a failed load removes every folder ingest created
+        made_dir = next(a for a in reversed(path.parents) if not a.exists())
         try:
             path.parent.mkdir(parents=True)
         except OSError as exc:
@@ -87,13 +93,18 @@ def _cleanup(path: Path, existed: bool, made_dir: Path | None) -> None:
     for p in (path, Path(str(path) + ".wal")):
         try:
             p.unlink()
-        except FileNotFoundError:
+        except OSError:  # absent, or its "folder" is a file: nothing of ours to remove
             pass
     if made_dir is not None:
-        try:
-            made_dir.rmdir()
-        except OSError:
-            pass
+        d = path.parent
+        while True:  # from the warehouse's folder up to the topmost folder ingest created
+            try:
+                d.rmdir()
+            except OSError:
+                break
+            if d == made_dir:
+                break
+            d = d.parent
 
 
 @dataclass(slots=True)

@@ -133,8 +133,9 @@ def label_runs(runs: Sequence[RunInfo]) -> None:
     seen: dict[str, int] = {}
     for r in runs:  # still ambiguous (same model passed twice): fall back to the run id
         seen[r.label] = seen.get(r.label, 0) + 1
+    ambiguous = {label for label, n in seen.items() if n > 1}
     for r in runs:
-        if seen[r.label] > 1:
+        if r.label in ambiguous:
             r.label = f"{r.label} ({r.run_id})"
 
 
@@ -164,6 +165,16 @@ def resolve_runs(
             have = ", ".join(sorted({r.condition for r in cands}))
             raise AgentHopError(f"model {m!r} has no {condition!r} run (it has: {have}); use --condition or --runs")
         picked.append(min(in_cond, key=lambda r: (r.replicate, r.run_id)))
+    seen: set[str] = set()
+    for r in picked:
+        if r.run_id in seen:
+            if run_ids and r.run_id in run_ids:
+                raise AgentHopError(f"run {r.run_id!r} is given twice; name different runs")
+            raise AgentHopError(
+                f"model {r.model!r} is given twice (both pick run {r.run_id!r}); to compare its "
+                f"replicates pass --runs RUN_A,RUN_B, or use: agenthop-report reruns --model {r.model}"
+            )
+        seen.add(r.run_id)
     return picked
 
 

@@ -25,6 +25,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from agenthop.harness.errors import AgentHopError
+
 from . import stats
 from .bundle import javascript_bundle
 from .values import jsonable
@@ -197,17 +199,28 @@ def render(template: str, context: dict[str, Any], charts: Charts, provenance: P
 
 def write_html(html: str, out: Path) -> Path:
     """Write atomically (temporary file + rename) so a crash never leaves half a report."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise AgentHopError(f"--out {out}: cannot write the report ({_os_reason(exc)})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(html)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, out)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise AgentHopError(f"--out {out}: cannot write the report ({_os_reason(exc)})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return out
+
+
+def _os_reason(exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    return f"{reason}: {exc.filename}" if exc.filename else reason
 
 
 def _umask() -> int:

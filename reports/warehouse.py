@@ -161,6 +161,8 @@ class Warehouse:
         """Run ad-hoc SQL on the read-only connection; DuckDB errors become user errors."""
         try:
             cur = self.con.execute(sql)
+            if cur is None:  # DuckDB returns no cursor for an empty or comment-only query
+                raise AgentHopError("sql: the query is empty; give a statement, e.g. \"SELECT * FROM model_summary\"")
             if cur.description is None:
                 return [], []
             names = [d[0] for d in cur.description]

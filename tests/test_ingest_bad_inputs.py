@@ -222,6 +222,44 @@ def test_bad_input_into_new_file_leaves_no_file(tmp_path: Path) -> None:
     assert not db.exists() and not Path(str(db) + ".wal").exists() and not db.parent.exists()
 
 
+def test_failed_load_removes_every_folder_it_created(tmp_path: Path) -> None:
+    root = tmp_path / "bench"
+    sha = write_release(root)
+    d = write_run(tmp_path / "runs", run_rows("r", sha))
+    (d / "turns-00000.parquet").write_bytes(b"PAR1 garbage")
+    db = tmp_path / "a" / "b" / "c" / "w.duckdb"
+    res = ingest("--db", str(db), "--benchmark", str(root), "--runs", str(d))
+    assert res.exit_code == 2 and "turns-00000.parquet" in res.stderr
+    assert not (tmp_path / "a").exists()
+
+
+def test_db_under_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    root = tmp_path / "bench"
+    write_release(root)
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a folder")
+    db = blocker / "w.duckdb"
+    res = ingest("--db", str(db), "--benchmark", str(root))
+    assert res.exit_code == 2, res.output
+    assert res.stderr.strip() == f"error: warehouse {db}: {blocker} is a file, not a directory"
+    assert blocker.read_text() == "a file, not a folder"
+
+
+def test_corrupt_page_is_one_line(base: dict) -> None:
+    """Arrow's message for a damaged page (footer intact) spans lines; the error stays one line."""
+    d = write_run(base["tmp"] / "runs", run_rows("corrupt", base["sha"]))
+    part = d / "tool_calls-00000.parquet"
+    raw = bytearray(part.read_bytes())
+    for k in range(4, len(raw) // 2, 7):
+        raw[k] ^= 0x5A
+    part.write_bytes(bytes(raw))
+    res = ingest("--db", str(base["db"]), "--runs", str(d))
+    assert res.exit_code == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "tool_calls-00000.parquet: not a readable Parquet file" in lines[0], res.stderr
+    assert file_sha(base["db"]) == base["before"]
+
+
 def test_missing_inputs_are_named(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     res = ingest("--db", str(db), "--runs", str(tmp_path / "nope"))

@@ -165,6 +165,45 @@ def test_sql_is_read_only_and_errors_are_one_line(db: Path) -> None:
     con.close()
 
 
+def test_sql_empty_query_is_a_user_error(db: Path) -> None:
+    for query in ("", "   ", "/* nothing */"):
+        code, _, err = run("sql", query, "--db", str(db))
+        assert code == 2 and err.strip() == (
+            'error: sql: the query is empty; give a statement, e.g. "SELECT * FROM model_summary"'
+        ), (query, err)
+
+
+def test_same_run_twice_is_a_user_error(tmp_path: Path, db: Path, panel: dict) -> None:
+    rid = full_run(panel, "verifier")
+    code, _, err = run("compare", "--models", "verifier,verifier", "--db", str(db), "--out", str(tmp_path / "c.html"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"model 'verifier' is given twice (both pick run '{rid}')" in err and "reruns --model verifier" in err
+    code, _, err = run("compare", "--runs", f"{rid},{rid}", "--db", str(db), "--out", str(tmp_path / "c.html"))
+    assert code == 2 and err.strip() == f"error: run '{rid}' is given twice; name different runs"
+    code, _, err = run("item", "ST-0001", "--runs", f"{rid},{rid}", "--db", str(db), "--out", str(tmp_path / "i.html"))
+    assert code == 2 and "given twice" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_unwritable_out_is_a_user_error(tmp_path: Path, db: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    code, _, err = run("leaderboard", "--db", str(db), "--out", str(blocker / "lb.html"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: --out {blocker / 'lb.html'}: cannot write the report")
+    nested = tmp_path / "new" / "dir" / "lb.html"  # missing folders are created
+    code, out, _ = run("leaderboard", "--db", str(db), "--out", str(nested))
+    assert code == 0 and nested.is_file()
+
+
+def test_label_runs_with_a_repeated_run() -> None:
+    from agenthop.reports.queries import RunInfo, label_runs
+
+    runs = [RunInfo("v__full__r0", "v", "full", 0), RunInfo("v__full__r0", "v", "full", 0)]
+    label_runs(runs)  # used to raise KeyError once the first label had been rewritten
+    assert [r.label for r in runs] == ["v · full #0 (v__full__r0)"] * 2
+
+
 def test_every_command_has_help() -> None:
     for cmd in ("compare", "leaderboard", "reruns", "item", "sql"):
         code, out, _ = run(cmd, "--help")

@@ -284,6 +284,22 @@ def test_panel_error_through_the_cli(bench: Path, tmp_path: Path) -> None:
     assert res.exit_code == 2 and "unknown archetype 'mystery'" in res.output
 
 
+def test_limit_zero_and_hyphenated_archetype(bench: Path, tmp_path: Path) -> None:
+    # --limit 0 used to write an empty *finished* run under the full run's id, which replaced the
+    # full run in the warehouse on the next ingest
+    res = CliRunner().invoke(cli_main, ["run", "--data", str(bench), "--model", "verifier", "--limit", "0",
+                                        "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "'--limit': 0 is not in the range x>=1" in res.output
+    assert not (tmp_path / "o").exists()
+    # --sim-archetype takes the same spelling as --model (early-committer = early_committer)
+    res = CliRunner().invoke(cli_main, ["run", "--data", str(bench), "--model", "x", "--sim-archetype",
+                                        "early-committer", "--limit", "1", "--out", str(tmp_path / "p"),
+                                        "--no-progress"])
+    assert res.exit_code == 0, res.output
+    run_dir = only_run_dir(tmp_path / "p")
+    assert '"archetype": "early_committer"' in rows(run_dir, "runs")[0]["config_json"]
+
+
 def test_shipped_panels_are_valid() -> None:
     repo = Path(__file__).resolve().parents[1]
     for path in sorted((repo / "panels").glob("*.yaml")) + sorted((repo / "tests" / "fixtures").glob("panel*.yaml")):
