@@ -158,8 +158,12 @@ class Warehouse:
         return [dict(zip(names, r)) for r in cur.fetchall()]
 
     def execute_user_sql(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Run ad-hoc SQL on the read-only connection; DuckDB errors become user errors."""
+        """Run ad-hoc SQL on the read-only connection; DuckDB errors become user errors.
+
+        Besides the read-only warehouse, file-system access is switched off for this connection, so a
+        query cannot write files either (``COPY ... TO``) or read anything but the warehouse."""
         try:
+            self.con.execute("SET enable_external_access = false")
             cur = self.con.execute(sql)
             if cur is None:  # DuckDB returns no cursor for an empty or comment-only query
                 raise AgentHopError("sql: the query is empty; give a statement, e.g. \"SELECT * FROM model_summary\"")

@@ -762,3 +762,13 @@ def test_wilson_literals_agree_with_formula() -> None:
     assert wilson(2, 2) == pytest.approx((0.34238022395464934, 1.0))
     assert wilson(2, 3) == pytest.approx((0.2076595988078242, 0.9385080559790691))
     assert wilson(0, 1) == pytest.approx((0.0, 0.7934506882081973))
+
+
+def test_build_on_a_warehouse_without_raw_tables_says_what_to_do(tmp_path: Path) -> None:
+    """dbt_project.yml's on-run-start guard: one clear message instead of a dozen missing-schema errors."""
+    from conftest import run_dbt_build
+
+    proc = run_dbt_build(tmp_path / "empty.duckdb", tmp_path)
+    assert proc.returncode != 0
+    assert "has no raw tables: load a benchmark and runs first with agenthop-ingest" in proc.stdout
+    assert "does not exist" not in proc.stdout

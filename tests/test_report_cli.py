@@ -165,6 +165,12 @@ def test_sql_is_read_only_and_errors_are_one_line(db: Path) -> None:
     con.close()
 
 
+def test_sql_cannot_write_files(db: Path, tmp_path: Path) -> None:
+    target = tmp_path / "leak.csv"
+    code, _, err = run("sql", f"COPY (SELECT * FROM model_summary) TO '{target}'", "--db", str(db))
+    assert code == 2 and "file system operations are disabled" in err and not target.exists()
+
+
 def test_sql_empty_query_is_a_user_error(db: Path) -> None:
     for query in ("", "   ", "/* nothing */"):
         code, _, err = run("sql", query, "--db", str(db))
