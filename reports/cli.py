@@ -19,11 +19,11 @@ from .warehouse import Warehouse
 
 EPILOG = """\b
 Examples:
-  agenthop-report compare --models sim-verifier,sim-early-committer
+  agenthop-report compare --models early-committer,verifier
   agenthop-report compare --runs RUN_A,RUN_B --out cmp.html
   agenthop-report leaderboard
-  agenthop-report reruns --model sim-verifier
-  agenthop-report item ST-0042 --runs RUN_A,RUN_B
+  agenthop-report reruns --model verifier
+  agenthop-report item st_0042 --runs RUN_A,RUN_B
   agenthop-report sql "SELECT model, accuracy FROM model_summary" --format csv
 
 Exit codes: 0 success, 2 user error (unknown model, missing marts, warehouse in use, bad SQL).

@@ -337,3 +337,19 @@ def test_hostile_strings_are_escaped_in_every_report(tmp_path: Path, hostile_db:
             assert "alert(1)</" not in block
     item_html = (tmp_path / "item.html").read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in item_html  # args_json shown escaped
+
+
+def test_help_examples_with_model_names_work_on_the_demo_panel(db: Path, tmp_path: Path) -> None:
+    """The examples in `agenthop-report --help` name the demo panel's models; they must run."""
+    import shlex
+
+    from agenthop.reports.cli import EPILOG
+
+    examples = [line.strip().split(" ", 1)[1] for line in EPILOG.splitlines()
+                if line.strip().startswith("agenthop-report ") and "RUN_" not in line]
+    assert len(examples) >= 4
+    for i, example in enumerate(examples):
+        args = shlex.split(example)
+        extra = ["--db", str(db)] + ([] if args[0] == "sql" or "--out" in args else ["--out", str(tmp_path / f"{i}.html")])
+        code, _, err = run(*args, *extra)
+        assert code == 0, (example, err)
