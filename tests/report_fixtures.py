@@ -22,7 +22,7 @@ def _materialise(con: duckdb.DuckDBPyConnection, name: str, kind: str) -> None:
 
 def inject_hostile(src: Path, dst: Path, hostile: str, model: str) -> Path:
     """Copy a warehouse and rename `model` to `hostile` everywhere in schema main; put `hostile` in
-    the args_json of every call of that model's runs. Views are materialised first (in the copy)."""
+    the args_json and the recorded output text of every call of that model's runs. Views are materialised first (in the copy)."""
     shutil.copyfile(src, dst)
     con = duckdb.connect(str(dst))
     rels = con.execute(
@@ -43,6 +43,12 @@ def inject_hostile(src: Path, dst: Path, hostile: str, model: str) -> Path:
                 f'UPDATE main."{name}" SET args_json = json_object(\'note\', ?::VARCHAR) '
                 f"WHERE run_id IN ({','.join('?' * len(run_ids))})",
                 [hostile, *run_ids],
+            )
+        if "output_text" in cols and run_ids:  # a recorded transcript carrying the same string
+            con.execute(
+                f'UPDATE main."{name}" SET output_text = ? '
+                f"WHERE run_id IN ({','.join('?' * len(run_ids))})",
+                [f"=== Output ===\n\n{hostile}", *run_ids],
             )
     con.close()
     return dst

@@ -322,7 +322,15 @@ def trajectory_rows() -> dict[str, list[dict[str, Any]]]:
     turns += t
     assert used == 5
     trajs.append(_traj_row("r4", "st_a", 1, True, t, 6, True, 0, "answer"))  # budget_used 6 != 5: DQ
-    return dict(runs=runs, trajectories=trajs, turns=turns, tool_calls=calls, messages=[])
+    # r4 recorded its transcript (a real backend): one `tool` message per executed call, in order;
+    # attempt 0 (failed) has a tool message too, which must not be paired with attempt 1's calls
+    msg = [("r4", 0, 0, "system", None, "sys"), ("r4", 0, 1, "tool", "think", "stale output"),
+           ("r4", 1, 0, "system", None, "sys"), ("r4", 1, 1, "user", None, "go"), ("r4", 1, 2, "assistant", None, ""),
+           ("r4", 1, 3, "tool", "read_section", "=== Method ===\n\n<b>text</b>"),
+           ("r4", 1, 4, "assistant", None, ""), ("r4", 1, 5, "tool", "submit_answer", "Answer submitted: A")]
+    messages = [dict(run_id=r, sample_id="st_a", attempt=a, idx=i, role=role, name=name, tool_call_id=None,
+                     content=content) for r, a, i, role, name, content in msg]
+    return dict(runs=runs, trajectories=trajs, turns=turns, tool_calls=calls, messages=messages)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -746,7 +754,7 @@ def test_marts_are_tables_with_spec_columns_contracts_and_docs(warehouse: Path) 
 def test_staging_and_intermediate_live_outside_main(warehouse: Path) -> None:
     rows = q(warehouse, "select table_schema, count(*) from information_schema.tables "
                         "where table_schema in ('staging', 'intermediate') group by 1 order by 1")
-    assert rows == [("intermediate", 8), ("staging", 12)]
+    assert rows == [("intermediate", 9), ("staging", 12)]
 
 
 def test_wilson_literals_agree_with_formula() -> None:
@@ -762,6 +770,14 @@ def test_wilson_literals_agree_with_formula() -> None:
     assert wilson(2, 2) == pytest.approx((0.34238022395464934, 1.0))
     assert wilson(2, 3) == pytest.approx((0.2076595988078242, 0.9385080559790691))
     assert wilson(0, 1) == pytest.approx((0.0, 0.7934506882081973))
+
+
+def test_tool_outputs_pair_with_executed_calls(warehouse: Path) -> None:
+    """fct_tool_call.output_text: the k-th tool message of the final attempt is its k-th executed
+    call's output; runs without a transcript (the sim runs) have NULL."""
+    assert q(warehouse, "select seq, tool, output_text from main.fct_tool_call where run_id = 'r4' order by seq") == [
+        (0, "read_section", "=== Method ===\n\n<b>text</b>"), (1, "submit_answer", "Answer submitted: A")]
+    assert q(warehouse, "select count(output_text) from main.fct_tool_call where run_id <> 'r4'") == [(0,)]
 
 
 def test_build_on_a_warehouse_without_raw_tables_says_what_to_do(tmp_path: Path) -> None:

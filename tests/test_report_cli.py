@@ -337,6 +337,7 @@ def test_hostile_strings_are_escaped_in_every_report(tmp_path: Path, hostile_db:
             assert "alert(1)</" not in block
     item_html = (tmp_path / "item.html").read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in item_html  # args_json shown escaped
+    assert "=== Output ===\n\n&lt;script&gt;alert(1)&lt;/script&gt;" in item_html  # the tool output too
 
 
 def test_help_examples_with_model_names_work_on_the_demo_panel(db: Path, tmp_path: Path) -> None:

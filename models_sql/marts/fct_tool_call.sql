@@ -29,7 +29,10 @@ select
     calls.prev_tool::varchar as prev_tool,
     calls.next_tool::varchar as next_tool,
     calls.wrong_read_next_action::varchar as wrong_read_next_action,
-    calls.submit_within_3_after::boolean as submit_within_3_after
+    calls.submit_within_3_after::boolean as submit_within_3_after,
+    outputs.output_text::varchar as output_text
 from {{ ref('int_tool_calls_final') }} as calls
 join {{ ref('int_trajectories_final') }} as traj
     on traj.run_id = calls.run_id and traj.sample_id = calls.sample_id
+left join {{ ref('int_tool_outputs') }} as outputs
+    on outputs.run_id = calls.run_id and outputs.sample_id = calls.sample_id and outputs.seq = calls.seq
