@@ -385,6 +385,33 @@ def _labels(row: _Row) -> tuple[list[Label], Any]:
 # the release
 
 
+def _sample_rows(r: _Reader, path: str, data: bytes, what: str, first_line: dict[str, int],
+                 known_ids: dict[str, int] | None, kept: dict[str, int] | None) -> Iterator[tuple[_Row, str]]:
+    """Rows of a per-item file (graphs, labels) after the checks they share: a ``sample_id`` that is
+    present, not a duplicate (``first_line`` records where each was first seen) and an item of
+    qa/full.jsonl (when ``known_ids`` is given); with a limit (``kept``), rows of other items are
+    skipped unparsed."""
+    skip = (lambda sid: sid in known_ids and sid not in kept) if kept is not None and known_ids is not None else None
+    for no, obj, peeked in r.lines(path, data, "sample_id", skip):
+        if obj is None:
+            first_line.setdefault(peeked, no)
+            continue
+        row = _Row(r, path, no, obj)
+        sid = row.get("sample_id", str)
+        if sid is _MISSING:
+            continue
+        if sid in first_line:
+            row.bad("sample_id", f"duplicate {what} for {sid!r} (first on line {first_line[sid]})")
+            continue
+        first_line[sid] = no
+        if known_ids is not None and sid not in known_ids:
+            row.bad("sample_id", f"{sid!r} is not an item of {QA}")
+            continue
+        if kept is not None and sid not in kept:
+            continue
+        yield row, sid
+
+
 def load_release(root: str | Path, limit: int | None = None, *, strict_labels: bool = False) -> Release:
     """Read and validate the release at ``root``; raise :class:`BenchmarkError` listing all problems.
 
@@ -440,25 +467,8 @@ def _load(root: Path, limit: int | None, strict_labels: bool) -> Release:
     data = r.read_bytes(GRAPHS)
     graphs_read = data is not None
     if data is not None:
-        skip = (lambda sid: sid in all_ids and sid not in kept) if limit is not None else None
-        for no, obj, peeked in r.lines(GRAPHS, data, "sample_id", skip):
-            sid = peeked if obj is None else obj.get("sample_id")
-            if obj is None:
-                graph_line.setdefault(sid, no)
-                continue
-            row = _Row(r, GRAPHS, no, obj)
-            sid = row.get("sample_id", str)
-            if sid is _MISSING:
-                continue
-            if sid in graph_line:
-                row.bad("sample_id", f"duplicate graph for {sid!r} (first on line {graph_line[sid]})")
-                continue
-            graph_line[sid] = no
-            if qa is not None and sid not in all_ids:
-                row.bad("sample_id", f"{sid!r} is not an item of {QA}")
-                continue
-            if limit is not None and sid not in kept:
-                continue
+        for row, sid in _sample_rows(r, GRAPHS, data, "graph", graph_line, all_ids if qa is not None else None,
+                                     kept if limit is not None else None):
             graph = _graph(row, sid, cache)
             if graph is not None:
                 graphs[sid] = graph
@@ -496,23 +506,8 @@ def _load(root: Path, limit: int | None, strict_labels: bool) -> Release:
     label_line: dict[str, int] = {}
     data = r.read_bytes(LABELS)
     if data is not None:
-        skip = (lambda sid: sid in all_ids and sid not in kept) if limit is not None else None
-        for no, obj, _ in r.lines(LABELS, data, "sample_id", skip):
-            if obj is None:
-                continue
-            row = _Row(r, LABELS, no, obj)
-            sid = row.get("sample_id", str)
-            if sid is _MISSING:
-                continue
-            if sid in label_line:
-                row.bad("sample_id", f"duplicate labels row for {sid!r} (first on line {label_line[sid]})")
-                continue
-            label_line[sid] = no
-            if qa is not None and sid not in all_ids:
-                row.bad("sample_id", f"{sid!r} is not an item of {QA}")
-                continue
-            if limit is not None and sid not in kept:
-                continue
+        for row, sid in _sample_rows(r, LABELS, data, "labels row", label_line,
+                                     all_ids if qa is not None else None, kept if limit is not None else None):
             item_labels, necessary = _labels(row)
             if row.ok:
                 labels[sid] = item_labels
