@@ -4,14 +4,13 @@ messages), token accounting with cache reads and writes, error classification, r
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import json
 from typing import Any
 
 import pytest
 from servers import tiny_sample
 from servers.anthropic_server import AnthropicServer, error, message, text, thinking, tool_use
+from servers.loop_driver import Waits, all_text, run, run_loop
 from servers.scripted_http import Reply
 from servers.sdk_env import FAKE_KEY, isolate
 
@@ -25,39 +24,6 @@ EPHEMERAL = {"type": "ephemeral"}
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch) -> None:
     isolate(monkeypatch)
-
-
-def run(coro: Any, *closing: AnthropicBackend) -> Any:
-    """Run ``coro``, then close the backends' SDK clients on the same event loop."""
-
-    async def go() -> Any:
-        try:
-            return await coro
-        finally:
-            for backend in closing:
-                await backend.aclose()
-
-    return asyncio.run(go())
-
-
-class Waits:
-    def __init__(self) -> None:
-        self.asked: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.asked.append(seconds)
-
-
-def run_loop(backend: AnthropicBackend, waits: Waits, caps: Any = None, **cfg: Any) -> list[Any]:
-    from agenthop.harness.loop import Caps, LoopConfig, run_sample
-
-    config = LoopConfig(caps=caps or Caps(), sleep=waits, record_messages=True, **cfg)
-    return run(run_sample(tiny_sample.item(), tiny_sample.graph(), tiny_sample.papers(), tiny_sample.labels(),
-                          backend, config, seed=0), backend)
-
-
-def all_text(results: list[Any]) -> str:
-    return json.dumps([dataclasses.asdict(r) for r in results], default=str)
 
 
 # --------------------------------------------------------------------------------------------

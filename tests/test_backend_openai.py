@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from servers import tiny_sample
 from servers.openai_server import OpenAIServer, completion, error, tool_call
+from servers.loop_driver import Waits, all_text, run, run_loop
 from servers.scripted_http import Reply
 from servers.sdk_env import FAKE_KEY, isolate
 
@@ -40,19 +41,6 @@ def _env(monkeypatch: pytest.MonkeyPatch) -> None:
 def ctx() -> SampleContext:
     return SampleContext(item=tiny_sample.item(), system_prompt="SYS", user_prompt="QUESTION", tools=TOOLS,
                          condition="full")
-
-
-def run(coro: Any, *closing: OpenAIBackend) -> Any:
-    """Run ``coro``, then close the backends' SDK clients on the same event loop."""
-
-    async def go() -> Any:
-        try:
-            return await coro
-        finally:
-            for backend in closing:
-                await backend.aclose()
-
-    return asyncio.run(go())
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,30 +277,6 @@ def test_client_is_rebuilt_per_event_loop() -> None:
 
 # --------------------------------------------------------------------------------------------
 # whole trajectories through the real loop
-
-
-class Waits:
-    """A no-op ``sleep`` that remembers what the loop asked for."""
-
-    def __init__(self) -> None:
-        self.asked: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.asked.append(seconds)
-
-
-def run_loop(backend: OpenAIBackend, waits: Waits, caps: Any = None, **cfg: Any) -> list[Any]:
-    from agenthop.harness.loop import Caps, LoopConfig, run_sample
-
-    config = LoopConfig(caps=caps or Caps(), sleep=waits, record_messages=True, **cfg)
-    return run(run_sample(tiny_sample.item(), tiny_sample.graph(), tiny_sample.papers(), tiny_sample.labels(),
-                          backend, config, seed=0), backend)
-
-
-def all_text(results: list[Any]) -> str:
-    import dataclasses
-
-    return json.dumps([dataclasses.asdict(r) for r in results], default=str)
 
 
 def test_trajectory_through_the_loop() -> None:
