@@ -377,3 +377,28 @@ def test_repeated_server_errors_end_the_attempt_as_error_and_the_sample_is_retri
     assert waits.asked == [30.0, 60.0] + [120.0] * 8 + [30.0]
     dump = all_text(results)
     assert FAKE_KEY not in dump and f"127.0.0.1:{port}" not in dump
+
+
+def test_reference_gaps_non_object_arguments_and_deepseek_cache_count() -> None:
+    """Two differences the side-by-side run with the reference harness showed, pinned to its counts
+    and texts: valid JSON arguments that are not an object reach the tool as they are (Python's own
+    subscript error), and ``cached_tokens: 0`` with DeepSeek's ``prompt_cache_hit_tokens: N`` counts
+    N cached, because the reference falls back to the DeepSeek field whenever the first is 0."""
+    replies = [
+        completion(tool_calls=[tool_call("c1", "get_paper_info", '["p_gold"]')], prompt_tokens=6124,
+                   completion_tokens=30, cached_tokens=0, deepseek_cache_hit=2496),
+        completion(tool_calls=[tool_call("c2", "submit_answer", {"answer": "C", "reasoning": "r"})],
+                   prompt_tokens=6300, completion_tokens=10, cached_tokens=6000, deepseek_cache_hit=100),
+    ]
+    with OpenAIServer(replies) as srv:
+        results = run_loop(OpenAIBackend("deepseek-chat", base_url=srv.base_url, api_key=FAKE_KEY), Waits())
+        bodies = srv.bodies
+    r = results[0]
+    assert [(x["prompt_tokens"], x["cache_read_tokens"]) for x in r.turns] == [(3628, 2496), (300, 6000)]
+    first = r.tool_calls[0]
+    assert (first["status"], first["cost"], first["args_json"]) == ("invalid_args", 1, '["p_gold"]')
+    tool_msg = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
+    assert tool_msg["content"].startswith("Error calling get_paper_info: Missing or invalid parameter \u2014 "
+                                          "list indices must be integers or slices, not str\nTurn: 1")
+    # the arguments are re-sent exactly as the model wrote them
+    assert bodies[1]["messages"][2]["tool_calls"][0]["function"]["arguments"] == '["p_gold"]'

@@ -381,6 +381,21 @@ def test_closed_book_prompt_describes_no_tools_or_budget() -> None:
     assert "tools" not in prompts.first_user_message("closed_book")
 
 
+def test_prompt_wording_is_a_listed_difference_and_the_fixed_texts_are_the_references() -> None:
+    # the texts the reference fixes, verbatim (reference §3.3-§3.6)
+    assert prompts.first_user_message("full") == (
+        "Please solve the question above using the available tools. Start by examining the seed paper.")
+    assert prompts.first_user_message("no_search") == prompts.first_user_message("full")
+    assert prompts.NUDGE == "Please use the available tools to investigate, or call submit_answer if you're ready."
+    assert prompts.BUDGET_ADVISORY == "Budget exhausted. You MUST call submit_answer now with your best guess."
+    # the prose is ours: docs/harness.md lists it among the deliberate differences
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "harness.md").read_text(encoding="utf-8")
+    differences = doc.split("## Deliberate differences from the reference", 1)[1].split("\n## ", 1)[0]
+    assert "**Prompt wording.**" in differences and "tool-schema descriptions" in differences
+
+
 def test_closed_book_rejects_navigation_calls() -> None:
     (res,), backend, _ = run([reply(call("get_references", paper_id="S")), reply(submit())], condition="closed_book")
     assert res.tool_calls[0]["status"] == "rejected_disabled" and res.tool_calls[0]["cost"] == 0

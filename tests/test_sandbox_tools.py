@@ -155,9 +155,10 @@ def test_get_paper_info_five_lines(sb: Sandbox) -> None:
         "Title: Graph transformers\nAuthors: Unknown\nYear: 2021\n"
         "Abstract: Graph models with attention.\nFull text available: No"
     )
-    # null year, empty abstract
+    # null year prints "None", as the reference's code does (its documentation said "Unknown");
+    # empty abstract
     assert sb.execute("get_paper_info", {"paper_id": "B"}).text.splitlines()[2:4] == [
-        "Year: Unknown", "Abstract: (not available)"]
+        "Year: None", "Abstract: (not available)"]
 
 
 def test_unknown_paper_everywhere(sb: Sandbox) -> None:
@@ -178,7 +179,7 @@ def test_get_references_blocks(sb: Sandbox) -> None:
         "References for paper 'S' (4 papers):\n\n"
         "  [1] A\n      Title: Dense passage retrieval\n      Authors: Ann Lee and Bo Chen (2020)\n"
         "      Full text: Available\n"
-        "  [2] B\n      Title: Sparse retrieval baselines\n      Authors: Ann Lee et al. (?)\n"
+        "  [2] B\n      Title: Sparse retrieval baselines\n      Authors: Ann Lee et al. (None)\n"
         "      Full text: Available\n"
         "  [3] M\n      Title: Graph transformers\n      Authors: Unknown (2021)\n"
         "      Full text: Not available\n"
@@ -336,6 +337,24 @@ def test_dispatcher_errors(sb: Sandbox) -> None:
         "Error calling get_paper_info: Missing or invalid parameter \u2014 unhashable type: 'list'")
     # think ignores its arguments, as in the reference
     assert sb.execute("think", {"_raw": "x"}).status == "ok"
+
+
+@pytest.mark.parametrize("tool,args,message,cost", [
+    ("get_paper_info", ["A"], "list indices must be integers or slices, not str", 1),
+    ("read_section", ["A", "B"], "list indices must be integers or slices, not str", 5),
+    ("search_papers", "retrieval", "string indices must be integers, not 'str'", 1),
+    ("list_sections", 7, "'int' object is not subscriptable", 1),
+    ("submit_answer", None, "'NoneType' object is not subscriptable", 0),
+])
+def test_arguments_that_are_json_but_not_an_object(sb: Sandbox, tool: str, args: object, message: str,
+                                                   cost: int) -> None:
+    # the reference subscripts the parsed value directly, so the text is Python's own TypeError
+    out = sb.execute(tool, args)
+    assert out.text == f"Error calling {tool}: Missing or invalid parameter \u2014 {message}"
+    assert (out.cost, out.status, out.paper_id, out.answer) == (cost, "invalid_args", None, None)
+    if tool == "submit_answer":
+        assert (out.predicted_index, out.reasoning) == (-1, None)
+    assert sb.execute("think", ["x"]).text == "Noted."
 
 
 def test_search_cache_uses_each_graphs_own_text() -> None:

@@ -192,8 +192,8 @@ class AnthropicConversation:
             elif btype == "text":
                 parts.append(block.text)
             elif btype == "tool_use":
-                args = block.input if isinstance(block.input, dict) else {"_raw": json.dumps(block.input)}
-                calls.append(ToolCall(id=block.id, name=block.name, args=args))
+                # a non-object input reaches the tool as it is (the reference's error text)
+                calls.append(ToolCall(id=block.id, name=block.name, args=block.input))
         usage = getattr(response, "usage", None)
         return ModelResponse(
             text="\n".join(p for p in parts if p),

@@ -42,8 +42,9 @@ class ToolSpec:
 class ToolCall:
     id: str
     name: str
-    #: parsed arguments; ``{"_raw": text}`` when the provider sent malformed JSON
-    args: dict[str, Any]
+    #: parsed arguments, normally a dict; ``{"_raw": text}`` when the provider sent malformed JSON,
+    #: the value itself when it sent valid JSON that is not an object
+    args: Any
 
 
 @dataclass(slots=True)

@@ -103,15 +103,16 @@ class LoopBoundClient(Generic[T]):
             await client.close()  # type: ignore[attr-defined]
 
 
-def parse_arguments(raw: str | None) -> dict[str, Any]:
-    """Tool-call arguments as a dict; malformed or non-object JSON gives ``{"_raw": text}``."""
+def parse_arguments(raw: str | None) -> Any:
+    """Tool-call arguments as the JSON value they encode (normally a dict); malformed JSON gives
+    ``{"_raw": text}``. Valid JSON that is not an object (``["id"]``) is returned as it is, so the
+    tool reports the reference's error text for it."""
     if raw is None or raw.strip() == "":
         return {}
     try:
-        value = json.loads(raw)
+        return json.loads(raw)
     except (json.JSONDecodeError, ValueError):
         return {"_raw": raw}
-    return value if isinstance(value, dict) else {"_raw": raw}
 
 
 def row(role: str, content: str | None, name: str | None = None, tool_call_id: str | None = None) -> dict[str, Any]:

@@ -47,6 +47,20 @@ def uses_max_completion_tokens(model: str) -> bool:
     return bool(_COMPLETION_TOKENS_MODEL.match(model.rsplit("/", 1)[-1]))
 
 
+def cached_prompt_tokens(usage: Any) -> int:
+    """Cached input tokens of a chat-completions ``usage``, counted as the reference does:
+    ``prompt_tokens_details.cached_tokens``, and DeepSeek's ``prompt_cache_hit_tokens`` whenever that
+    is missing OR zero (a DeepSeek reply with ``cached_tokens: 0`` and ``prompt_cache_hit_tokens: N``
+    counts N cached)."""
+    if usage is None:
+        return 0
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = int(getattr(details, "cached_tokens", None) or 0)
+    if cached == 0:
+        cached = int((getattr(usage, "model_extra", None) or {}).get("prompt_cache_hit_tokens") or 0)
+    return max(cached, 0)
+
+
 class OpenAIBackend:
     name = "openai"
 
@@ -160,7 +174,7 @@ class OpenAIConversation:
             raw_args = fn.arguments if isinstance(fn.arguments, str) else json.dumps(fn.arguments)
             args = parse_arguments(raw_args)
             # malformed arguments are re-sent as valid JSON so strict servers accept the history
-            wire_args = raw_args if "_raw" not in args else json.dumps(args)
+            wire_args = json.dumps(args) if args == {"_raw": raw_args} else raw_args
             calls.append(ToolCall(id=call_id, name=fn.name or "", args=args))
             wire_calls.append({"id": call_id, "type": "function", "function": {"name": fn.name or "",
                                                                                "arguments": wire_args}})
@@ -168,11 +182,7 @@ class OpenAIConversation:
         usage = getattr(response, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = getattr(details, "cached_tokens", None)
-        if cached is None and usage is not None:
-            cached = (getattr(usage, "model_extra", None) or {}).get("prompt_cache_hit_tokens")
-        cached = min(int(cached or 0), prompt)
+        cached = min(cached_prompt_tokens(usage), prompt)
 
         return ModelResponse(
             text=merge_reasoning(reasoning, content),

@@ -6,7 +6,8 @@ trajectory store records per call. Texts, costs and failure charging follow the 
 
 * unknown tool name → ``Unknown tool: {name}``, cost 0, status ``unknown_tool``;
 * a missing/invalid argument → ``Error calling {tool}: Missing or invalid parameter — {exc}``, the tool's
-  normal cost, status ``invalid_args`` (malformed JSON arrives as ``{"_raw": ...}`` and ends here);
+  normal cost, status ``invalid_args`` (malformed JSON arrives as ``{"_raw": ...}`` and ends here;
+  valid JSON that is not an object arrives as is and fails with Python's subscript error text);
 * failed look-ups (unknown paper, no full text, unresolved section) still cost the normal amount,
   so a failed ``read_section`` costs 5.
 
@@ -257,13 +258,14 @@ class Sandbox:
 
     # -- dispatcher --------------------------------------------------------------------------
 
-    def execute(self, name: str, args: dict[str, Any]) -> ToolOutcome:
+    def execute(self, name: str, args: Any) -> ToolOutcome:
         """Run one tool call. Never raises for bad input; see the module docstring."""
         cost = TOOL_COSTS.get(name)
         if cost is None:
             return ToolOutcome(f"Unknown tool: {name}", 0, UNKNOWN_TOOL)
-        if not isinstance(args, dict):
-            args = {"_raw": args}
+        # Arguments that are valid JSON but not an object (``["id"]``, ``"id"``, ``3``) reach the
+        # handler as they are, so the error text is Python's own for subscripting them, as in the
+        # reference (``list indices must be integers or slices, not str``).
         try:
             return _HANDLERS[name](self, args)
         except (KeyError, TypeError, AttributeError) as exc:
@@ -279,7 +281,7 @@ class Sandbox:
             )
             if name == "submit_answer":
                 out.predicted_index = -1
-                out.reasoning = _as_text(args.get("reasoning"))
+                out.reasoning = _as_text(args.get("reasoning")) if isinstance(args, dict) else None
             return out
 
     # -- tools -------------------------------------------------------------------------------
@@ -289,11 +291,10 @@ class Sandbox:
         node = self.nodes.get(pid)
         if node is None:
             return ToolOutcome(_not_found(pid), 1, UNKNOWN_PAPER, paper_id=_str_or_none(pid))
-        year = node.year if node.year is not None else "Unknown"
         text = (
             f"Title: {node.title or 'Unknown'}\n"
             f"Authors: {_full_authors(node.authors)}\n"
-            f"Year: {year}\n"
+            f"Year: {node.year}\n"  # a null year prints "None", as the reference's code does
             f"Abstract: {node.abstract or '(not available)'}\n"
             f"Full text available: {'Yes' if self._node_has_text(node) else 'No'}"
         )
@@ -325,7 +326,7 @@ class Sandbox:
             else:
                 title = node.title or "Unknown"
                 authors = short_authors(node.authors)
-                year = node.year if node.year is not None else "?"
+                year = node.year  # a null year prints "None"; "?" only for a node missing from the graph
             append(
                 f"  [{i}] {ref}\n"
                 f"      Title: {title}\n"
