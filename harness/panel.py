@@ -5,7 +5,7 @@ Format::
     defaults: {backend: sim, conditions: [full], replicates: 1}
     models:
       - name: early-committer
-        backend: sim                  # sim | openai | anthropic
+        backend: sim                  # sim | openai | anthropic | google | responses
         family: sim-demo              # optional
         tier: closed_frontier         # closed_frontier | open_frontier | compute_efficient, optional
         sim: {archetype: early_committer, navigation_skill: 0.8}
@@ -34,9 +34,25 @@ import yaml
 from ..schemas.trajectory import CONDITIONS
 from .errors import AgentHopError
 
-BACKENDS: tuple[str, ...] = ("sim", "openai", "anthropic")
+BACKENDS: tuple[str, ...] = ("sim", "openai", "anthropic", "google", "responses")
 TIERS: tuple[str, ...] = ("closed_frontier", "open_frontier", "compute_efficient")
-DEFAULT_KEY_ENV: dict[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+#: key variables per backend, in lookup order: the first one that is set is used (else the first)
+DEFAULT_KEY_ENVS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "responses": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+}
+
+
+def default_key_env(backend: str) -> str | None:
+    """The default key variable of ``backend``: the first of its variables that is set, else the first."""
+    import os
+
+    names = DEFAULT_KEY_ENVS.get(backend)
+    if not names:
+        return None
+    return next((n for n in names if os.environ.get(n)), names[0])
 
 #: Simulated models never carry the names of real models (SPEC §2.4).
 _REAL_MODEL_NAME = re.compile(
@@ -79,7 +95,7 @@ class ModelSpec:
     @property
     def key_env(self) -> str | None:
         """Environment variable holding the API key (None for sim)."""
-        return self.api_key_env or DEFAULT_KEY_ENV.get(self.backend)
+        return self.api_key_env or default_key_env(self.backend)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Agent backends and the factory that builds one from a model spec (panel entry or CLI flags).
 
 Imports are lazy: a simulated run never imports the provider SDKs. API keys come only from the
-environment variable named by the spec's ``api_key_env`` (default OPENAI_API_KEY / ANTHROPIC_API_KEY);
+environment variable named by the spec's ``api_key_env`` (default: the backend's own variable,
+OPENAI_API_KEY / ANTHROPIC_API_KEY / GOOGLE_API_KEY or GEMINI_API_KEY);
 they are handed to the backend object and never written anywhere.
 """
 
@@ -49,7 +50,7 @@ def api_key_from_env(spec: ModelSpec) -> str | None:
 
 
 def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0) -> Backend:
-    """Build the backend of ``spec``: ``sim``, ``openai`` or ``anthropic``."""
+    """Build the backend of ``spec``: ``sim``, ``openai``, ``anthropic``, ``google`` or ``responses``."""
     if spec.backend == "sim":
         from ..policies.archetypes import policy_from_spec
         from .sim import SimBackend
@@ -66,7 +67,18 @@ def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0) -> Backe
 
         return AnthropicBackend(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
                                 sampling=dict(spec.sampling))
-    raise AgentHopError(f"model {spec.name!r}: unknown backend {spec.backend!r} (known: sim, openai, anthropic)")
+    if spec.backend == "google":
+        from .google import GoogleBackend
+
+        return GoogleBackend(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
+                             sampling=dict(spec.sampling))
+    if spec.backend == "responses":
+        from .responses import ResponsesBackend
+
+        return ResponsesBackend(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
+                                sampling=dict(spec.sampling))
+    raise AgentHopError(f"model {spec.name!r}: unknown backend {spec.backend!r} "
+                        "(known: sim, openai, anthropic, google, responses)")
 
 
 __all__ = ["api_key_from_env", "backend_seed", "make_backend"]

@@ -8,12 +8,12 @@ import pytest
 
 FAKE_KEY = "sk-test-SECRET-123"
 
-_PREFIXES = ("OPENAI_", "ANTHROPIC_")
+_PREFIXES = ("OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_")
 _PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 
 def isolate(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Remove every OPENAI_*/ANTHROPIC_* variable (keys, base URLs, profiles, custom headers) and
+    """Remove every OPENAI_*/ANTHROPIC_*/GOOGLE_*/GEMINI_* variable (keys, base URLs, profiles, custom headers) and
     proxies, so the SDKs can reach nothing but the loopback server they are given."""
     for name in list(os.environ):
         if name.startswith(_PREFIXES) or name in _PROXIES:

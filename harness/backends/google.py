@@ -1,0 +1,289 @@
+"""Gemini through the official ``google-genai`` SDK (native generateContent API).
+
+``genai.Client(api_key, http_options=HttpOptions(base_url?, api_version="v1beta", timeout))``, async
+``client.aio.models.generate_content``; the SDK does not retry without ``retry_options`` (none are
+given), so the loop's retry policy is the only one. Conversation format (reference §3.6, "Google"):
+
+- ``system_instruction`` plus one user Content; automatic function calling disabled; tools as
+  FunctionDeclarations whose ``parameters`` use Gemini's Schema form (upper-case type names,
+  ``default`` removed, as the reference sends them);
+- each model turn is re-sent as the Content the API returned, part for part, so every
+  ``thought_signature`` goes back on exactly the part it came with (Gemini 3 refuses a tool
+  conversation whose function calls lost their signature);
+- the results of one turn form ONE user Content of ``function_response`` parts, one per call, in
+  call order, each ``{output: result + footer}`` under the call's name (and its id, when the API gave
+  one); nudges and advisories are separate user Contents;
+- thinking: ``reasoning_effort`` becomes ``thinking_level`` for Gemini 3 (minimal/low/medium/high)
+  and ``thinking_budget`` for Gemini 2.5 (low 1024 / medium 8192 / high 24576 or a number);
+  thinking models get ``include_thoughts`` so that thought summaries are recorded as ``[thinking]``
+  text (they are re-sent inside the model Content, as the API returned them);
+- usage from ``usage_metadata`` (reference §3.5): prompt = ``prompt_token_count`` - cached,
+  completion = ``candidates_token_count`` + ``thoughts_token_count``, cache read =
+  ``cached_content_token_count``;
+- errors by HTTP status (``errors.APIError.code``): 429 RESOURCE_EXHAUSTED (its RetryInfo
+  ``retryDelay`` is kept on the error as ``retry_after_s``), 408 and 5xx (503 UNAVAILABLE) are
+  transient, as are connection failures and timeouts; other statuses are an error turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from ..errors import AgentHopError
+from .base import BackendError, ModelResponse, SampleContext, ToolCall, TransientBackendError
+from .llm_common import DEFAULT_MAX_TOKENS, LoopBoundClient, clean_sampling, resolve_endpoint, row
+from .retry import MAX_ERROR_TEXT, is_transient_status, redact, secrets_of
+
+try:  # the HTTP library google-genai is built on (httpx2 in 3.x)
+    import httpx2 as _http
+except ImportError:  # pragma: no cover - older SDKs use httpx
+    import httpx as _http  # type: ignore[no-redef]
+
+#: key variables, in the order they are looked up (the SDK's own order)
+KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+THINKING_LEVELS = ("minimal", "low", "medium", "high")
+THINKING_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
+API_VERSION = "v1beta"
+_GEMINI3 = re.compile(r"^(models/)?gemini-3", re.IGNORECASE)
+_GEMINI25 = re.compile(r"^(models/)?gemini-2\.5", re.IGNORECASE)
+#: JSON-schema keys Gemini's Schema form accepts (others are dropped, ``default`` among them)
+_SCHEMA_KEYS = ("type", "description", "enum", "items", "properties", "required", "nullable", "format",
+                "minimum", "maximum", "min_items", "max_items")
+
+
+def google_key_env() -> str:
+    """The key variable in use: GOOGLE_API_KEY when set, else GEMINI_API_KEY when set, else
+    GOOGLE_API_KEY (named in the error)."""
+    import os
+
+    for env in KEY_ENVS:
+        if os.environ.get(env):
+            return env
+    return KEY_ENVS[0]
+
+
+def gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's JSON schema in Gemini's Schema form: upper-case type names, no ``default``."""
+    out: dict[str, Any] = {}
+    for key in _SCHEMA_KEYS:
+        if key not in schema:
+            continue
+        value = schema[key]
+        if key == "type":
+            value = str(value).upper()
+        elif key == "properties":
+            value = {name: gemini_schema(sub) for name, sub in value.items()}
+        elif key == "items":
+            value = gemini_schema(value)
+        out[key] = value
+    return out
+
+
+def thinking_config(model: str, effort: str | None) -> types.ThinkingConfig | None:
+    """ThinkingConfig for ``model`` (None for a model that does not think and no effort)."""
+    thinking_model = bool(_GEMINI3.match(model) or _GEMINI25.match(model))
+    if effort is None:
+        return types.ThinkingConfig(include_thoughts=True) if thinking_model else None
+    key = effort.strip().lower()
+    if _GEMINI25.match(model):
+        if key in THINKING_BUDGETS:
+            return types.ThinkingConfig(include_thoughts=True, thinking_budget=THINKING_BUDGETS[key])
+        if key.lstrip("-").isdigit():
+            return types.ThinkingConfig(include_thoughts=True, thinking_budget=int(key))
+        raise AgentHopError(f"google backend: reasoning_effort {effort!r} for {model} is not low/medium/high "
+                            "or a thinking budget in tokens")
+    if key not in THINKING_LEVELS:
+        raise AgentHopError(f"google backend: reasoning_effort {effort!r} for {model} is not one of "
+                            f"{', '.join(THINKING_LEVELS)}")
+    return types.ThinkingConfig(include_thoughts=True, thinking_level=key)  # type: ignore[arg-type]
+
+
+def retry_delay_s(details: Any) -> float | None:
+    """RetryInfo ``retryDelay`` ("2s", "1.5s") of a Google error body, in seconds."""
+    err = details.get("error", details) if isinstance(details, dict) else None
+    items = err.get("details") if isinstance(err, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and str(item.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)s\s*", str(item.get("retryDelay", "")))
+            if m:
+                return float(m.group(1))
+    return None
+
+
+def classify_google(exc: BaseException, secrets: tuple[str, ...]) -> BackendError:
+    """Map a google-genai / HTTP exception onto the loop's two errors, by status code only."""
+    name = type(exc).__name__
+    if isinstance(exc, genai_errors.APIError):
+        status = int(exc.code or 0)
+        text = f"{name}: HTTP {status} {exc.status or ''}: {exc.message or ''}".replace("  ", " ")
+        msg = redact(text[:MAX_ERROR_TEXT], secrets)
+        if is_transient_status(status):
+            err = TransientBackendError(msg)
+            err.retry_after_s = retry_delay_s(exc.details)  # type: ignore[attr-defined]
+            return err
+        return BackendError(msg)
+    if isinstance(exc, _http.TransportError):  # connection refused/reset, timeouts
+        return TransientBackendError(redact(f"{name}: {exc}"[:MAX_ERROR_TEXT], secrets))
+    return BackendError(redact(f"{name}: {exc}"[:MAX_ERROR_TEXT], secrets))
+
+
+class GoogleBackend:
+    name = "google"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        sampling: dict[str, Any] | None = None,
+        timeout_s: float = 600.0,
+    ) -> None:
+        self.model = model
+        self.sampling = clean_sampling(sampling, self.name)
+        self.timeout_s = float(timeout_s)
+        key, self._base_url = resolve_endpoint(self.name, model, api_key, base_url, google_key_env(),
+                                               "GOOGLE_GEMINI_BASE_URL")
+        self._api_key = key
+        self._secrets = secrets_of(key, self._base_url)
+        self._thinking = thinking_config(model, self.sampling.get("reasoning_effort"))
+        self._client: LoopBoundClient[Any] = LoopBoundClient(self._make_client)
+
+    def __repr__(self) -> str:  # never shows the key or the endpoint
+        return f"GoogleBackend(model={self.model!r}, sampling={self.sampling!r})"
+
+    def config(self) -> dict[str, Any]:
+        """What may be written into a run's config_json (no key, no base URL)."""
+        return {"backend": self.name, "model": self.model, "sampling": dict(self.sampling),
+                "thinking": self._thinking.model_dump(mode="json", exclude_none=True) if self._thinking else None,
+                "timeout_s": self.timeout_s, "sdk_max_retries": 0}
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _make_client(self) -> Any:
+        options = types.HttpOptions(base_url=self._base_url, api_version=API_VERSION,
+                                    timeout=int(self.timeout_s * 1000))
+        return _AsyncClient(genai.Client(api_key=self._api_key, http_options=options))
+
+    def generation_config(self, system: str, tools: list[types.Tool]) -> types.GenerateContentConfig:
+        s = self.sampling
+        kwargs: dict[str, Any] = {
+            "system_instruction": system,
+            "max_output_tokens": s.get("max_tokens", DEFAULT_MAX_TOKENS),
+            "automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True),
+        }
+        for key in ("temperature", "top_p", "top_k"):
+            if key in s:
+                kwargs[key] = s[key]
+        if tools:
+            kwargs["tools"] = tools
+        if self._thinking is not None:
+            kwargs["thinking_config"] = self._thinking
+        return types.GenerateContentConfig(**kwargs)
+
+    def start(self, ctx: SampleContext) -> GoogleConversation:
+        return GoogleConversation(self, ctx)
+
+
+class _AsyncClient:
+    """The SDK client with the ``close()`` LoopBoundClient calls (its async close is aio.aclose)."""
+
+    def __init__(self, client: genai.Client) -> None:
+        self.client = client
+
+    async def close(self) -> None:
+        await self.client.aio.aclose()
+
+
+class GoogleConversation:
+    def __init__(self, backend: GoogleBackend, ctx: SampleContext) -> None:
+        self._backend = backend
+        self._calls = 0
+        declarations = [types.FunctionDeclaration(name=t.name, description=t.description,
+                                                  parameters=gemini_schema(t.parameters))  # type: ignore[arg-type]
+                        for t in ctx.tools]
+        tools = [types.Tool(function_declarations=declarations)] if declarations else []
+        self.config = backend.generation_config(ctx.system_prompt, tools)
+        self.contents: list[types.Content] = [types.Content(role="user", parts=[types.Part(text=ctx.user_prompt)])]
+        self._transcript: list[dict[str, Any]] = [row("system", ctx.system_prompt), row("user", ctx.user_prompt)]
+
+    async def complete(self) -> ModelResponse:
+        b = self._backend
+        self._calls += 1
+        try:
+            response = await b._client.get().client.aio.models.generate_content(
+                model=b.model, contents=list(self.contents), config=self.config)
+        except (genai_errors.APIError, _http.HTTPError) as exc:
+            raise classify_google(exc, b._secrets) from None
+        try:
+            return self._parse(response)
+        except (AttributeError, TypeError, ValueError, IndexError) as exc:
+            raise BackendError(redact(f"malformed Gemini response: {type(exc).__name__}: {exc}"[:MAX_ERROR_TEXT],
+                                      b._secrets)) from None
+
+    def _parse(self, response: Any) -> ModelResponse:
+        candidates = getattr(response, "candidates", None) or []
+        content = candidates[0].content if candidates else None
+        if content is None:
+            reason = getattr(getattr(response, "prompt_feedback", None), "block_reason", None)
+            raise BackendError(f"malformed Gemini response: no candidate content"
+                               f"{f' (prompt blocked: {reason})' if reason else ''}")
+        thoughts: list[str] = []
+        answer: list[str] = []
+        calls: list[ToolCall] = []
+        for part in content.parts or []:
+            fc = part.function_call
+            if fc is not None:
+                args: Any = dict(fc.args) if isinstance(fc.args, dict) else (fc.args if fc.args is not None else {})
+                calls.append(ToolCall(id=fc.id or f"genai_{self._calls - 1}_{len(calls)}", name=fc.name or "",
+                                      args=args))
+            elif part.text:
+                (thoughts if part.thought else answer).append(part.text)
+        usage = getattr(response, "usage_metadata", None)
+        prompt = int(getattr(usage, "prompt_token_count", 0) or 0)
+        cached = min(int(getattr(usage, "cached_content_token_count", 0) or 0), prompt)
+        completion = int(getattr(usage, "candidates_token_count", 0) or 0) + int(
+            getattr(usage, "thoughts_token_count", 0) or 0)
+        text = "\n".join([f"[thinking] {t}" for t in thoughts] + answer)
+        if content.role is None:
+            content = content.model_copy(update={"role": "model"})
+        return ModelResponse(text=text, tool_calls=calls, prompt_tokens=prompt - cached,
+                             completion_tokens=completion, cache_read_tokens=cached, raw=content)
+
+    def add_assistant(self, response: ModelResponse) -> None:
+        if isinstance(response.raw, types.Content):
+            content = response.raw  # verbatim: every thought_signature stays on its part
+        else:  # a response built elsewhere: rebuild from the neutral fields
+            parts = ([types.Part(text=response.text)] if response.text else []) + [
+                types.Part(function_call=types.FunctionCall(name=c.name, args=c.args if isinstance(c.args, dict)
+                                                            else {"_raw": json.dumps(c.args)}))
+                for c in response.tool_calls]
+            content = types.Content(role="model", parts=parts)
+        self.contents.append(content)
+        self._transcript.append(row("assistant", response.text))
+
+    def add_tool_results(self, results: list[tuple[ToolCall, str]]) -> None:
+        if not results:
+            return
+        parts = [types.Part(function_response=types.FunctionResponse(
+            id=None if call.id.startswith("genai_") else call.id, name=call.name, response={"output": text}))
+            for call, text in results]
+        self.contents.append(types.Content(role="user", parts=parts))
+        for call, text in results:
+            self._transcript.append(row("tool", text, name=call.name, tool_call_id=call.id))
+
+    def add_user(self, text: str) -> None:
+        self.contents.append(types.Content(role="user", parts=[types.Part(text=text)]))
+        self._transcript.append(row("user", text))
+
+    def transcript(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._transcript]
+
+
+__all__ = ["GoogleBackend", "gemini_schema", "google_key_env", "retry_delay_s", "thinking_config"]
