@@ -14,7 +14,8 @@ from ..errors import AgentHopError
 
 #: per-call output limit when the sampling settings name none (reference §3.1)
 DEFAULT_MAX_TOKENS = 16_384
-SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "reasoning_effort")
+#: ``reasoning_summary`` (auto / concise / detailed / none) applies to the responses backend only
+SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "reasoning_effort", "reasoning_summary")
 #: api key sent to a custom base URL when none is configured (vLLM/sglang accept any key)
 LOCAL_PLACEHOLDER_KEY = "EMPTY"
 
@@ -64,6 +65,10 @@ def clean_sampling(sampling: Mapping[str, Any] | None, backend: str) -> dict[str
         elif key in ("top_k", "max_tokens"):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise AgentHopError(f"{backend} backend: sampling {key} must be a positive integer, got {value!r}")
+        elif key == "reasoning_summary":
+            if value not in ("auto", "concise", "detailed", "none"):
+                raise AgentHopError(f"{backend} backend: sampling reasoning_summary must be auto, concise, "
+                                    f"detailed or none, got {value!r}")
         elif key == "reasoning_effort":
             if isinstance(value, bool) or not isinstance(value, (str, int)):
                 raise AgentHopError(f"{backend} backend: sampling reasoning_effort must be a string, got {value!r}")
