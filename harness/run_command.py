@@ -51,8 +51,8 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
 @click.option("--backend", type=click.Choice(BACKENDS), help="Backend of --model (default sim).")
 @click.option("--model-id", help="Provider model id of --model (default: the name).")
 @click.option("--base-url", help="OpenAI-compatible or Anthropic endpoint of --model.")
-@click.option("--api-key-env", help="Environment variable holding the API key (default OPENAI_API_KEY / "
-              "ANTHROPIC_API_KEY). Keys are read from the environment only.")
+@click.option("--api-key-env", help="Environment variable holding the API key. Without it: OPENAI_API_KEY / "
+              "ANTHROPIC_API_KEY for the provider's own endpoint only; a --base-url gets a placeholder key.")
 @click.option("--sim-archetype", help="Policy archetype of a sim --model (default: the model name).")
 @click.option("--condition", type=click.Choice(CONDITIONS), help="Ablation condition of --model (default full).")
 @click.option("--replicate", type=click.IntRange(min=0), help="Replicate number of --model (default 0).")

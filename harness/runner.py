@@ -73,6 +73,8 @@ class RunOptions:
     retry_errors: bool = True
     #: progress bar; None: only when stderr is a terminal
     progress: bool | None = None
+    #: LoopConfig fields to override (e.g. max_attempts, sample_retry_waits), for every run
+    loop_overrides: dict[str, Any] = field(default_factory=dict)
 
     def messages_for(self, backend: str) -> bool:
         return self.record_messages if self.record_messages is not None else backend != "sim"
@@ -312,6 +314,7 @@ async def _arun_model(
         condition=run.condition,
         sleep=no_sleep if m.backend == "sim" else asyncio.sleep,
         record_messages=record_messages,
+        **opts.loop_overrides,
     )
     backend_cfg = backend.config() if callable(getattr(backend, "config", None)) else None
     extra = {"loop": {"max_attempts": cfg.max_attempts, "max_transient_retries": cfg.max_transient_retries,
@@ -323,7 +326,8 @@ async def _arun_model(
     flush_every, flush_seconds = opts.flush_for(m.backend)
     writer = RunWriter(out_root, meta, record_messages=record_messages, flush_every=flush_every,
                        flush_seconds=flush_seconds, retry_errors=opts.retry_errors,
-                       extra_success={"n_items_requested": len(items), "limit": opts.limit})
+                       extra_success={"n_items_requested": len(items), "limit": opts.limit},
+                       secrets=backend.secrets() if callable(getattr(backend, "secrets", None)) else ())
     if writer.state.retried_error_samples:
         _say(f"{run_id}: rerunning {len(writer.state.retried_error_samples)} sample(s) whose final attempt "
              "ended with 'error'")

@@ -58,6 +58,7 @@ SUCCESS_FILE = "_SUCCESS"
 LOCK_FILE = ".lock"
 TMP_PREFIX = ".tmp-"
 COMPRESSION = "zstd"
+REDACTED = "[redacted]"
 
 _PART_RE = re.compile(r"^(trajectories|turns|tool_calls|messages)-(\d{5,})\.parquet$")
 
@@ -278,8 +279,11 @@ class RunWriter:
         flush_seconds: float = 30.0,
         retry_errors: bool = True,
         extra_success: Mapping[str, Any] | None = None,
+        secrets: Sequence[str] = (),
     ) -> None:
         self.run_meta = dict(run_meta)
+        #: strings (API key, base URL, host) replaced by ``[redacted]`` in every row before it is buffered
+        self.secrets = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
         self.run_id: str = self.run_meta["run_id"]
         missing = [f.name for f in RUNS if f.name not in self.run_meta and f.name not in ("started_at", "finished_at")]
         if missing:
@@ -362,8 +366,9 @@ class RunWriter:
         if not attempts:
             raise ValueError(f"sample {sample_id}: no attempts")
         n = len(attempts)
+        clean = self._clean
         for i, att in enumerate(attempts):
-            tr = dict(att.trajectory)
+            tr = clean(att.trajectory)
             tr.setdefault("sample_id", sample_id)
             tr.setdefault("attempt", i)
             tr.setdefault("is_final", i == n - 1)
@@ -374,9 +379,9 @@ class RunWriter:
                 )
             self._buf["trajectories"].append(tr)
             self._buf["turns"].extend(att.turns)
-            self._buf["tool_calls"].extend(att.tool_calls)
+            self._buf["tool_calls"].extend(clean(r) for r in att.tool_calls)
             if self.record_messages:
-                self._buf["messages"].extend(att.messages)
+                self._buf["messages"].extend(clean(r) for r in att.messages)
             self.state.tokens += int(tr.get("total_tokens") or 0)
         final = self._buf["trajectories"][-1]
         self.state.finals[sample_id] = (bool(final.get("is_correct")), str(final.get("terminated_by")))
@@ -384,6 +389,18 @@ class RunWriter:
         self.n_added += 1
         if len(self._pending) >= self.flush_every or time.monotonic() - self._last_flush >= self.flush_seconds:
             self.flush()
+
+    def _clean(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """A copy of ``row`` with every secret in its string values redacted (a server may echo them)."""
+        out = dict(row)
+        if self.secrets:
+            for k, v in out.items():
+                if isinstance(v, str):
+                    for secret in self.secrets:
+                        if secret in v:
+                            v = v.replace(secret, REDACTED)
+                    out[k] = v
+        return out
 
     def flush_if_due(self) -> None:
         """Flush when samples are buffered and ``flush_seconds`` have passed since the last flush."""

@@ -252,12 +252,10 @@ def test_configuration_errors(monkeypatch: pytest.MonkeyPatch) -> None:
         b = OpenAIBackend("local", base_url=srv.base_url)
         run(b.start(ctx()).complete(), b)
         assert srv.requests[0].headers["authorization"] == "Bearer EMPTY"
-    # OPENAI_BASE_URL pairs with OPENAI_API_KEY, as in the SDK
-    with OpenAIServer([completion(content="hi")]) as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-        b = OpenAIBackend("m")
-        run(b.start(ctx()).complete(), b)
-        assert srv.requests[0].headers["authorization"] == f"Bearer {FAKE_KEY}"
+    # the SDK's endpoint variable is refused, not followed (it would redirect the key)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    with pytest.raises(AgentHopError, match="OPENAI_BASE_URL is set"):
+        OpenAIBackend("m")
 
 
 def test_client_is_rebuilt_per_event_loop() -> None:

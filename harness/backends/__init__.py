@@ -1,9 +1,9 @@
 """Agent backends and the factory that builds one from a model spec (panel entry or CLI flags).
 
 Imports are lazy: a simulated run never imports the provider SDKs. API keys come only from the
-environment variable named by the spec's ``api_key_env`` (default: the backend's own variable,
-OPENAI_API_KEY / ANTHROPIC_API_KEY / GOOGLE_API_KEY or GEMINI_API_KEY);
-they are handed to the backend object and never written anywhere.
+environment variable named by the spec's ``api_key_env`` (without one: the backend's own variable,
+OPENAI_API_KEY / ANTHROPIC_API_KEY / GOOGLE_API_KEY or GEMINI_API_KEY, for the provider's own endpoint
+only); they are handed to the backend object and never written anywhere.
 """
 
 from __future__ import annotations
@@ -26,27 +26,28 @@ def backend_seed(seed: int, model: str, replicate: int) -> int:
 
 
 def api_key_from_env(spec: ModelSpec) -> str | None:
-    """The API key for ``spec`` from its environment variable (None for sim).
+    """The API key for ``spec`` (None for sim), by the key rule of docs/backends.md.
 
-    Raises when the variable is unset and no ``base_url`` is given; with a ``base_url`` (a local
-    server may need no key) an unset variable gives the placeholder key.
+    - ``api_key_env`` named: that variable's value goes to the model's endpoint (its base URL, or the
+      provider's own); unset is an error unless a base URL is given (a local server may need no key);
+    - no ``api_key_env`` and a ``base_url``: the placeholder key; the provider's default variable
+      (OPENAI_API_KEY / ANTHROPIC_API_KEY) is never sent to an endpoint the user typed in;
+    - no ``api_key_env`` and no ``base_url``: the provider's default variable (checked by the backend).
     """
-    env = spec.key_env
-    if env is None:
+    from .llm_common import LOCAL_PLACEHOLDER_KEY
+
+    if spec.backend == "sim":
         return None
+    env = spec.api_key_env
+    if env is None:
+        return LOCAL_PLACEHOLDER_KEY if spec.base_url else None
     key = os.environ.get(env) or None
     if key is None and not spec.base_url:
         raise AgentHopError(
             f"model {spec.name!r} ({spec.backend}): environment variable {env} is not set; export the "
             f"API key there (or name another variable with api_key_env)"
         )
-    if key is None:
-        # a local server that needs no key: pass a placeholder so that the backend does not fall
-        # back to OPENAI_API_KEY / ANTHROPIC_API_KEY and send a real key to a third-party endpoint
-        from .llm_common import LOCAL_PLACEHOLDER_KEY
-
-        return LOCAL_PLACEHOLDER_KEY
-    return key
+    return key or LOCAL_PLACEHOLDER_KEY
 
 
 def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0) -> Backend:

@@ -29,7 +29,7 @@ import anthropic
 
 from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
-from .llm_common import DEFAULT_MAX_TOKENS, LoopBoundClient, clean_sampling, resolve_endpoint, row
+from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, LoopBoundClient, clean_sampling, resolve_endpoint, row
 from .retry import classify, redact, secrets_of
 
 THINKING_BUDGETS = {"low": 4096, "medium": 8192, "high": 16384}
@@ -68,8 +68,7 @@ class AnthropicBackend:
         self.model = model
         self.sampling = clean_sampling(sampling, self.name)
         self.timeout_s = float(timeout_s)
-        key, self._base_url = resolve_endpoint(self.name, model, api_key, base_url,
-                                               "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+        key, self._base_url = resolve_endpoint(self.name, model, api_key, base_url, "ANTHROPIC_API_KEY")
         self._api_key = key
         self._secrets = secrets_of(key, self._base_url)
         self._params = self._request_params()
@@ -84,13 +83,18 @@ class AnthropicBackend:
                 "request": json.loads(json.dumps(self._params)), "timeout_s": self.timeout_s,
                 "sdk_max_retries": 0}
 
+    def secrets(self) -> tuple[str, ...]:
+        """Strings that must not be written: the key and the base URL (the runner's writer redacts them)."""
+        return self._secrets
+
     async def aclose(self) -> None:
         """Close the SDK client's pooled connections (call at the end of a run, on its event loop)."""
         await self._client.aclose()
 
     def _make_client(self) -> anthropic.AsyncAnthropic:
-        return anthropic.AsyncAnthropic(
-            api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=self.timeout_s
+        return anthropic.AsyncAnthropic(  # endpoint always explicit: ANTHROPIC_BASE_URL is never read
+            api_key=self._api_key, base_url=self._base_url or DEFAULT_BASE_URLS[self.name], max_retries=0,
+            timeout=self.timeout_s,
         )
 
     def _request_params(self) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from google.genai import types
 
 from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall, TransientBackendError
-from .llm_common import DEFAULT_MAX_TOKENS, LoopBoundClient, clean_sampling, resolve_endpoint, row
+from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, LoopBoundClient, clean_sampling, resolve_endpoint, row
 from .retry import MAX_ERROR_TEXT, is_transient_status, redact, secrets_of
 
 try:  # the HTTP library google-genai is built on (httpx2 in 3.x)
@@ -147,8 +147,7 @@ class GoogleBackend:
         self.model = model
         self.sampling = clean_sampling(sampling, self.name)
         self.timeout_s = float(timeout_s)
-        key, self._base_url = resolve_endpoint(self.name, model, api_key, base_url, google_key_env(),
-                                               "GOOGLE_GEMINI_BASE_URL")
+        key, self._base_url = resolve_endpoint(self.name, model, api_key, base_url, google_key_env())
         self._api_key = key
         self._secrets = secrets_of(key, self._base_url)
         self._thinking = thinking_config(model, self.sampling.get("reasoning_effort"))
@@ -163,13 +162,20 @@ class GoogleBackend:
                 "thinking": self._thinking.model_dump(mode="json", exclude_none=True) if self._thinking else None,
                 "timeout_s": self.timeout_s, "sdk_max_retries": 0}
 
+    def secrets(self) -> tuple[str, ...]:
+        """Strings that must not be written: the key and the base URL (the runner's writer redacts them)."""
+        return self._secrets
+
     async def aclose(self) -> None:
         await self._client.aclose()
 
     def _make_client(self) -> Any:
-        options = types.HttpOptions(base_url=self._base_url, api_version=API_VERSION,
-                                    timeout=int(self.timeout_s * 1000))
-        return _AsyncClient(genai.Client(api_key=self._api_key, http_options=options))
+        # endpoint, API version and the Gemini API (not Vertex AI) are explicit, so that none of the
+        # SDK's environment variables (GOOGLE_GEMINI_BASE_URL, GOOGLE_GENAI_USE_VERTEXAI,
+        # GOOGLE_GENAI_API_VERSION) can send the request or the key elsewhere
+        options = types.HttpOptions(base_url=self._base_url or DEFAULT_BASE_URLS[self.name],
+                                    api_version=API_VERSION, timeout=int(self.timeout_s * 1000))
+        return _AsyncClient(genai.Client(vertexai=False, api_key=self._api_key, http_options=options))
 
     def generation_config(self, system: str, tools: list[types.Tool]) -> types.GenerateContentConfig:
         s = self.sampling

@@ -20,26 +20,57 @@ SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "reasoning_effor
 LOCAL_PLACEHOLDER_KEY = "EMPTY"
 
 
-def resolve_endpoint(backend: str, model: str, api_key: str | None, base_url: str | None,
-                     key_env: str, base_env: str) -> tuple[str, str | None]:
-    """(api key, base URL) for a backend.
+#: the provider's own endpoint, used when no base URL is given (always passed to the SDK explicitly,
+#: so the SDK never picks an endpoint from its environment variables)
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com",
+                     "responses": "https://api.openai.com/v1",
+                     "google": "https://generativelanguage.googleapis.com/"}
+#: SDK environment variables that would redirect requests (and the key) to another endpoint
+SDK_BASE_URL_ENV = {"openai": ("OPENAI_BASE_URL",), "anthropic": ("ANTHROPIC_BASE_URL",),
+                    "responses": ("OPENAI_BASE_URL",), "google": ("GOOGLE_GEMINI_BASE_URL",)}
+#: SDK environment variables whose headers the SDK adds to every request (they may carry credentials)
+SDK_HEADER_ENV = {"openai": ("OPENAI_CUSTOM_HEADERS",), "anthropic": ("ANTHROPIC_CUSTOM_HEADERS",),
+                  "responses": ("OPENAI_CUSTOM_HEADERS",)}
 
-    The environment key (``key_env``) pairs only with the environment base URL (``base_env``) or the
-    provider's own endpoint: it is never forwarded to an explicitly given base URL, which could hand
-    it to a third party. A base URL without any key gets the placeholder a local server expects.
+
+def resolve_endpoint(backend: str, model: str, api_key: str | None, base_url: str | None,
+                     key_env: str, base_env: str | None = None) -> tuple[str, str | None]:
+    """(api key, base URL or None for the provider's own endpoint) of a backend (docs/backends.md).
+
+    ``api_key`` is the key the caller read from a variable the user named (``--api-key-env``); without
+    one, the provider's default variable ``key_env`` is used only for the provider's own endpoint. An
+    explicit base URL without a key gets the placeholder a local server expects, never ``key_env``.
+    The SDKs' own base-URL and custom-header variables are refused rather than followed (they would
+    send the key, or credentials in headers, somewhere the command line does not show).
     """
+    check_sdk_environment(backend, model, base_url)
     key = api_key or None
     if key is None and not base_url:
         key = os.environ.get(key_env) or None
-    url = base_url or os.environ.get(base_env) or None
-    if key is None:
-        if url is None:
+        if key is None:
             raise AgentHopError(
-                f"{backend} backend (model {model!r}): no API key; set {key_env} (or the provider's key "
-                "variable) in the environment, or give a --base-url for a local server"
+                f"{backend} backend (model {model!r}): no API key; set {key_env} in the environment (or name "
+                "another variable with --api-key-env), or give a --base-url for a local server"
             )
-        key = LOCAL_PLACEHOLDER_KEY
-    return key, url
+    return key or LOCAL_PLACEHOLDER_KEY, base_url or None
+
+
+def check_sdk_environment(backend: str, model: str, base_url: str | None) -> None:
+    """Refuse SDK environment variables that would silently redirect requests or add headers."""
+    for var in SDK_BASE_URL_ENV.get(backend, ()):
+        if os.environ.get(var) and not base_url:
+            raise AgentHopError(
+                f"{backend} backend (model {model!r}): {var} is set, but the harness does not follow the SDK's "
+                f"endpoint variable; pass the endpoint with --base-url (base_url: in a panel) and its key "
+                f"variable with --api-key-env, or unset {var}"
+            )
+    for var in SDK_HEADER_ENV.get(backend, ()):
+        if os.environ.get(var) and base_url:
+            raise AgentHopError(
+                f"{backend} backend (model {model!r}): {var} is set; its headers would be sent to the explicit "
+                f"base URL; unset {var}"
+            )
+
 
 T = TypeVar("T")
 

@@ -28,6 +28,7 @@ import openai
 
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
 from .llm_common import (
+    DEFAULT_BASE_URLS,
     DEFAULT_MAX_TOKENS,
     LoopBoundClient,
     clean_sampling,
@@ -75,7 +76,7 @@ class OpenAIBackend:
         self.model = model
         self.sampling = clean_sampling(sampling, self.name)
         self.timeout_s = float(timeout_s)
-        key, base_url = resolve_endpoint(self.name, model, api_key, base_url, "OPENAI_API_KEY", "OPENAI_BASE_URL")
+        key, base_url = resolve_endpoint(self.name, model, api_key, base_url, "OPENAI_API_KEY")
         self._base_url = base_url
         self._api_key = key
         self._secrets = secrets_of(key, base_url)
@@ -89,13 +90,22 @@ class OpenAIBackend:
         return {"backend": self.name, "model": self.model, "sampling": dict(self.sampling),
                 "timeout_s": self.timeout_s, "sdk_max_retries": 0}
 
+    def secrets(self) -> tuple[str, ...]:
+        """Strings that must not be written: the key and the base URL (the runner's writer redacts them)."""
+        return self._secrets
+
     async def aclose(self) -> None:
         """Close the SDK client's pooled connections (call at the end of a run, on its event loop)."""
         await self._client.aclose()
 
     def _make_client(self) -> openai.AsyncOpenAI:
+        # endpoint always explicit (the SDK never reads OPENAI_BASE_URL); a third-party endpoint gets
+        # neither the OpenAI organization nor the project header from OPENAI_ORG_ID / OPENAI_PROJECT_ID
+        headers = None if self._base_url is None else {"OpenAI-Organization": openai.Omit(),
+                                                       "OpenAI-Project": openai.Omit()}
         return openai.AsyncOpenAI(
-            api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=self.timeout_s
+            api_key=self._api_key, base_url=self._base_url or DEFAULT_BASE_URLS[self.name], max_retries=0,
+            timeout=self.timeout_s, default_headers=headers,  # type: ignore[arg-type]
         )
 
     def request_params(self) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from typing import Any
 import openai
 
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
-from .llm_common import DEFAULT_MAX_TOKENS, LoopBoundClient, clean_sampling, parse_arguments, resolve_endpoint, row
+from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, LoopBoundClient, clean_sampling, parse_arguments, resolve_endpoint, row
 from .retry import MAX_ERROR_TEXT, classify, redact, secrets_of
 
 INCLUDE = ["reasoning.encrypted_content"]
@@ -51,8 +51,7 @@ class ResponsesBackend:
         self.model = model
         self.sampling = clean_sampling(sampling, self.name)
         self.timeout_s = float(timeout_s)
-        key, self._base_url = resolve_endpoint(self.name, model, api_key, base_url, "OPENAI_API_KEY",
-                                               "OPENAI_BASE_URL")
+        key, self._base_url = resolve_endpoint(self.name, model, api_key, base_url, "OPENAI_API_KEY")
         self._api_key = key
         self._secrets = secrets_of(key, self._base_url)
         self._client: LoopBoundClient[openai.AsyncOpenAI] = LoopBoundClient(self._make_client)
@@ -66,12 +65,21 @@ class ResponsesBackend:
                 "request": self.request_params(), "store": False, "timeout_s": self.timeout_s,
                 "sdk_max_retries": 0}
 
+    def secrets(self) -> tuple[str, ...]:
+        """Strings that must not be written: the key and the base URL (the runner's writer redacts them)."""
+        return self._secrets
+
     async def aclose(self) -> None:
         await self._client.aclose()
 
     def _make_client(self) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0,
-                                  timeout=self.timeout_s)
+        # as the chat backend: the endpoint is always explicit, and a third-party endpoint gets no
+        # OpenAI organization/project headers
+        headers = None if self._base_url is None else {"OpenAI-Organization": openai.Omit(),
+                                                       "OpenAI-Project": openai.Omit()}
+        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url or DEFAULT_BASE_URLS[self.name],
+                                  max_retries=0, timeout=self.timeout_s,
+                                  default_headers=headers)  # type: ignore[arg-type]
 
     def request_params(self) -> dict[str, Any]:
         """Keyword arguments of ``responses.create`` besides model/instructions/input/tools."""

@@ -36,8 +36,10 @@ def is_transient_status(status: int) -> bool:
 
 def secrets_of(api_key: str | None, base_url: str | None) -> tuple[str, ...]:
     """The strings that must never appear in anything a backend writes or raises."""
+    from .llm_common import LOCAL_PLACEHOLDER_KEY
+
     out: list[str] = []
-    if api_key:
+    if api_key and api_key != LOCAL_PLACEHOLDER_KEY:
         out.append(api_key)
     if base_url:
         url = base_url.rstrip("/")

@@ -1,0 +1,116 @@
+"""Real-backend runs through the runner against loopback providers: keys stay home, faults stay in
+their sample, rate limits, concurrent panels, compaction (docs/backends.md, docs/running.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from servers.fake_provider import FakeProvider
+from servers.sdk_env import FAKE_KEY, isolate
+
+from agenthop.harness.benchmark.generator import make_benchmark
+from agenthop.harness.benchmark.loader import load_release
+from agenthop.harness.benchmark.model import Release
+from agenthop.harness.errors import AgentHopError
+from agenthop.harness.panel import ModelSpec, RunSpec
+from agenthop.harness.runner import COMPLETE, RunOptions, run_model
+
+N_ITEMS = 12
+#: no waiting between error turns and attempts (the policy's numbers are tested in test_loop_rules)
+FAST = {"error_sleep_cap_s": 0.0, "sample_retry_waits": (0.0,)}
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate(monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Release:
+    root = tmp_path_factory.mktemp("real") / "bench"
+    make_benchmark(root, N_ITEMS, seed=5)
+    return load_release(root)
+
+
+def opts(**kw: Any) -> RunOptions:
+    base: dict[str, Any] = {"progress": False, "workers": 4, "loop_overrides": FAST}
+    base.update(kw)
+    return RunOptions(**base)
+
+
+def spec(name: str, backend: str, base_url: str | None, **kw: Any) -> RunSpec:
+    return RunSpec(ModelSpec(name=name, backend=backend, base_url=base_url, **kw), "full", 0)
+
+
+def written(root: Path) -> bytes:
+    """Every byte under ``root``: raw files plus decoded Parquet cells and metadata."""
+    chunks: list[bytes] = []
+    for p in root.rglob("*"):
+        if p.is_file():
+            chunks.append(p.read_bytes())
+            if p.suffix == ".parquet":
+                f = pq.ParquetFile(p)
+                chunks.append(json.dumps(f.read().to_pylist(), default=str).encode())
+                chunks.append(repr(f.metadata.metadata).encode())
+    return b"\n".join(chunks)
+
+
+def table(run_dir: Path, name: str) -> list[dict[str, Any]]:
+    return pq.ParquetDataset(sorted(run_dir.glob(f"{name}-*.parquet"))).read().to_pylist()
+
+
+# --------------------------------------------------------------------------------------------- keys
+@pytest.mark.parametrize("backend", ["openai", "anthropic"])
+def test_explicit_base_url_never_receives_the_default_key(backend: str, release: Release, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-secret-org")
+    with FakeProvider(backend) as srv:
+        res = run_model(spec("m", backend, srv.base_url), release, tmp_path, opts(), limit=3)
+    assert res.status == COMPLETE and res.n_done == 3
+    assert srv.n_requests == 3 * 4
+    sent = json.dumps(srv.headers)
+    assert FAKE_KEY not in sent and "org-secret-org" not in sent
+    auth = {h.get("authorization") or h.get("x-api-key") for h in srv.headers}
+    assert auth in ({"Bearer EMPTY"}, {"EMPTY"})
+
+
+@pytest.mark.parametrize("backend,var", [("openai", "OPENAI_BASE_URL"), ("anthropic", "ANTHROPIC_BASE_URL")])
+def test_sdk_endpoint_variables_are_refused(backend: str, var: str, release: Release, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(var, "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    with pytest.raises(AgentHopError, match=f"{var} is set"):
+        run_model(spec("m", backend, None), release, tmp_path, opts(), limit=1)
+    assert not any(tmp_path.iterdir())  # refused before touching the disk
+
+
+def test_custom_header_variables_are_refused_for_an_explicit_base_url(release: Release, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_CUSTOM_HEADERS", "Authorization: Bearer sk-live")
+    with pytest.raises(AgentHopError, match="OPENAI_CUSTOM_HEADERS is set"):
+        run_model(spec("m", "openai", "http://127.0.0.1:9/v1"), release, tmp_path, opts(), limit=1)
+
+
+@pytest.mark.parametrize("backend", ["openai", "anthropic"])
+def test_a_key_echoed_in_content_is_written_nowhere(backend: str, release: Release, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_PROVIDER_KEY", FAKE_KEY)
+    with FakeProvider(backend, fault=lambda system: "echo") as srv:
+        res = run_model(spec("m", backend, srv.base_url, api_key_env="MY_PROVIDER_KEY"), release, tmp_path,
+                        opts(), limit=3)
+        host = srv.base_url.split("//", 1)[1].split("/", 1)[0]
+    assert res.status == COMPLETE and res.n_done == 3
+    sent = {h.get("authorization") or h.get("x-api-key") for h in srv.headers}
+    assert sent in ({f"Bearer {FAKE_KEY}"}, {FAKE_KEY})  # the named key went to its endpoint ...
+    data = written(tmp_path)
+    assert FAKE_KEY.encode() not in data and host.encode() not in data  # ... and was written nowhere
+    run_dir = Path(res.run_dir)
+    assert any("[redacted]" in (m["content"] or "") for m in table(run_dir, "messages"))
+    assert all("[redacted]" in r["reasoning"] for r in table(run_dir, "trajectories"))
