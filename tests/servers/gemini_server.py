@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .scripted_http import Recorded, Reply, ScriptedServer
@@ -43,8 +44,9 @@ def _key(name: str, args: Any) -> str:
 class GeminiServer(ScriptedServer):
     prefix = ""
 
-    def __init__(self, replies: list[Reply] | None = None) -> None:
-        super().__init__(replies)
+    def __init__(self, replies: list[Reply] | None = None,
+                 responder: Callable[[Recorded], Reply] | None = None) -> None:
+        super().__init__(replies, responder)
         #: (name, args) of every function call answered with a signature -> the signatures
         self.signatures: dict[str, set[str]] = {}
         #: requests refused by a check, with the reason

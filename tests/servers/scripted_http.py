@@ -12,6 +12,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -40,8 +41,11 @@ class ScriptedServer:
     #: path prefix the SDK's base URL should include (e.g. '/v1' for OpenAI-compatible servers)
     prefix = ""
 
-    def __init__(self, replies: list[Reply] | None = None) -> None:
+    def __init__(self, replies: list[Reply] | None = None,
+                 responder: Callable[[Recorded], Reply] | None = None) -> None:
         self.replies: deque[Reply] = deque(replies or [])
+        #: answers a request once the scripted replies are used up (an agent played by the server)
+        self.responder = responder
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -57,6 +61,8 @@ class ScriptedServer:
             self.requests.append(rec)
             if self.replies:
                 return self.replies.popleft()
+        if self.responder is not None:
+            return self.responder(rec)
         return Reply(500, {"error": {"type": "script_exhausted", "message": "no scripted reply left"}})
 
     @property
