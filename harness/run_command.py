@@ -21,13 +21,23 @@ _MODEL_OPTIONS = ("backend", "model_id", "base_url", "api_key_env", "sim_archety
 
 def _single_model(name: str, backend: str | None, model_id: str | None, base_url: str | None,
                   api_key_env: str | None, sim_archetype: str | None) -> ModelSpec:
+    if backend is None and sim_archetype is None:
+        from .providers import detect_for_cli
+
+        detected = detect_for_cli(model_id or name, base_url, api_key_env)
+        if detected is not None:  # a real model id: backend, endpoint, key variable, preset (docs/backends.md)
+            for note in detected.notes:
+                click.echo(note, err=True)
+            return ModelSpec(name=name, backend=detected.backend, model_id=model_id, base_url=detected.base_url,
+                             api_key_env=detected.api_key_env, sampling=detected.sampling)
     backend = backend or "sim"
     if backend == "sim":
         for opt, value in (("--model-id", model_id), ("--base-url", base_url), ("--api-key-env", api_key_env)):
             if value is not None:
                 raise AgentHopError(f"{opt} does not apply to --backend sim")
         if looks_like_real_model(name):
-            raise AgentHopError(f"--model {name!r} looks like a real model's name; simulated models must not carry one")
+            raise AgentHopError(f"--model {name!r} looks like a real model's name; simulated models must not carry "
+                                "one (for a real model pass --backend)")
         from .policies.archetypes import ARCHETYPES
 
         archetype = (sim_archetype or name).replace("-", "_")  # early-committer = early_committer
@@ -42,15 +52,46 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
     return ModelSpec(name=name, backend=backend, model_id=model_id, base_url=base_url, api_key_env=api_key_env)
 
 
+def _dry_run(runs: list[RunSpec] | Panel) -> None:
+    from .dry_run import dry_run
+
+    models = list(runs.models) if isinstance(runs, Panel) else [r.model for r in runs]
+    lines, missing = dry_run(models)
+    for line in lines:
+        click.echo(line)
+    for line in missing:
+        click.secho(f"missing key: {line}", fg="red", err=True)
+    if missing:
+        raise AgentHopError(f"{len(missing)} of {len(models)} models have no API key set (see above); nothing was "
+                            "called")
+    click.echo(f"dry run: {len(models)} models, every key needed is set; nothing was called")
+
+
+def _require_keys(runs: list[RunSpec] | Panel) -> None:
+    """Fail before starting when a model's key is missing (one line per model; see --dry-run)."""
+    from .dry_run import dry_run
+
+    models = list(runs.models) if isinstance(runs, Panel) else [r.model for r in runs]
+    _, missing = dry_run(models)
+    for line in missing:
+        click.secho(f"missing key: {line}", fg="red", err=True)
+    if missing:
+        raise AgentHopError(f"{len(missing)} of {len(models)} models have no API key set (see above); nothing was "
+                            "run")
+
+
 @click.command("run")
-@click.option("--data", "data", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Release directory (qa/, graphs/, paper_pool/, audit/).")
+@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path),
+              help="Release directory (qa/, graphs/, paper_pool/, audit/). Required unless --dry-run.")
 @click.option("--model", "model", help="Model name (a sim archetype name such as early-committer, or a label).")
 @click.option("--panel", "panel_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Panel YAML: run several models / conditions / replicates.")
-@click.option("--backend", type=click.Choice(BACKENDS), help="Backend of --model (default sim).")
+@click.option("--backend", type=click.Choice(BACKENDS),
+              help="Backend of --model (default: detected from a real model id as the reference does, e.g. "
+              "gemini-3* google, gpt-5.x responses, claude-* anthropic; else sim).")
 @click.option("--model-id", help="Provider model id of --model (default: the name).")
-@click.option("--base-url", help="OpenAI-compatible or Anthropic endpoint of --model.")
+@click.option("--base-url", help="Endpoint of --model (OpenAI-compatible, Anthropic, Gemini or Responses; "
+              "a proxy or a local server).")
 @click.option("--api-key-env", help="Environment variable holding the API key. Without it: OPENAI_API_KEY / "
               "ANTHROPIC_API_KEY for the provider's own endpoint only; a --base-url gets a placeholder key.")
 @click.option("--sim-archetype", help="Policy archetype of a sim --model (default: the model name).")
@@ -81,12 +122,15 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
               help="Write a part every N finished samples (default: sim 250, real 10; also every 30/10 s).")
 @click.option("--retry-errors/--keep-errors", "retry_errors", default=True, show_default=True,
               help="On resume, rerun samples whose final attempt ended with 'error'.")
+@click.option("--dry-run", "dry_run", is_flag=True,
+              help="Print per model the backend, endpoint host, key variable (and whether it is set) and "
+              "sampling, call nothing; exit 2 when a key is missing.")
 @cli_errors
-def run(data: Path, model: str | None, panel_file: Path | None, backend: str | None, model_id: str | None,
+def run(data: Path | None, model: str | None, panel_file: Path | None, backend: str | None, model_id: str | None,
         base_url: str | None, api_key_env: str | None, sim_archetype: str | None, condition: str | None,
         replicate: int | None, workers: int, processes: int | None, limit: int | None, out: Path, budget: int,
         max_turns: int, max_total_tokens: int, max_run_tokens: int, seed: int, messages: bool | None,
-        progress: bool | None, flush_every: int | None, retry_errors: bool) -> None:
+        progress: bool | None, flush_every: int | None, retry_errors: bool, dry_run: bool) -> None:
     """Run agents over a release; resumes finished samples of the same run identity.
 
     Prints one line per run: run_id, directory, finished/requested items, accuracy, tokens.
@@ -107,6 +151,12 @@ def run(data: Path, model: str | None, panel_file: Path | None, backend: str | N
         assert model is not None
         spec = _single_model(model, backend, model_id, base_url, api_key_env, sim_archetype)
         runs = [RunSpec(spec, condition or "full", replicate or 0)]
+    if dry_run:
+        _dry_run(runs)
+        return
+    _require_keys(runs)
+    if data is None:
+        raise AgentHopError("--data is required (a release directory), except with --dry-run")
     if not (data / "qa" / "full.jsonl").is_file():
         raise AgentHopError(f"{data}: not a release directory (qa/full.jsonl missing)")
     opts = RunOptions(
