@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from ..schemas.trajectory import CONDITIONS
 from .errors import AgentHopError, cli_errors
-from .panel import BACKENDS, ModelSpec, Panel, RunSpec, load_panel, looks_like_real_model
+from .panel import BACKENDS, ModelSpec, RunSpec, load_panel, looks_like_real_model
 from .run_identity import RunCaps
 
 EXIT_INTERRUPTED = 130
@@ -42,6 +43,14 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
     return ModelSpec(name=name, backend=backend, model_id=model_id, base_url=base_url, api_key_env=api_key_env)
 
 
+def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
+    """``run`` with the command line's --rpm/--tpm where its real-backend model sets none."""
+    m = run.model
+    if m.backend == "sim" or (rpm is None and tpm is None):
+        return run
+    return replace(run, model=replace(m, rpm=m.rpm or rpm, tpm=m.tpm or tpm))
+
+
 @click.command("run")
 @click.option("--data", "data", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Release directory (qa/, graphs/, paper_pool/, audit/).")
@@ -53,6 +62,10 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
 @click.option("--base-url", help="OpenAI-compatible or Anthropic endpoint of --model.")
 @click.option("--api-key-env", help="Environment variable holding the API key. Without it: OPENAI_API_KEY / "
               "ANTHROPIC_API_KEY for the provider's own endpoint only; a --base-url gets a placeholder key.")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True),
+              help="Requests per minute of the endpoint (with --panel: for models that set no rpm:).")
+@click.option("--tpm", type=click.FloatRange(min=0, min_open=True),
+              help="Tokens per minute of the endpoint (with --panel: for models that set no tpm:).")
 @click.option("--sim-archetype", help="Policy archetype of a sim --model (default: the model name).")
 @click.option("--condition", type=click.Choice(CONDITIONS), help="Ablation condition of --model (default full).")
 @click.option("--replicate", type=click.IntRange(min=0), help="Replicate number of --model (default 0).")
@@ -83,7 +96,8 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
               help="On resume, rerun samples whose final attempt ended with 'error'.")
 @cli_errors
 def run(data: Path, model: str | None, panel_file: Path | None, backend: str | None, model_id: str | None,
-        base_url: str | None, api_key_env: str | None, sim_archetype: str | None, condition: str | None,
+        base_url: str | None, api_key_env: str | None, rpm: float | None, tpm: float | None,
+        sim_archetype: str | None, condition: str | None,
         replicate: int | None, workers: int, processes: int | None, limit: int | None, out: Path, budget: int,
         max_turns: int, max_total_tokens: int, max_run_tokens: int, seed: int, messages: bool | None,
         progress: bool | None, flush_every: int | None, retry_errors: bool) -> None:
@@ -95,18 +109,21 @@ def run(data: Path, model: str | None, panel_file: Path | None, backend: str | N
 
     if (model is None) == (panel_file is None):
         raise AgentHopError("give exactly one of --model NAME or --panel FILE")
-    runs: list[RunSpec] | Panel
+    runs: list[RunSpec]
     if panel_file is not None:
         given = [o for o, v in zip(_MODEL_OPTIONS, (backend, model_id, base_url, api_key_env, sim_archetype,
                                                      condition, replicate)) if v is not None]
         if given:
             flags = ", ".join("--" + g.replace("_", "-") for g in given)
             raise AgentHopError(f"{flags}: not with --panel (set them per model in {panel_file})")
-        runs = load_panel(panel_file)
+        runs = load_panel(panel_file).runs()
     else:
         assert model is not None
         spec = _single_model(model, backend, model_id, base_url, api_key_env, sim_archetype)
+        if spec.backend == "sim" and (rpm or tpm):
+            raise AgentHopError("--rpm/--tpm do not apply to --backend sim")
         runs = [RunSpec(spec, condition or "full", replicate or 0)]
+    runs = [with_limits(r, rpm, tpm) for r in runs]
     if not (data / "qa" / "full.jsonl").is_file():
         raise AgentHopError(f"{data}: not a release directory (qa/full.jsonl missing)")
     opts = RunOptions(

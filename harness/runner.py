@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from . import __version__
 from .benchmark.model import Item, Release
 from .errors import AgentHopError
+from .limiter import EndpointLimiter, LimitedBackend
 from .panel import ModelSpec, Panel, RunSpec
 from .run_identity import RunCaps, config_json, run_id_for
 from .writer import RunWriter
@@ -285,6 +286,11 @@ def run_model(
                                    handle_signals))
 
 
+def make_limiter(model: ModelSpec, max_concurrency: int) -> EndpointLimiter:
+    """The endpoint limiter of a real-backend model (its rpm/tpm; concurrency up to ``max_concurrency``)."""
+    return EndpointLimiter(rpm=model.rpm, tpm=model.tpm, max_concurrency=max_concurrency)
+
+
 async def _arun_model(
     run: RunSpec,
     release: Release,
@@ -293,6 +299,7 @@ async def _arun_model(
     stop: StopFlag,
     progress: Progress | None,
     handle_signals: bool,
+    limiter: EndpointLimiter | None = None,
 ) -> RunResult:
     from .backends import make_backend
     from .loop import Caps, LoopConfig, no_sleep
@@ -306,7 +313,9 @@ async def _arun_model(
                        condition=run.condition, replicate=run.replicate, status=SKIPPED)
     if stop.is_set():
         return result
-    backend = make_backend(m, seed=opts.seed, replicate=run.replicate)  # fails before touching the disk
+    backend: Any = make_backend(m, seed=opts.seed, replicate=run.replicate)  # fails before touching the disk
+    if m.backend != "sim":
+        backend = LimitedBackend(backend, limiter or make_limiter(m, opts.workers))
     record_messages = opts.messages_for(m.backend)
     caps = opts.caps
     cfg = LoopConfig(
@@ -354,6 +363,8 @@ async def _arun_model(
     finally:
         if own_progress:
             progress.close()
+        if callable(getattr(backend, "aclose", None)):
+            await backend.aclose()  # the SDK client's pooled connections, on this event loop
     st = writer.state
     result.status = status
     result.n_done = len(st.finals)

@@ -172,8 +172,8 @@ class AnthropicConversation:
                 exc,
                 status_error=anthropic.APIStatusError,
                 connection_error=anthropic.APIConnectionError,
-                always_transient=(anthropic.RateLimitError, anthropic.InternalServerError,
-                                  anthropic.APITimeoutError),
+                always_transient=(anthropic.InternalServerError, anthropic.APITimeoutError),
+                rate_limit=(anthropic.RateLimitError,),
                 secrets=b._secrets,
             ) from None
         try:

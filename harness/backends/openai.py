@@ -138,7 +138,8 @@ class OpenAIConversation:
                 exc,
                 status_error=openai.APIStatusError,
                 connection_error=openai.APIConnectionError,
-                always_transient=(openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError),
+                always_transient=(openai.InternalServerError, openai.APITimeoutError),
+                rate_limit=(openai.RateLimitError,),
                 secrets=b._secrets,
             ) from None
         try:
