@@ -336,7 +336,8 @@ async def _arun_model(
     writer = RunWriter(out_root, meta, record_messages=record_messages, flush_every=flush_every,
                        flush_seconds=flush_seconds, retry_errors=opts.retry_errors,
                        extra_success={"n_items_requested": len(items), "limit": opts.limit},
-                       secrets=backend.secrets() if callable(getattr(backend, "secrets", None)) else ())
+                       secrets=backend.secrets() if callable(getattr(backend, "secrets", None)) else (),
+                       repair_text=m.backend != "sim")
     if writer.state.retried_error_samples:
         _say(f"{run_id}: rerunning {len(writer.state.retried_error_samples)} sample(s) whose final attempt "
              "ended with 'error'")

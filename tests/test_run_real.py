@@ -114,3 +114,41 @@ def test_a_key_echoed_in_content_is_written_nowhere(backend: str, release: Relea
     run_dir = Path(res.run_dir)
     assert any("[redacted]" in (m["content"] or "") for m in table(run_dir, "messages"))
     assert all("[redacted]" in r["reasoning"] for r in table(run_dir, "trajectories"))
+
+
+# --------------------------------------------------------------------------------------------- faults
+@pytest.mark.parametrize("backend", ["openai", "anthropic"])
+def test_faults_stay_in_their_sample(backend: str, release: Release, tmp_path: Path,
+                                     capfd: pytest.CaptureFixture[str]) -> None:
+    items = release.items[:8]
+    kinds = {items[1].question: "surrogate", items[3].question: "html", items[4].question: "truncated",
+             items[6].question: "empty"}
+    by_sample = {it.id: kinds.get(it.question) for it in items}
+
+    def fault(system: str) -> str | None:
+        return next((k for q, k in kinds.items() if q in system), None)
+
+    with FakeProvider(backend, fault=fault) as srv:
+        res = run_model(spec("m", backend, srv.base_url), release, tmp_path, opts(), limit=8)
+    assert res.status == COMPLETE and res.n_done == 8
+    run_dir = Path(res.run_dir)
+    assert (run_dir / "_SUCCESS").exists()
+    trajs = table(run_dir, "trajectories")
+    finals = {t["sample_id"]: t for t in trajs if t["is_final"]}
+    assert len(finals) == 8
+    for sid, kind in by_sample.items():
+        t = finals[sid]
+        attempts = sorted(x["attempt"] for x in trajs if x["sample_id"] == sid)
+        if kind in ("html", "truncated", "empty"):  # the fault repeats on every retry
+            assert (t["terminated_by"], attempts, t["api_error_count"]) == ("error", [0, 1, 2], 5)
+        else:
+            assert t["terminated_by"] == "answer" and attempts == [0]
+            # every turn's text has one lone surrogate, every think argument (openai) one more
+            assert t["repaired_chars"] == (0 if kind is None else (7 if backend == "openai" else 4))
+    errors = [r for r in table(run_dir, "turns") if r["role"] == "error"]
+    assert len(errors) == 3 * 3 * 5
+    surrogate_sid = items[1].id
+    msgs = [m["content"] or "" for m in table(run_dir, "messages") if m["sample_id"] == surrogate_sid]
+    assert any("thinking \ufffd hard" in m for m in msgs)
+    captured = capfd.readouterr()
+    assert "Traceback" not in captured.err + captured.out
