@@ -71,6 +71,12 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 @click.option("--replicate", type=click.IntRange(min=0), help="Replicate number of --model (default 0).")
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(min=1),
               help="Concurrent samples of a real-backend run.")
+@click.option("--max-concurrency", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Samples in flight over all real-backend runs of a panel, which run at the same time "
+              "(0 = no global cap; each run still has --workers).")
+@click.option("--max-cost-usd", default=0.0, show_default=True, type=click.FloatRange(min=0),
+              help="Stop taking new samples before the estimated cost of this invocation (price table) "
+              "passes this many USD (0 = off); rerun to continue.")
 @click.option("--processes", type=click.IntRange(min=1),
               help="Worker processes for simulated runs of a panel (default: CPU count).")
 @click.option("--limit", type=click.IntRange(min=1),
@@ -97,15 +103,15 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 @cli_errors
 def run(data: Path, model: str | None, panel_file: Path | None, backend: str | None, model_id: str | None,
         base_url: str | None, api_key_env: str | None, rpm: float | None, tpm: float | None,
-        sim_archetype: str | None, condition: str | None,
-        replicate: int | None, workers: int, processes: int | None, limit: int | None, out: Path, budget: int,
+        sim_archetype: str | None, condition: str | None, replicate: int | None, workers: int,
+        max_concurrency: int, max_cost_usd: float, processes: int | None, limit: int | None, out: Path, budget: int,
         max_turns: int, max_total_tokens: int, max_run_tokens: int, seed: int, messages: bool | None,
         progress: bool | None, flush_every: int | None, retry_errors: bool) -> None:
     """Run agents over a release; resumes finished samples of the same run identity.
 
     Prints one line per run: run_id, directory, finished/requested items, accuracy, tokens.
     """
-    from .runner import COMPLETE, FAILED, TOKEN_CAP, RunOptions, run_panel
+    from .runner import COMPLETE, COST_CAP, FAILED, TOKEN_CAP, RunOptions, run_panel
 
     if (model is None) == (panel_file is None):
         raise AgentHopError("give exactly one of --model NAME or --panel FILE")
@@ -129,7 +135,7 @@ def run(data: Path, model: str | None, panel_file: Path | None, backend: str | N
     opts = RunOptions(
         caps=RunCaps(budget, max_turns, max_total_tokens), seed=seed, workers=workers, limit=limit,
         record_messages=messages, flush_every=flush_every, max_run_tokens=max_run_tokens,
-        retry_errors=retry_errors, progress=progress,
+        retry_errors=retry_errors, progress=progress, max_concurrency=max_concurrency, max_cost_usd=max_cost_usd,
     )
     try:
         results = run_panel(runs, data, out, opts, processes=processes)
@@ -140,7 +146,7 @@ def run(data: Path, model: str | None, panel_file: Path | None, backend: str | N
     for res in results:
         click.echo(res.line())
     statuses = {r.status for r in results}
-    if statuses - {COMPLETE, TOKEN_CAP, FAILED}:
+    if statuses - {COMPLETE, TOKEN_CAP, COST_CAP, FAILED}:
         click.echo(f"interrupted: finished samples are kept under {out}; rerun the same command to resume.",
                    err=True)
         sys.exit(EXIT_INTERRUPTED)
@@ -150,4 +156,8 @@ def run(data: Path, model: str | None, panel_file: Path | None, backend: str | N
     if TOKEN_CAP in statuses:
         click.echo("run-wide token cap reached; raise --max-run-tokens and rerun the same command to continue.",
                    err=True)
+        sys.exit(EXIT_TOKEN_CAP)
+    if COST_CAP in statuses:
+        click.echo(f"--max-cost-usd {max_cost_usd:g} reached (estimate from the price table); finished samples "
+                   "are kept, rerun the same command to continue.", err=True)
         sys.exit(EXIT_TOKEN_CAP)

@@ -152,3 +152,86 @@ def test_faults_stay_in_their_sample(backend: str, release: Release, tmp_path: P
     assert any("thinking \ufffd hard" in m for m in msgs)
     captured = capfd.readouterr()
     assert "Traceback" not in captured.err + captured.out
+
+
+# --------------------------------------------------------------------------------------------- concurrency
+class Meter:
+    """Requests in flight over several loopback providers (a shared high-water mark)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+        self.now = self.peak = 0
+
+    def wrap(self, srv: FakeProvider) -> FakeProvider:
+        inner = srv.answer
+
+        def answer(body: Any, headers: dict[str, str]) -> Any:
+            with self.lock:
+                self.now += 1
+                self.peak = max(self.peak, self.now)
+            try:
+                return inner(body, headers)
+            finally:
+                with self.lock:
+                    self.now -= 1
+
+        srv.answer = answer  # type: ignore[method-assign]
+        return srv
+
+
+@pytest.mark.parametrize("max_concurrency,peak", [(0, 3), (2, 2)])
+def test_real_runs_of_a_panel_run_at_the_same_time(max_concurrency: int, peak: int, release: Release,
+                                                   tmp_path: Path) -> None:
+    from agenthop.harness.runner import run_panel
+
+    meter = Meter()
+    with FakeProvider(latency_s=0.15) as a, FakeProvider(latency_s=0.15) as b, \
+            FakeProvider("anthropic", latency_s=0.15) as c:
+        for srv in (a, b, c):
+            meter.wrap(srv)
+        runs = [spec("model-a", "openai", a.base_url), spec("model-b", "openai", b.base_url),
+                spec("model-c", "anthropic", c.base_url)]
+        results = run_panel(runs, release, tmp_path, opts(workers=1, limit=2, max_concurrency=max_concurrency))
+    assert [r.status for r in results] == [COMPLETE] * 3 and all(r.n_done == 2 for r in results)
+    assert meter.peak == peak  # one worker each: overlap only when the runs run together
+
+
+def test_the_coordinator_sleeps_while_workers_wait(release: Release, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from agenthop.harness import runner
+
+    calls = 0
+    real_wait = asyncio.wait
+
+    async def counting_wait(*args: Any, **kw: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return await real_wait(*args, **kw)
+
+    monkeypatch.setattr(runner.asyncio, "wait", counting_wait)
+    with FakeProvider(latency_s=0.1) as srv:
+        res = run_model(spec("m", "openai", srv.base_url), release, tmp_path, opts(workers=2), limit=2)
+    assert res.status == COMPLETE
+    assert calls <= 4  # woken once per finished worker (a busy loop waits thousands of times)
+
+
+def test_max_cost_stops_before_the_estimate_passes_it_and_resume_continues(release: Release,
+                                                                           tmp_path: Path) -> None:
+    from agenthop.harness.cost import price_for
+    from agenthop.harness.runner import COST_CAP
+
+    price = price_for("gpt-4.1")
+    assert price is not None
+    per_sample = 4 * price.usd(500, 40)  # the loopback agent: four calls of 500 + 40 tokens
+    cap = 3.2 * per_sample
+    with FakeProvider() as srv:
+        run = spec("m", "openai", srv.base_url, model_id="gpt-4.1")
+        first = run_model(run, release, tmp_path, opts(workers=1, max_cost_usd=cap))
+        again = run_model(run, release, tmp_path, opts(workers=1, max_cost_usd=cap))
+    assert (first.status, first.n_done, first.n_new) == (COST_CAP, 3, 3)
+    assert (again.status, again.n_done, again.n_new) == (COST_CAP, 6, 3)
+    assert not (Path(first.run_dir) / "_SUCCESS").exists()
