@@ -3,10 +3,13 @@
 ``run_attempt`` plays one attempt of one sample against a backend conversation:
 
 * one model call per turn, at most ``caps.max_turns`` turns;
-* a ``TransientBackendError`` is retried on the same turn (backoff 30·2^k s, capped at 120 s) without
-  using a turn; more than ``max_transient_retries`` of them end the attempt as ``error``;
-* any other ``BackendError`` records an ``error`` turn (the turn is used up), sleeps min(2^n, 15) s,
-  and ``max_consecutive_errors`` in a row end the attempt as ``error``;
+* a ``TransientBackendError`` is retried on the same turn without using a turn, after the delay the
+  server asked for (capped) or exponential backoff with full jitter from 1 s; more than
+  ``max_transient_retries`` of them in one turn (``max_rate_limit_retries`` when they are rate limits)
+  end the attempt as ``error``;
+* any other ``BackendError``, and any other exception raised while calling the backend or decoding
+  its answer (an SDK bug, an undecodable body), records an ``error`` turn (the turn is used up),
+  sleeps min(2^n, 15) s, and ``max_consecutive_errors`` in a row end the attempt as ``error``;
 * after every successful call the cumulative prompt + completion + cache-write tokens are compared
   with ``caps.max_total_tokens`` (strict ``>``); crossing it ends the attempt as ``token_limit`` and that
   response's calls are recorded as ``not_executed``;
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -39,6 +43,7 @@ from .backends.base import (
     ToolCall,
     TransientBackendError,
 )
+from .backends.retry import backoff_delay
 from .benchmark.model import Graph, Item, Label, Paper
 from .errors import AgentHopError
 from .sandbox import prompts
@@ -79,8 +84,11 @@ class LoopConfig:
     condition: str = "full"
     #: transient retries per turn; one more transient error abandons the attempt (reference: 10)
     max_transient_retries: int = 10
-    transient_backoff_base_s: float = 30.0
-    transient_backoff_cap_s: float = 120.0
+    #: rate-limit (429) retries per turn: they come with the server's delay and are expected under load
+    max_rate_limit_retries: int = 60
+    #: backoff without a server hint: full jitter over [0, min(cap, base * 2^(k-1))]
+    transient_backoff_base_s: float = 1.0
+    transient_backoff_cap_s: float = 60.0
     #: consecutive non-transient errors that end the attempt (reference: 5)
     max_consecutive_errors: int = 5
     error_sleep_cap_s: float = 15.0
@@ -97,9 +105,12 @@ class LoopConfig:
         if self.max_attempts < 1:
             raise AgentHopError(f"max_attempts must be >= 1, got {self.max_attempts}")
 
-    def transient_wait(self, k: int) -> float:
-        """Wait before the k-th (1-based) transient retry: 30, 60, 120, 120, ... seconds."""
-        return min(self.transient_backoff_base_s * (2 ** min(k - 1, 16)), self.transient_backoff_cap_s)
+    def transient_wait(self, k: int, suggested: float | None = None,
+                       rng: random.Random | None = None) -> float:
+        """Wait before the k-th (1-based) transient retry: the server's ``suggested`` delay (capped), else
+        a uniform draw from [0, min(cap, base * 2^(k-1))] (``rng``: seeded per attempt, deterministic)."""
+        return backoff_delay(k, suggested, rng=(rng or random.Random(k)).random,
+                             base=self.transient_backoff_base_s, cap=self.transient_backoff_cap_s)
 
     def error_wait(self, n: int) -> float:
         """Wait after the n-th consecutive non-transient error: 2, 4, 8, 15, ... seconds."""
@@ -173,6 +184,9 @@ async def run_attempt(
     api_errors = 0
     transient_total = 0
     tool_errors = 0
+    waited = 0.0
+    repaired = 0
+    jitter = random.Random(f"{ctx.seed}/{attempt}")
     seq = 0
     answered = False
     predicted_answer: str | None = None
@@ -211,25 +225,34 @@ async def run_attempt(
             except TransientBackendError as exc:
                 transient += 1
                 transient_total += 1
-                if transient > cfg.max_transient_retries:
+                limit = cfg.max_rate_limit_retries if exc.rate_limited else cfg.max_transient_retries
+                if transient > limit:
                     error_turn(turn_idx, f"Abandoned after {transient} transient retries: {exc}")
                     terminated = "error"
                     break
-                await sleep(cfg.transient_wait(transient))
-            except BackendError as exc:
+                wait = cfg.transient_wait(transient, exc.retry_after, jitter)
+                waited += wait
+                await sleep(wait)
+            except Exception as exc:  # BackendError, or anything else the backend raised: one error turn
                 consecutive_errors += 1
                 api_errors += 1
-                error_turn(turn_idx, str(exc) or type(exc).__name__)
+                if isinstance(exc, BackendError):
+                    error_turn(turn_idx, str(exc) or type(exc).__name__)
+                else:  # the text of an unexpected exception may name the endpoint: only its type is kept
+                    error_turn(turn_idx, f"unexpected {type(exc).__name__} from the backend")
                 if consecutive_errors >= cfg.max_consecutive_errors:
                     terminated = "error"
                 elif turn_idx + 1 < caps.max_turns:
-                    await sleep(cfg.error_wait(consecutive_errors))
+                    wait = cfg.error_wait(consecutive_errors)
+                    waited += wait
+                    await sleep(wait)
                 break
         if terminated is not None:
             break
         if resp is None:
             continue  # a non-transient error used up this turn
         consecutive_errors = 0
+        repaired += resp.repaired_chars
 
         # 2. token accounting: strict '>' right after the call
         p = resp.prompt_tokens
@@ -361,6 +384,8 @@ async def run_attempt(
         "transient_retry_count": transient_total,
         "wall_time_s": clock() - t0,
         "reasoning": reasoning,
+        "wait_s": waited + float(getattr(conv, "waited_s", 0.0) or 0.0),
+        "repaired_chars": repaired,
     }
     messages: list[dict[str, Any]] = []
     if cfg.record_messages:

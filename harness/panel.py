@@ -65,7 +65,7 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _MODEL_KEYS = (
     "name", "backend", "model_id", "base_url", "api_key_env", "sampling", "sim", "family", "tier",
-    "conditions", "replicates",
+    "conditions", "replicates", "rpm", "tpm",
 )
 _DEFAULT_KEYS = tuple(k for k in _MODEL_KEYS if k not in ("name", "model_id"))
 _TOP_KEYS = ("defaults", "models", "name", "description")
@@ -86,6 +86,9 @@ class ModelSpec:
     tier: str | None = None
     conditions: tuple[str, ...] = ("full",)
     replicates: int = 1
+    #: the endpoint's requests / tokens per minute (harness/limiter.py); not part of the run identity
+    rpm: float | None = None
+    tpm: float | None = None
 
     @property
     def provider_model(self) -> str:
@@ -300,13 +303,20 @@ def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str) -> ModelSpe
         raise ctx.error(src, where, "api_key_env",
                         "must be the NAME of an environment variable (keys are never written in panel files)")
 
+    limits: dict[str, float | None] = {}
+    for key in ("rpm", "tpm"):
+        value, src = get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise ctx.error(src, where, key, f"must be a positive number (per minute), got {value!r}")
+        limits[key] = float(value) if value is not None else None
+
     if backend == "sim":
         if looks_like_real_model(name):
             raise ctx.error(entry, where, "name",
                             f"{name!r} looks like a real model's name; simulated models must not carry one")
         if not sim:
             raise ctx.error(entry, where, "sim", "required for backend sim, e.g. {archetype: balanced}")
-        for key in ("model_id", "base_url", "api_key_env"):
+        for key in ("model_id", "base_url", "api_key_env", "rpm", "tpm"):
             if key in entry:
                 raise ctx.error(entry, where, key, "does not apply to backend sim")
         problem = validate_sim_spec(sim)
@@ -326,6 +336,7 @@ def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str) -> ModelSpe
         name=name, backend=backend, model_id=model_id, base_url=base_url, api_key_env=api_key_env,
         sampling=dict(sampling), sim=dict(sim), family=opt_str("family"), tier=tier,
         conditions=conditions, replicates=replicates,
+        rpm=limits["rpm"] if backend != "sim" else None, tpm=limits["tpm"] if backend != "sim" else None,
     )
 
 

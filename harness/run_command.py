@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from ..schemas.trajectory import CONDITIONS
 from .errors import AgentHopError, cli_errors
-from .panel import BACKENDS, ModelSpec, Panel, RunSpec, load_panel, looks_like_real_model
+from .panel import BACKENDS, ModelSpec, RunSpec, load_panel, looks_like_real_model
 from .run_identity import RunCaps
 
 EXIT_INTERRUPTED = 130
@@ -52,10 +53,10 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
     return ModelSpec(name=name, backend=backend, model_id=model_id, base_url=base_url, api_key_env=api_key_env)
 
 
-def _dry_run(runs: list[RunSpec] | Panel) -> None:
+def _dry_run(runs: list[RunSpec]) -> None:
     from .dry_run import dry_run
 
-    models = list(runs.models) if isinstance(runs, Panel) else [r.model for r in runs]
+    models = list({r.model.name: r.model for r in runs}.values())  # each model once, in file order
     lines, missing = dry_run(models)
     for line in lines:
         click.echo(line)
@@ -67,17 +68,25 @@ def _dry_run(runs: list[RunSpec] | Panel) -> None:
     click.echo(f"dry run: {len(models)} models, every key needed is set; nothing was called")
 
 
-def _require_keys(runs: list[RunSpec] | Panel) -> None:
+def _require_keys(runs: list[RunSpec]) -> None:
     """Fail before starting when a model's key is missing (one line per model; see --dry-run)."""
     from .dry_run import dry_run
 
-    models = list(runs.models) if isinstance(runs, Panel) else [r.model for r in runs]
+    models = list({r.model.name: r.model for r in runs}.values())  # each model once, in file order
     _, missing = dry_run(models)
     for line in missing:
         click.secho(f"missing key: {line}", fg="red", err=True)
     if missing:
         raise AgentHopError(f"{len(missing)} of {len(models)} models have no API key set (see above); nothing was "
                             "run")
+
+
+def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
+    """``run`` with the command line's --rpm/--tpm where its real-backend model sets none."""
+    m = run.model
+    if m.backend == "sim" or (rpm is None and tpm is None):
+        return run
+    return replace(run, model=replace(m, rpm=m.rpm or rpm, tpm=m.tpm or tpm))
 
 
 @click.command("run")
@@ -94,11 +103,21 @@ def _require_keys(runs: list[RunSpec] | Panel) -> None:
               "a proxy or a local server).")
 @click.option("--api-key-env", help="Environment variable holding the API key. Without it: OPENAI_API_KEY / "
               "ANTHROPIC_API_KEY for the provider's own endpoint only; a --base-url gets a placeholder key.")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True),
+              help="Requests per minute of the endpoint (with --panel: for models that set no rpm:).")
+@click.option("--tpm", type=click.FloatRange(min=0, min_open=True),
+              help="Tokens per minute of the endpoint (with --panel: for models that set no tpm:).")
 @click.option("--sim-archetype", help="Policy archetype of a sim --model (default: the model name).")
 @click.option("--condition", type=click.Choice(CONDITIONS), help="Ablation condition of --model (default full).")
 @click.option("--replicate", type=click.IntRange(min=0), help="Replicate number of --model (default 0).")
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(min=1),
               help="Concurrent samples of a real-backend run.")
+@click.option("--max-concurrency", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Samples in flight over all real-backend runs of a panel, which run at the same time "
+              "(0 = no global cap; each run still has --workers).")
+@click.option("--max-cost-usd", default=0.0, show_default=True, type=click.FloatRange(min=0),
+              help="Stop taking new samples before the estimated cost of this invocation (price table) "
+              "passes this many USD (0 = off); rerun to continue.")
 @click.option("--processes", type=click.IntRange(min=1),
               help="Worker processes for simulated runs of a panel (default: CPU count).")
 @click.option("--limit", type=click.IntRange(min=1),
@@ -127,30 +146,34 @@ def _require_keys(runs: list[RunSpec] | Panel) -> None:
               "sampling, call nothing; exit 2 when a key is missing.")
 @cli_errors
 def run(data: Path | None, model: str | None, panel_file: Path | None, backend: str | None, model_id: str | None,
-        base_url: str | None, api_key_env: str | None, sim_archetype: str | None, condition: str | None,
-        replicate: int | None, workers: int, processes: int | None, limit: int | None, out: Path, budget: int,
+        base_url: str | None, api_key_env: str | None, rpm: float | None, tpm: float | None,
+        sim_archetype: str | None, condition: str | None, replicate: int | None, workers: int,
+        max_concurrency: int, max_cost_usd: float, processes: int | None, limit: int | None, out: Path, budget: int,
         max_turns: int, max_total_tokens: int, max_run_tokens: int, seed: int, messages: bool | None,
         progress: bool | None, flush_every: int | None, retry_errors: bool, dry_run: bool) -> None:
     """Run agents over a release; resumes finished samples of the same run identity.
 
     Prints one line per run: run_id, directory, finished/requested items, accuracy, tokens.
     """
-    from .runner import COMPLETE, FAILED, TOKEN_CAP, RunOptions, run_panel
+    from .runner import COMPLETE, COST_CAP, FAILED, TOKEN_CAP, RunOptions, run_panel
 
     if (model is None) == (panel_file is None):
         raise AgentHopError("give exactly one of --model NAME or --panel FILE")
-    runs: list[RunSpec] | Panel
+    runs: list[RunSpec]
     if panel_file is not None:
         given = [o for o, v in zip(_MODEL_OPTIONS, (backend, model_id, base_url, api_key_env, sim_archetype,
                                                      condition, replicate)) if v is not None]
         if given:
             flags = ", ".join("--" + g.replace("_", "-") for g in given)
             raise AgentHopError(f"{flags}: not with --panel (set them per model in {panel_file})")
-        runs = load_panel(panel_file)
+        runs = load_panel(panel_file).runs()
     else:
         assert model is not None
         spec = _single_model(model, backend, model_id, base_url, api_key_env, sim_archetype)
+        if spec.backend == "sim" and (rpm or tpm):
+            raise AgentHopError("--rpm/--tpm do not apply to --backend sim")
         runs = [RunSpec(spec, condition or "full", replicate or 0)]
+    runs = [with_limits(r, rpm, tpm) for r in runs]
     if dry_run:
         _dry_run(runs)
         return
@@ -162,7 +185,7 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     opts = RunOptions(
         caps=RunCaps(budget, max_turns, max_total_tokens), seed=seed, workers=workers, limit=limit,
         record_messages=messages, flush_every=flush_every, max_run_tokens=max_run_tokens,
-        retry_errors=retry_errors, progress=progress,
+        retry_errors=retry_errors, progress=progress, max_concurrency=max_concurrency, max_cost_usd=max_cost_usd,
     )
     try:
         results = run_panel(runs, data, out, opts, processes=processes)
@@ -173,7 +196,7 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     for res in results:
         click.echo(res.line())
     statuses = {r.status for r in results}
-    if statuses - {COMPLETE, TOKEN_CAP, FAILED}:
+    if statuses - {COMPLETE, TOKEN_CAP, COST_CAP, FAILED}:
         click.echo(f"interrupted: finished samples are kept under {out}; rerun the same command to resume.",
                    err=True)
         sys.exit(EXIT_INTERRUPTED)
@@ -183,4 +206,8 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     if TOKEN_CAP in statuses:
         click.echo("run-wide token cap reached; raise --max-run-tokens and rerun the same command to continue.",
                    err=True)
+        sys.exit(EXIT_TOKEN_CAP)
+    if COST_CAP in statuses:
+        click.echo(f"--max-cost-usd {max_cost_usd:g} reached (estimate from the price table); finished samples "
+                   "are kept, rerun the same command to continue.", err=True)
         sys.exit(EXIT_TOKEN_CAP)

@@ -34,7 +34,9 @@ from typing import Any, Protocol
 
 from . import __version__
 from .benchmark.model import Item, Release
+from .cost import attempts_usd, model_price
 from .errors import AgentHopError
+from .limiter import EndpointLimiter, LimitedBackend, endpoint_key
 from .panel import ModelSpec, Panel, RunSpec
 from .run_identity import RunCaps, config_json, run_id_for
 from .writer import RunWriter
@@ -45,6 +47,7 @@ from .writer import RunWriter
 FLUSH_DEFAULTS: dict[str, tuple[int, float]] = {"sim": (250, 30.0), "real": (1, 10.0)}
 
 COMPLETE, INTERRUPTED, TOKEN_CAP, SKIPPED, FAILED = "complete", "interrupted", "token_cap", "skipped", "failed"
+COST_CAP = "cost_cap"
 
 
 class StopFlag(Protocol):
@@ -73,6 +76,10 @@ class RunOptions:
     retry_errors: bool = True
     #: progress bar; None: only when stderr is a terminal
     progress: bool | None = None
+    #: samples in flight over all concurrent real-backend runs of a panel (0: no global cap)
+    max_concurrency: int = 0
+    #: stop taking new samples before the estimated cost of this invocation passes this (0: off)
+    max_cost_usd: float = 0.0
     #: LoopConfig fields to override (e.g. max_attempts, sample_retry_waits), for every run
     loop_overrides: dict[str, Any] = field(default_factory=dict)
 
@@ -131,11 +138,18 @@ def _fmt_tokens(n: int) -> str:
     return str(n)
 
 
+def progress_postfix(done: int, correct: int, tokens: int, usd: float) -> str:
+    """The tail of a progress line: accuracy so far, tokens, estimated USD (when any was spent)."""
+    acc = f"{correct / done:.3f}" if done else "-"
+    tail = f" ~${usd:,.2f}" if usd else ""
+    return f"acc={acc} tok={_fmt_tokens(tokens)}{tail}"
+
+
 # --------------------------------------------------------------------------------------- progress
 class Progress(Protocol):
     def start(self, total: int, done: int, correct: int, tokens: int) -> None: ...
 
-    def sample(self, correct: bool, tokens: int) -> None: ...
+    def sample(self, correct: bool, tokens: int, usd: float = 0.0) -> None: ...
 
     def close(self) -> None: ...
 
@@ -144,7 +158,7 @@ class NullProgress:
     def start(self, total: int, done: int, correct: int, tokens: int) -> None:
         pass
 
-    def sample(self, correct: bool, tokens: int) -> None:
+    def sample(self, correct: bool, tokens: int, usd: float = 0.0) -> None:
         pass
 
     def close(self) -> None:
@@ -152,16 +166,19 @@ class NullProgress:
 
 
 class BarProgress:
-    """A tqdm bar: items done/total, accuracy so far, tokens, ETA. ``fixed_total`` for panels."""
+    """One live tqdm line: items done/total, rate, ETA, accuracy so far, tokens and (real backends) the
+    estimated USD of this invocation's samples. ``fixed_total`` for panels."""
 
-    def __init__(self, desc: str, enabled: bool, fixed_total: int | None = None) -> None:
+    def __init__(self, desc: str, enabled: bool, fixed_total: int | None = None,
+                 position: int | None = None) -> None:
         from tqdm import tqdm
 
         self.bar = tqdm(total=fixed_total, desc=desc, unit="item", disable=not enabled, file=sys.stderr,
-                        mininterval=0.5, dynamic_ncols=True, smoothing=0.05)
+                        mininterval=0.5, dynamic_ncols=True, smoothing=0.05, position=position)
         self.enabled = enabled
         self.fixed = fixed_total is not None
         self.done = self.correct = self.tokens = 0
+        self.usd = 0.0
 
     def start(self, total: int, done: int, correct: int, tokens: int) -> None:
         """Samples already finished (resume): shown as done, but not counted in the rate / ETA."""
@@ -186,13 +203,13 @@ class BarProgress:
             self._postfix()
             self.bar.update(n)
 
-    def sample(self, correct: bool, tokens: int) -> None:
+    def sample(self, correct: bool, tokens: int, usd: float = 0.0) -> None:
+        self.usd += usd
         self.add(1, int(correct), tokens)
 
     def _postfix(self) -> None:
         if self.enabled:
-            acc = f"{self.correct / self.done:.3f}" if self.done else "-"
-            self.bar.set_postfix_str(f"acc={acc} tok={_fmt_tokens(self.tokens)}", refresh=False)
+            self.bar.set_postfix_str(progress_postfix(self.done, self.correct, self.tokens, self.usd), refresh=False)
 
     def write(self, msg: str) -> None:
         self.bar.write(msg, file=sys.stderr)
@@ -213,7 +230,7 @@ class QueueProgress:
     def start(self, total: int, done: int, correct: int, tokens: int) -> None:
         self.queue.put(("resumed", done, correct, tokens))
 
-    def sample(self, correct: bool, tokens: int) -> None:
+    def sample(self, correct: bool, tokens: int, usd: float = 0.0) -> None:
         self.n += 1
         self.correct += int(correct)
         self.tokens += tokens
@@ -281,8 +298,91 @@ def run_model(
     if isinstance(run, ModelSpec):
         run = RunSpec(run, run.conditions[0], 0)
     opts = replace(opts or RunOptions(), **overrides)
-    return asyncio.run(_arun_model(run, release, Path(out_root), opts, stop or threading.Event(), progress,
-                                   handle_signals))
+
+    async def go() -> RunResult:
+        ctl = RunControl(stop or threading.Event(), cost=make_cost_guard(opts))
+        if handle_signals:
+            ctl.install()
+        try:
+            return await _arun_model(run, release, Path(out_root), opts, ctl, progress)
+        finally:
+            ctl.uninstall()
+
+    return asyncio.run(go())
+
+
+class RunControl:
+    """What the runs of one event loop share: the stop flag, Ctrl-C / SIGTERM handling, the global cap
+    on samples in flight (``--max-concurrency``) and the cost guard (``--max-cost-usd``).
+
+    Ctrl-C once sets ``stop`` (no new samples); again, or SIGTERM, sets ``abort`` (in-flight samples are
+    cancelled). Handlers are installed once per event loop, however many runs share it.
+    """
+
+    def __init__(self, stop: StopFlag, *, max_concurrency: int = 0, cost: Any = None) -> None:
+        self.stop = stop
+        self.abort = asyncio.Event()
+        self.sigints = 0
+        self.in_flight = 0
+        self.gate = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+        self.cost = cost
+        self._installed: list[int] = []
+
+    def on_sigint(self) -> None:
+        self.sigints += 1
+        if self.sigints == 1:
+            self.stop.set()
+            _say(f"\nCtrl-C: taking no new samples; finishing {self.in_flight} in-flight sample(s) "
+                 "(press Ctrl-C again to drop them)")
+        else:
+            _say("Ctrl-C again: dropping in-flight samples")
+            self.abort.set()
+
+    def on_sigterm(self) -> None:
+        self.stop.set()
+        self.abort.set()
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        loop = asyncio.get_running_loop()
+        for sig, fn in ((signal.SIGINT, self.on_sigint), (signal.SIGTERM, self.on_sigterm)):
+            try:
+                loop.add_signal_handler(sig, fn)
+                self._installed.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    def uninstall(self) -> None:
+        if self._installed:
+            loop = asyncio.get_running_loop()
+            for sig in self._installed:
+                loop.remove_signal_handler(sig)
+            self._installed = []
+
+
+def _price_or_none(model: ModelSpec) -> Any:
+    """The price-table row of a real-backend model, for the progress line (None: unknown or sim)."""
+    if model.backend == "sim":
+        return None
+    try:
+        return model_price(model)
+    except AgentHopError:
+        return None
+
+
+def make_cost_guard(opts: RunOptions) -> Any:
+    """The cost guard of ``--max-cost-usd`` (None when off)."""
+    if not opts.max_cost_usd:
+        return None
+    from .cost import CostGuard
+
+    return CostGuard(opts.max_cost_usd)
+
+
+def make_limiter(model: ModelSpec, max_concurrency: int) -> EndpointLimiter:
+    """The endpoint limiter of a real-backend model (its rpm/tpm; concurrency up to ``max_concurrency``)."""
+    return EndpointLimiter(rpm=model.rpm, tpm=model.tpm, max_concurrency=max_concurrency)
 
 
 async def _arun_model(
@@ -290,9 +390,10 @@ async def _arun_model(
     release: Release,
     out_root: Path,
     opts: RunOptions,
-    stop: StopFlag,
+    ctl: RunControl,
     progress: Progress | None,
-    handle_signals: bool,
+    limiter: EndpointLimiter | None = None,
+    position: int | None = None,
 ) -> RunResult:
     from .backends import make_backend
     from .loop import Caps, LoopConfig, no_sleep
@@ -304,9 +405,11 @@ async def _arun_model(
     run_id = run_id_for(run, opts.caps, sha, opts.seed)
     result = RunResult(run_id=run_id, run_dir=str(out_root / run_id), model=m.name, backend=m.backend,
                        condition=run.condition, replicate=run.replicate, status=SKIPPED)
-    if stop.is_set():
+    if ctl.stop.is_set():
         return result
-    backend = make_backend(m, seed=opts.seed, replicate=run.replicate)  # fails before touching the disk
+    backend: Any = make_backend(m, seed=opts.seed, replicate=run.replicate)  # fails before touching the disk
+    if m.backend != "sim":
+        backend = LimitedBackend(backend, limiter or make_limiter(m, opts.workers))
     record_messages = opts.messages_for(m.backend)
     caps = opts.caps
     cfg = LoopConfig(
@@ -327,14 +430,15 @@ async def _arun_model(
     writer = RunWriter(out_root, meta, record_messages=record_messages, flush_every=flush_every,
                        flush_seconds=flush_seconds, retry_errors=opts.retry_errors,
                        extra_success={"n_items_requested": len(items), "limit": opts.limit},
-                       secrets=backend.secrets() if callable(getattr(backend, "secrets", None)) else ())
+                       secrets=backend.secrets() if callable(getattr(backend, "secrets", None)) else (),
+                       repair_text=m.backend != "sim")
     if writer.state.retried_error_samples:
         _say(f"{run_id}: rerunning {len(writer.state.retried_error_samples)} sample(s) whose final attempt "
              "ended with 'error'")
     own_progress = progress is None
     if progress is None:
         progress = BarProgress(f"{m.name}/{run.condition}/r{run.replicate}", opts.show_progress(),
-                               fixed_total=len(items))
+                               fixed_total=len(items), position=position)
     result.n_scope = len(items)
     try:
         finals = writer.state.finals
@@ -346,7 +450,7 @@ async def _arun_model(
             status = COMPLETE
         else:
             writer.begin()
-            status = await _drive(todo, release, backend, cfg, writer, opts, run, stop, progress, handle_signals)
+            status = await _drive(todo, release, backend, cfg, writer, opts, run, ctl, progress)
             writer.close(complete=status == COMPLETE)
     except BaseException:
         writer.close(complete=False)  # keep what finished
@@ -354,6 +458,8 @@ async def _arun_model(
     finally:
         if own_progress:
             progress.close()
+        if callable(getattr(backend, "aclose", None)):
+            await backend.aclose()  # the SDK client's pooled connections, on this event loop
     st = writer.state
     result.status = status
     result.n_done = len(st.finals)
@@ -371,41 +477,70 @@ async def _drive(
     writer: RunWriter,
     opts: RunOptions,
     run: RunSpec,
-    stop: StopFlag,
+    ctl: RunControl,
     progress: Progress,
-    handle_signals: bool,
 ) -> str:
-    """Run ``todo`` with worker tasks; returns complete / interrupted / token_cap."""
+    """Run ``todo`` with worker tasks; returns complete / interrupted / token_cap / cost_cap.
+
+    The coordinator waits (``asyncio.wait``) only on tasks that are still running and on the abort
+    events, so it sleeps until something happens: no CPU is spent while the workers wait for models.
+    """
     from .loop import run_sample
 
     pending = deque(todo)
-    abort = asyncio.Event()
+    abort = asyncio.Event()  # this run only (token cap)
     in_flight: set[str] = set()
-    state = {"cap": False, "sigints": 0}
+    state = {"cap": False, "cost": False}
     n_workers = 1 if run.model.backend == "sim" else max(1, opts.workers)
     graphs, papers, labels = release.graphs, release.papers, release.labels
     seed, replicate = opts.seed, run.replicate
     cap = opts.max_run_tokens
+    stop = ctl.stop
+    cost = ctl.cost
+    price = _price_or_none(run.model)
 
     def over_cap() -> bool:
         return bool(cap) and writer.state.tokens > cap
 
+    def halted() -> bool:
+        return stop.is_set() or abort.is_set() or ctl.abort.is_set()
+
+    async def one(item: Item) -> None:
+        sid = item.id
+        in_flight.add(sid)
+        ctl.in_flight += 1
+        try:
+            attempts = await run_sample(item, graphs[sid], papers, labels.get(sid, []), backend, cfg,
+                                        sample_seed(seed, replicate, sid),
+                                        first_attempt=writer.state.next_attempt.get(sid, 0))
+        except BaseException:
+            if cost is not None:
+                cost.dropped(run.model)
+            raise
+        finally:
+            in_flight.discard(sid)
+            ctl.in_flight -= 1
+        writer.add(sid, attempts)  # no await between the result and the buffer: never half-added
+        usd = cost.spent(run.model, attempts) if cost is not None else attempts_usd(price, attempts)
+        progress.sample(bool(attempts[-1].trajectory.get("is_correct")),
+                        sum(int(a.trajectory.get("total_tokens") or 0) for a in attempts), usd)
+
     async def worker() -> None:
-        while pending and not stop.is_set() and not abort.is_set():
+        while pending and not halted():
             if over_cap():  # resumed samples alone may already exceed the cap
                 state["cap"] = True
                 abort.set()
                 return
-            item = pending.popleft()
-            sid = item.id
-            in_flight.add(sid)
-            attempts = await run_sample(item, graphs[sid], papers, labels.get(sid, []), backend, cfg,
-                                        sample_seed(seed, replicate, sid),
-                                        first_attempt=writer.state.next_attempt.get(sid, 0))
-            in_flight.discard(sid)
-            writer.add(sid, attempts)  # no await between the result and the buffer: never half-added
-            progress.sample(bool(attempts[-1].trajectory.get("is_correct")),
-                            sum(int(a.trajectory.get("total_tokens") or 0) for a in attempts))
+            if cost is not None and not cost.may_start(run.model, len(in_flight)):
+                state["cost"] = True
+                return
+            if ctl.gate is not None:
+                async with ctl.gate:
+                    if not pending or halted():
+                        return
+                    await one(pending.popleft())
+            else:
+                await one(pending.popleft())
             if over_cap():
                 state["cap"] = True
                 _say(f"{writer.run_id}: run-wide token cap reached ({writer.state.tokens:,} > {cap:,}); "
@@ -414,61 +549,39 @@ async def _drive(
                 return
             await asyncio.sleep(0)  # let signal handlers and other workers run
 
-    loop = asyncio.get_running_loop()
-    installed: list[int] = []
-
-    def on_sigint() -> None:
-        state["sigints"] += 1
-        if state["sigints"] == 1:
-            stop.set()
-            _say(f"\nCtrl-C: taking no new samples; finishing {len(in_flight)} in-flight sample(s) "
-                 "(press Ctrl-C again to drop them)")
-        else:
-            _say("Ctrl-C again: dropping in-flight samples")
-            abort.set()
-
-    def on_sigterm() -> None:
-        stop.set()
-        abort.set()
-
-    if handle_signals and threading.current_thread() is threading.main_thread():
-        for sig, fn in ((signal.SIGINT, on_sigint), (signal.SIGTERM, on_sigterm)):
-            try:
-                loop.add_signal_handler(sig, fn)
-                installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-
     async def ticker() -> None:  # a finished sample never waits long for the next one to be flushed
         while True:
             await asyncio.sleep(max(0.05, writer.flush_seconds / 2))
             writer.flush_if_due()
 
-    tasks = [asyncio.create_task(worker()) for _ in range(min(n_workers, len(pending)))]
+    tasks = {asyncio.create_task(worker()) for _ in range(min(n_workers, len(pending)))}
     abort_wait = asyncio.create_task(abort.wait())
+    global_abort = asyncio.create_task(ctl.abort.wait())
     tick = asyncio.create_task(ticker())
+    running = set(tasks)
     try:
-        while tasks:
-            done, _ = await asyncio.wait([*tasks, abort_wait, tick], return_when=asyncio.FIRST_COMPLETED)
-            failed = [t for t in done if t is not abort_wait and not t.cancelled() and t.exception()]
-            if failed or abort_wait in done:
+        while running:
+            done, _ = await asyncio.wait(running | {abort_wait, global_abort, tick},
+                                         return_when=asyncio.FIRST_COMPLETED)
+            running -= done
+            failed = [t for t in done if t in tasks or t is tick]
+            failed = [t for t in failed if not t.cancelled() and t.exception() is not None]
+            if failed or abort_wait in done or global_abort in done:
                 for t in tasks:
                     t.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 if failed:
                     raise failed[0].exception()  # type: ignore[misc]
                 break
-            if all(t.done() for t in tasks):
-                break
     finally:
-        abort_wait.cancel()
-        tick.cancel()
-        for sig in installed:
-            loop.remove_signal_handler(sig)
+        for t in (abort_wait, global_abort, tick):
+            t.cancel()
     if state["cap"]:
         return TOKEN_CAP
     if not pending and not in_flight:
         return COMPLETE
+    if state["cost"] and not stop.is_set() and not ctl.abort.is_set():
+        return COST_CAP
     return INTERRUPTED
 
 
@@ -594,11 +707,13 @@ def run_panel(
         rest = [i for i in range(len(runs)) if i not in results]
     else:
         rest = list(range(len(runs)))
+    real_rest = [i for i in rest if runs[i].model.backend != "sim"]
     for i in rest:
         r = runs[i]
+        if r.model.backend != "sim":
+            continue
         if stop.is_set():
-            done(i, RunResult(run_id=ids[i], run_dir=str(out / ids[i]), model=r.model.name, backend=r.model.backend,
-                              condition=r.condition, replicate=r.replicate, status=SKIPPED))
+            done(i, _skipped(r, ids[i], out))
             continue
         if loaded is None:
             from .benchmark.loader import load_release
@@ -610,10 +725,80 @@ def run_panel(
             raise
         except Exception as exc:  # a bug: report it, keep what finished, go on with the other runs
             _report_failure(ids[i], exc)
-            done(i, RunResult(run_id=ids[i], run_dir=str(out / ids[i]), model=r.model.name,
-                              backend=r.model.backend, condition=r.condition, replicate=r.replicate,
-                              status=FAILED, error=f"{type(exc).__name__}: {exc}"))
+            done(i, _failed(r, ids[i], out, exc))
+    if real_rest:
+        if stop.is_set():
+            for i in real_rest:
+                done(i, _skipped(runs[i], ids[i], out))
+        else:
+            if loaded is None:
+                from .benchmark.loader import load_release
+
+                loaded = load_release(root, limit=opts.limit)
+            asyncio.run(_arun_concurrent([(i, runs[i], ids[i]) for i in real_rest], loaded, out, opts, stop, done))
     return [results[i] for i in range(len(runs))]
+
+
+def _skipped(r: RunSpec, run_id: str, out: Path) -> RunResult:
+    return RunResult(run_id=run_id, run_dir=str(out / run_id), model=r.model.name, backend=r.model.backend,
+                     condition=r.condition, replicate=r.replicate, status=SKIPPED)
+
+
+def _failed(r: RunSpec, run_id: str, out: Path, exc: BaseException) -> RunResult:
+    return RunResult(run_id=run_id, run_dir=str(out / run_id), model=r.model.name, backend=r.model.backend,
+                     condition=r.condition, replicate=r.replicate, status=FAILED,
+                     error=f"{type(exc).__name__}: {exc}")
+
+
+def endpoint_limiters(runs: Sequence[RunSpec], workers: int) -> list[EndpointLimiter]:
+    """One limiter per endpoint (backend, base URL, key variable), shared by the runs that call it: its
+    concurrency ceiling is the sum of their workers, its rpm/tpm the smallest they set."""
+    by_key: dict[tuple[str, str, str], list[int]] = {}
+    for k, r in enumerate(runs):
+        by_key.setdefault(endpoint_key(r.model.backend, r.model.base_url, r.model.api_key_env), []).append(k)
+    out: list[EndpointLimiter | None] = [None] * len(runs)
+    for members in by_key.values():
+        rpms = [runs[k].model.rpm for k in members if runs[k].model.rpm]
+        tpms = [runs[k].model.tpm for k in members if runs[k].model.tpm]
+        lim = EndpointLimiter(rpm=min(rpms) if rpms else None, tpm=min(tpms) if tpms else None,
+                              max_concurrency=workers * len(members))
+        for k in members:
+            out[k] = lim
+    return [lim for lim in out if lim is not None]
+
+
+async def _arun_concurrent(
+    jobs: list[tuple[int, RunSpec, str]],
+    release: Release,
+    out: Path,
+    opts: RunOptions,
+    stop: StopFlag,
+    done: Callable[[int, RunResult], None],
+) -> None:
+    """The real-backend runs of a panel at the same time in this event loop: each with its own workers
+    and its endpoint's limiter, all under ``--max-concurrency`` samples in flight and the cost guard."""
+    ctl = RunControl(stop, max_concurrency=opts.max_concurrency, cost=make_cost_guard(opts))
+    ctl.install()
+    limiters = endpoint_limiters([r for _, r, _ in jobs], max(1, opts.workers))
+
+    async def one(k: int, i: int, r: RunSpec, rid: str) -> None:
+        try:
+            res = await _arun_model(r, release, out, opts, ctl, None, limiters[k], position=k)
+        except (AgentHopError, KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # a bug: report it, keep what finished, go on with the other runs
+            _report_failure(rid, exc)
+            res = _failed(r, rid, out, exc)
+        done(i, res)
+
+    try:
+        outcomes = await asyncio.gather(*(one(k, i, r, rid) for k, (i, r, rid) in enumerate(jobs)),
+                                        return_exceptions=True)
+    finally:
+        ctl.uninstall()
+    errors = [e for e in outcomes if isinstance(e, BaseException)]
+    if errors:
+        raise errors[0]
 
 
 def _report_failure(run_id: str, exc: BaseException) -> None:

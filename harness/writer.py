@@ -72,6 +72,14 @@ class AttemptLike(Protocol):
     messages: list[dict[str, Any]]
 
 
+def _repair(text: str) -> str:
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+
+
 def part_name(table: str, part: int) -> str:
     return f"{table}-{part:05d}.parquet"
 
@@ -280,10 +288,13 @@ class RunWriter:
         retry_errors: bool = True,
         extra_success: Mapping[str, Any] | None = None,
         secrets: Sequence[str] = (),
+        repair_text: bool = False,
     ) -> None:
         self.run_meta = dict(run_meta)
         #: strings (API key, base URL, host) replaced by ``[redacted]`` in every row before it is buffered
         self.secrets = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
+        #: replace lone surrogates (which UTF-8 cannot encode) by U+FFFD in every string (real backends)
+        self.repair_text = repair_text
         self.run_id: str = self.run_meta["run_id"]
         missing = [f.name for f in RUNS if f.name not in self.run_meta and f.name not in ("started_at", "finished_at")]
         if missing:
@@ -369,6 +380,7 @@ class RunWriter:
         clean = self._clean
         for i, att in enumerate(attempts):
             tr = clean(att.trajectory)
+            turns = att.turns if not self.repair_text else [clean(r) for r in att.turns]
             tr.setdefault("sample_id", sample_id)
             tr.setdefault("attempt", i)
             tr.setdefault("is_final", i == n - 1)
@@ -378,7 +390,7 @@ class RunWriter:
                     f"is_final={tr['is_final']!r} (only the last attempt is final)"
                 )
             self._buf["trajectories"].append(tr)
-            self._buf["turns"].extend(att.turns)
+            self._buf["turns"].extend(turns)
             self._buf["tool_calls"].extend(clean(r) for r in att.tool_calls)
             if self.record_messages:
                 self._buf["messages"].extend(clean(r) for r in att.messages)
@@ -393,12 +405,14 @@ class RunWriter:
     def _clean(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """A copy of ``row`` with every secret in its string values redacted (a server may echo them)."""
         out = dict(row)
-        if self.secrets:
+        if self.secrets or self.repair_text:
             for k, v in out.items():
                 if isinstance(v, str):
                     for secret in self.secrets:
                         if secret in v:
                             v = v.replace(secret, REDACTED)
+                    if self.repair_text:
+                        v = _repair(v)
                     out[k] = v
         return out
 

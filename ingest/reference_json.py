@@ -456,6 +456,8 @@ class _Builder:
             transient_retry_count=counts["transient_retry_count"],
             wall_time_s=rec.float("wall_time_s", 0.0),
             reasoning=reasoning or None,
+            wait_s=None,  # not recorded by the reference harness
+            repaired_chars=None,
         )
         for idx, m in enumerate(rec.list("messages")):
             role, name, tcid, content = _message_row(m)

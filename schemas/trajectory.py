@@ -75,6 +75,8 @@ TRAJECTORIES = pa.schema(
         pa.field("transient_retry_count", pa.int32(), nullable=False),
         pa.field("wall_time_s", pa.float64(), nullable=False),
         pa.field("reasoning", pa.string()),
+        pa.field("wait_s", pa.float64()),
+        pa.field("repaired_chars", pa.int32()),
     ]
 )
 

@@ -185,7 +185,8 @@ def test_status_classification(status: int, name: str, transient: bool) -> None:
     assert str(info.value).startswith(f"{'Server' if status >= 500 else 'Client'}Error: HTTP {status} {name}: ")
     assert info.value.__cause__ is None and info.value.__suppress_context__
     if transient:
-        assert info.value.retry_after_s == 7.0  # type: ignore[attr-defined]
+        assert info.value.retry_after == 7.0  # type: ignore[attr-defined]
+        assert info.value.rate_limited is (status == 429)  # type: ignore[attr-defined]
 
 
 def test_connection_refused_and_timeout_are_transient() -> None:
@@ -250,7 +251,9 @@ def test_trajectory_through_the_loop() -> None:
     assert [(c["turn"], c["tool"], c["status"]) for c in r.tool_calls] == [
         (0, "list_sections", "ok"), (0, "read_section", "ok"), (2, "submit_answer", "ok")]
     assert r.turns[2]["content_chars"] == len("[thinking] 74.5 - 61.0 = 13.5")
-    assert waits.asked[:2] == [30.0, 60.0] and len(waits.asked) == 3  # 2 backoffs, 1 error wait
+    # the 429's RetryInfo delay is waited as asked; the 503 (no hint) gets jittered backoff; the 400 the
+    # error-turn wait
+    assert waits.asked[0] == 3.0 and 0 <= waits.asked[1] <= 2.0 and waits.asked[2:] == [2.0]
     # the transient retries re-sent the same request; the signature went back on its part
     assert reqs[1].body == reqs[2].body == reqs[3].body
     assert reqs[4].body["contents"][1]["parts"][0]["thoughtSignature"] == SIG1
@@ -260,3 +263,28 @@ def test_trajectory_through_the_loop() -> None:
         "\nTurn: 1  |  Tokens used: 1,040  |  Budget used: 6")
     dump = all_text(results)
     assert FAKE_KEY not in dump and f"127.0.0.1:{port}" not in dump
+
+
+def test_lone_surrogates_are_repaired_in_what_is_recorded_and_re_sent() -> None:
+    replies = [response([text("bad \ud800 text", signature=SIG1),
+                         function_call("think", {"reasoning": "x\udfff"}, signature=SIG2)]),
+               response([text("ok")])]
+
+    async def scenario(srv: GeminiServer) -> ModelResponse:
+        b = GoogleBackend("gemini-3-pro-preview", base_url=srv.base_url, api_key=FAKE_KEY)
+        conv = b.start(ctx())
+        r = await conv.complete()
+        conv.add_assistant(r)
+        conv.add_tool_results([(r.tool_calls[0], "Noted.")])
+        await conv.complete()
+        await b.aclose()
+        return r
+
+    with GeminiServer(replies) as srv:
+        r = run(scenario(srv))
+        sent = srv.requests[1].body["contents"][1]["parts"]
+        refused = srv.refused
+    assert (r.text, r.tool_calls[0].args, r.repaired_chars) == ("bad \ufffd text", {"reasoning": "x\ufffd"}, 2)
+    assert sent[0] == {"text": "bad \ufffd text", "thoughtSignature": SIG1}
+    assert sent[1] == {"functionCall": {"name": "think", "args": {"reasoning": "x\ufffd"}}, "thoughtSignature": SIG2}
+    assert refused == []

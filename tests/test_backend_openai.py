@@ -284,8 +284,8 @@ def test_trajectory_through_the_loop() -> None:
             tool_call("c1", "list_sections", {"paper_id": "p_gold"}),
             tool_call("c2", "read_section", {"paper_id": "p_gold", "section": "Results"})],
             prompt_tokens=1000, completion_tokens=40),
-        # turn 1: rate limited once, then a text-only answer (nudged)
-        error(429, "Rate limit reached"),
+        # turn 1: rate limited once (the server asks for 250 ms), then a text-only answer (nudged)
+        Reply(429, error(429, "Rate limit reached").body, {"retry-after-ms": "250", "retry-after": "1"}),
         completion(content="The gain is 13.5 points.", reasoning_content="74.5 - 61.0", prompt_tokens=1500,
                    completion_tokens=30, cached_tokens=1000),
         # turn 2: submit
@@ -316,7 +316,8 @@ def test_trajectory_through_the_loop() -> None:
     assert [(c["turn"], c["tool"], c["status"], c["cost"]) for c in r.tool_calls] == [
         (0, "list_sections", "ok", 1), (0, "read_section", "ok", 5), (2, "submit_answer", "ok", 0)]
     assert r.turns[1]["content_chars"] == len("[thinking] 74.5 - 61.0\n[answer] The gain is 13.5 points.")
-    assert waits.asked == [30.0]  # one transient backoff, no turn used
+    assert waits.asked == [0.25]  # one transient backoff as the server asked, no turn used
+    assert t["wait_s"] == pytest.approx(0.25, abs=0.2)
 
     # the 429'd request is re-sent unchanged; tool messages carry the footer of turn 1
     assert bodies[1] == bodies[2]
@@ -372,7 +373,8 @@ def test_repeated_server_errors_end_the_attempt_as_error_and_the_sample_is_retri
     assert [x["role"] for x in results[0].turns] == ["error"]
     assert (second["attempt"], second["is_final"], second["terminated_by"], second["is_correct"],
             second["total_tokens"]) == (1, True, "answer", True, 812)
-    assert waits.asked == [30.0, 60.0] + [120.0] * 8 + [30.0]
+    backoffs = waits.asked[:10]  # no server hint: full jitter, bound 1, 2, 4, ... s
+    assert all(0 <= w <= min(60.0, 2.0 ** k) for k, w in enumerate(backoffs)) and waits.asked[10:] == [30.0]
     dump = all_text(results)
     assert FAKE_KEY not in dump and f"127.0.0.1:{port}" not in dump
 

@@ -141,11 +141,13 @@ def test_sampling_and_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_trajectory_through_the_loop() -> None:
+    rate_limited = error(429, "Rate limit reached", "rate_limit_exceeded")
+    rate_limited.headers["retry-after-ms"] = "250"
     replies = [
         response([RS1, function_call("fc_1", "call_1", "list_sections", {"paper_id": "p_gold"}),
                   function_call("fc_2", "call_2", "read_section", {"paper_id": "p_gold", "section": "Results"})],
                  input_tokens=1000, output_tokens=60, reasoning_tokens=40),
-        error(429, "Rate limit reached", "rate_limit_exceeded"),
+        rate_limited,
         error(500, "The server had an error"),
         error(400, "Invalid 'input[3]'.", "invalid_request_error"),
         response([RS2, function_call("fc_3", "call_3", "submit_answer", {"answer": "C", "reasoning": "13.5"})],
@@ -164,7 +166,8 @@ def test_trajectory_through_the_loop() -> None:
         ("assistant", 1000, 60, 0), ("error", 0, 0, 0), ("assistant", 300, 30, 1400)]
     assert [(c["tool"], c["status"]) for c in r.tool_calls] == [
         ("list_sections", "ok"), ("read_section", "ok"), ("submit_answer", "ok")]
-    assert waits.asked[:2] == [30.0, 60.0] and len(waits.asked) == 3
+    # the 429 waits what retry-after-ms asks; the 500 (no hint) a jittered backoff; the 400 the error wait
+    assert waits.asked[0] == 0.25 and 0 <= waits.asked[1] <= 2.0 and waits.asked[2:] == [2.0]
     assert reqs[1].body == reqs[2].body == reqs[3].body
     outputs = [i for i in reqs[4].body["input"] if i.get("type") == "function_call_output"]
     assert [o["call_id"] for o in outputs] == ["call_1", "call_2"]

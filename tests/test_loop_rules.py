@@ -234,7 +234,10 @@ def test_transient_errors_are_retried_without_using_a_turn() -> None:
     (res,), backend, sleeps = run(script)
     t = res.trajectory
     assert (t["transient_retry_count"], t["api_error_count"], t["total_turns"]) == (2, 0, 2)
-    assert sleeps.waits == [30.0, 60.0]
+    # no server hint: full jitter over [0, 1 s], then [0, 2 s]; deterministic per (seed, attempt)
+    assert len(sleeps.waits) == 2 and 0 <= sleeps.waits[0] <= 1.0 and 0 <= sleeps.waits[1] <= 2.0
+    assert t["wait_s"] == pytest.approx(sum(sleeps.waits))
+    assert run(script)[2].waits == sleeps.waits
     assert [r["turn"] for r in res.turns] == [0, 1]
     assert backend.conversations[0].tool_messages()[0].endswith("Turn: 1  |  Tokens used: 110  |  Budget used: 1")
 
@@ -246,7 +249,9 @@ def test_transient_backoff_caps_and_abandons_after_ten_retries() -> None:
     assert first.trajectory["terminated_by"] == "error"
     assert first.trajectory["transient_retry_count"] == 11
     assert [r["role"] for r in first.turns] == ["error"]
-    assert sleeps.waits == [30.0, 60.0, 120.0] + [120.0] * 7 + [30.0]  # ten backoffs, then the sample retry
+    backoffs, retry = sleeps.waits[:10], sleeps.waits[10:]  # ten backoffs, then the sample retry
+    assert all(0 <= w <= min(60.0, 2.0 ** k) for k, w in enumerate(backoffs)) and retry == [30.0]
+    assert max(backoffs) > 2.0  # the bound grows
     assert results[1].trajectory["terminated_by"] == "answer"
 
 

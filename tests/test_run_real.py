@@ -114,3 +114,124 @@ def test_a_key_echoed_in_content_is_written_nowhere(backend: str, release: Relea
     run_dir = Path(res.run_dir)
     assert any("[redacted]" in (m["content"] or "") for m in table(run_dir, "messages"))
     assert all("[redacted]" in r["reasoning"] for r in table(run_dir, "trajectories"))
+
+
+# --------------------------------------------------------------------------------------------- faults
+@pytest.mark.parametrize("backend", ["openai", "anthropic"])
+def test_faults_stay_in_their_sample(backend: str, release: Release, tmp_path: Path,
+                                     capfd: pytest.CaptureFixture[str]) -> None:
+    items = release.items[:8]
+    kinds = {items[1].question: "surrogate", items[3].question: "html", items[4].question: "truncated",
+             items[6].question: "empty"}
+    by_sample = {it.id: kinds.get(it.question) for it in items}
+
+    def fault(system: str) -> str | None:
+        return next((k for q, k in kinds.items() if q in system), None)
+
+    with FakeProvider(backend, fault=fault) as srv:
+        res = run_model(spec("m", backend, srv.base_url), release, tmp_path, opts(), limit=8)
+    assert res.status == COMPLETE and res.n_done == 8
+    run_dir = Path(res.run_dir)
+    assert (run_dir / "_SUCCESS").exists()
+    trajs = table(run_dir, "trajectories")
+    finals = {t["sample_id"]: t for t in trajs if t["is_final"]}
+    assert len(finals) == 8
+    for sid, kind in by_sample.items():
+        t = finals[sid]
+        attempts = sorted(x["attempt"] for x in trajs if x["sample_id"] == sid)
+        if kind in ("html", "truncated", "empty"):  # the fault repeats on every retry
+            assert (t["terminated_by"], attempts, t["api_error_count"]) == ("error", [0, 1, 2], 5)
+        else:
+            assert t["terminated_by"] == "answer" and attempts == [0]
+            # every turn's text has one lone surrogate, every think argument (openai) one more
+            assert t["repaired_chars"] == (0 if kind is None else (7 if backend == "openai" else 4))
+    errors = [r for r in table(run_dir, "turns") if r["role"] == "error"]
+    assert len(errors) == 3 * 3 * 5
+    surrogate_sid = items[1].id
+    msgs = [m["content"] or "" for m in table(run_dir, "messages") if m["sample_id"] == surrogate_sid]
+    assert any("thinking \ufffd hard" in m for m in msgs)
+    captured = capfd.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+
+
+# --------------------------------------------------------------------------------------------- concurrency
+class Meter:
+    """Requests in flight over several loopback providers (a shared high-water mark)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+        self.now = self.peak = 0
+
+    def wrap(self, srv: FakeProvider) -> FakeProvider:
+        inner = srv.answer
+
+        def answer(body: Any, headers: dict[str, str]) -> Any:
+            with self.lock:
+                self.now += 1
+                self.peak = max(self.peak, self.now)
+            try:
+                return inner(body, headers)
+            finally:
+                with self.lock:
+                    self.now -= 1
+
+        srv.answer = answer  # type: ignore[method-assign]
+        return srv
+
+
+@pytest.mark.parametrize("max_concurrency,peak", [(0, 3), (2, 2)])
+def test_real_runs_of_a_panel_run_at_the_same_time(max_concurrency: int, peak: int, release: Release,
+                                                   tmp_path: Path) -> None:
+    from agenthop.harness.runner import run_panel
+
+    meter = Meter()
+    with FakeProvider(latency_s=0.15) as a, FakeProvider(latency_s=0.15) as b, \
+            FakeProvider("anthropic", latency_s=0.15) as c:
+        for srv in (a, b, c):
+            meter.wrap(srv)
+        runs = [spec("model-a", "openai", a.base_url), spec("model-b", "openai", b.base_url),
+                spec("model-c", "anthropic", c.base_url)]
+        results = run_panel(runs, release, tmp_path, opts(workers=1, limit=2, max_concurrency=max_concurrency))
+    assert [r.status for r in results] == [COMPLETE] * 3 and all(r.n_done == 2 for r in results)
+    assert meter.peak == peak  # one worker each: overlap only when the runs run together
+
+
+def test_the_coordinator_sleeps_while_workers_wait(release: Release, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from agenthop.harness import runner
+
+    calls = 0
+    real_wait = asyncio.wait
+
+    async def counting_wait(*args: Any, **kw: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return await real_wait(*args, **kw)
+
+    monkeypatch.setattr(runner.asyncio, "wait", counting_wait)
+    with FakeProvider(latency_s=0.1) as srv:
+        res = run_model(spec("m", "openai", srv.base_url), release, tmp_path, opts(workers=2), limit=2)
+    assert res.status == COMPLETE
+    assert calls <= 4  # woken once per finished worker (a busy loop waits thousands of times)
+
+
+def test_max_cost_stops_before_the_estimate_passes_it_and_resume_continues(release: Release,
+                                                                           tmp_path: Path) -> None:
+    from agenthop.harness.cost import price_for
+    from agenthop.harness.runner import COST_CAP
+
+    price = price_for("gpt-4.1")
+    assert price is not None
+    per_sample = 4 * price.usd(500, 40)  # the loopback agent: four calls of 500 + 40 tokens
+    cap = 3.2 * per_sample
+    with FakeProvider() as srv:
+        run = spec("m", "openai", srv.base_url, model_id="gpt-4.1")
+        first = run_model(run, release, tmp_path, opts(workers=1, max_cost_usd=cap))
+        again = run_model(run, release, tmp_path, opts(workers=1, max_cost_usd=cap))
+    assert (first.status, first.n_done, first.n_new) == (COST_CAP, 3, 3)
+    assert (again.status, again.n_done, again.n_new) == (COST_CAP, 6, 3)
+    assert not (Path(first.run_dir) / "_SUCCESS").exists()

@@ -29,7 +29,16 @@ import anthropic
 
 from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
-from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, LoopBoundClient, clean_sampling, resolve_endpoint, row
+from .llm_common import (
+    DEFAULT_BASE_URLS,
+    DEFAULT_MAX_TOKENS,
+    LoopBoundClient,
+    clean_sampling,
+    repair_response,
+    resolve_endpoint,
+    row,
+    undecodable,
+)
 from .retry import classify, redact, secrets_of
 
 THINKING_BUDGETS = {"low": 4096, "medium": 8192, "high": 16384}
@@ -172,13 +181,17 @@ class AnthropicConversation:
                 exc,
                 status_error=anthropic.APIStatusError,
                 connection_error=anthropic.APIConnectionError,
-                always_transient=(anthropic.RateLimitError, anthropic.InternalServerError,
-                                  anthropic.APITimeoutError),
+                always_transient=(anthropic.InternalServerError, anthropic.APITimeoutError),
+                rate_limit=(anthropic.RateLimitError,),
                 secrets=b._secrets,
             ) from None
+        except Exception as exc:  # an undecodable or truncated body, an SDK bug: this call failed
+            raise undecodable(exc, b._secrets) from None
         try:
-            return self._parse(response)
-        except (AttributeError, TypeError, ValueError) as exc:
+            return repair_response(self._parse(response))
+        except BackendError:
+            raise
+        except Exception as exc:
             raise BackendError(redact(f"malformed message: {type(exc).__name__}: {exc}"[:500], b._secrets)) from None
 
     def _parse(self, response: Any) -> ModelResponse:

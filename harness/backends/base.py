@@ -28,7 +28,17 @@ class BackendError(Exception):
 
 
 class TransientBackendError(BackendError):
-    """Rate limit (429), server error (5xx), overload or timeout; retried without using a turn."""
+    """Rate limit (429), server error (5xx), overload or timeout; retried without using a turn.
+
+    ``retry_after``: seconds the server asked to wait (Retry-After, retry-after-ms, x-ratelimit-reset-*,
+    Gemini's RetryInfo), None when it named none; ``rate_limited``: the server said 429 / quota, which
+    also makes the endpoint's limiter pause and lower its concurrency (harness/limiter.py).
+    """
+
+    def __init__(self, message: str = "", *, retry_after: float | None = None, rate_limited: bool = False) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.rate_limited = rate_limited
 
 
 @dataclass(slots=True)
@@ -57,6 +67,8 @@ class ModelResponse:
     cache_creation_tokens: int = 0
     #: provider-native payload the conversation needs to replay this turn (e.g. thinking blocks)
     raw: Any = None
+    #: lone surrogates replaced by U+FFFD in this response's text, tool calls and payload
+    repaired_chars: int = 0
 
 
 @dataclass(slots=True)

@@ -21,8 +21,9 @@ given), so the loop's retry policy is the only one. Conversation format (referen
   completion = ``candidates_token_count`` + ``thoughts_token_count``, cache read =
   ``cached_content_token_count``;
 - errors by HTTP status (``errors.APIError.code``): 429 RESOURCE_EXHAUSTED (its RetryInfo
-  ``retryDelay`` is kept on the error as ``retry_after_s``), 408 and 5xx (503 UNAVAILABLE) are
-  transient, as are connection failures and timeouts; other statuses are an error turn.
+  ``retryDelay`` becomes the error's ``retry_after``, which the loop waits, capped), 408 and 5xx
+  (503 UNAVAILABLE) are transient, as are connection failures and timeouts; other statuses are an
+  error turn.
 """
 
 from __future__ import annotations
@@ -37,8 +38,18 @@ from google.genai import types
 
 from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall, TransientBackendError
-from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, LoopBoundClient, clean_sampling, resolve_endpoint, row
-from .retry import MAX_ERROR_TEXT, is_transient_status, redact, secrets_of
+from .llm_common import (
+    DEFAULT_BASE_URLS,
+    DEFAULT_MAX_TOKENS,
+    LoopBoundClient,
+    clean_sampling,
+    repair_response,
+    repair_value,
+    resolve_endpoint,
+    row,
+    undecodable,
+)
+from .retry import MAX_ERROR_TEXT, capped_delay, is_transient_status, parse_duration, redact, secrets_of
 
 try:  # the HTTP library google-genai is built on (httpx2 in 3.x)
     import httpx2 as _http
@@ -110,9 +121,9 @@ def retry_delay_s(details: Any) -> float | None:
     items = err.get("details") if isinstance(err, dict) else None
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and str(item.get("@type", "")).endswith("google.rpc.RetryInfo"):
-            m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)s\s*", str(item.get("retryDelay", "")))
-            if m:
-                return float(m.group(1))
+            delay = parse_duration(item.get("retryDelay"))
+            if delay is not None:
+                return delay
     return None
 
 
@@ -124,9 +135,8 @@ def classify_google(exc: BaseException, secrets: tuple[str, ...]) -> BackendErro
         text = f"{name}: HTTP {status} {exc.status or ''}: {exc.message or ''}".replace("  ", " ")
         msg = redact(text[:MAX_ERROR_TEXT], secrets)
         if is_transient_status(status):
-            err = TransientBackendError(msg)
-            err.retry_after_s = retry_delay_s(exc.details)  # type: ignore[attr-defined]
-            return err
+            return TransientBackendError(msg, retry_after=capped_delay(retry_delay_s(exc.details)),
+                                         rate_limited=status == 429)
         return BackendError(msg)
     if isinstance(exc, _http.TransportError):  # connection refused/reset, timeouts
         return TransientBackendError(redact(f"{name}: {exc}"[:MAX_ERROR_TEXT], secrets))
@@ -227,11 +237,20 @@ class GoogleConversation:
                 model=b.model, contents=list(self.contents), config=self.config)
         except (genai_errors.APIError, _http.HTTPError) as exc:
             raise classify_google(exc, b._secrets) from None
+        except Exception as exc:  # an undecodable or truncated body, an SDK bug: this call failed
+            raise undecodable(exc, b._secrets) from None
         try:
-            return self._parse(response)
-        except (AttributeError, TypeError, ValueError, IndexError) as exc:
+            resp = repair_response(self._parse(response))
+        except BackendError:
+            raise
+        except Exception as exc:
             raise BackendError(redact(f"malformed Gemini response: {type(exc).__name__}: {exc}"[:MAX_ERROR_TEXT],
                                       b._secrets)) from None
+        if resp.repaired_chars and isinstance(resp.raw, types.Content):
+            # lone surrogates repaired in the Content that is re-sent too (signatures are bytes, untouched)
+            fixed, _ = repair_value(resp.raw.model_dump(exclude_none=True))
+            resp.raw = types.Content.model_validate(fixed)
+        return resp
 
     def _parse(self, response: Any) -> ModelResponse:
         candidates = getattr(response, "candidates", None) or []

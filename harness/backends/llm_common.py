@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 from ..errors import AgentHopError
+from .base import BackendError, ModelResponse
 
 #: per-call output limit when the sampling settings name none (reference §3.1)
 DEFAULT_MAX_TOKENS = 16_384
@@ -137,6 +138,76 @@ class LoopBoundClient(Generic[T]):
         self._loop = None
         if client is not None and loop is asyncio.get_running_loop():
             await client.close()  # type: ignore[attr-defined]
+
+
+REPLACEMENT_CHAR = "\ufffd"
+
+
+def repair_text(text: str) -> tuple[str, int]:
+    """``text`` with every lone surrogate (U+D800-U+DFFF, which JSON's ``"\\ud800"`` escapes decode to
+    and UTF-8 cannot encode) replaced by U+FFFD, and how many were replaced."""
+    try:
+        text.encode("utf-8")
+        return text, 0
+    except UnicodeEncodeError:
+        pass
+    n = 0
+    out = []
+    for ch in text:
+        if "\ud800" <= ch <= "\udfff":
+            out.append(REPLACEMENT_CHAR)
+            n += 1
+        else:
+            out.append(ch)
+    return "".join(out), n
+
+
+def repair_value(value: Any) -> tuple[Any, int]:
+    """A JSON-like value (str / list / tuple / dict, keys too) with lone surrogates repaired, and the count."""
+    if isinstance(value, str):
+        return repair_text(value)
+    if isinstance(value, dict):
+        total = 0
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            k2, a = repair_value(k)
+            v2, b = repair_value(v)
+            out[k2] = v2
+            total += a + b
+        return (out, total) if total else (value, 0)
+    if isinstance(value, (list, tuple)):
+        items = [repair_value(v) for v in value]
+        total = sum(n for _, n in items)
+        if not total:
+            return value, 0
+        return type(value)(v for v, _ in items), total
+    return value, 0
+
+
+def repair_response(resp: ModelResponse) -> ModelResponse:
+    """Repair lone surrogates in a parsed response before it is re-sent or written (docs/backends.md).
+
+    ``repaired_chars`` counts the characters replaced in what is recorded (text, tool names, ids and
+    arguments); the provider-native payload that is re-sent is repaired the same way.
+    """
+    text, n = repair_text(resp.text or "")
+    resp.text = text
+    for call in resp.tool_calls:
+        call.id, a = repair_text(call.id)
+        call.name, b = repair_text(call.name)
+        call.args, c = repair_value(call.args)
+        n += a + b + c
+    if n or resp.raw is not None:
+        resp.raw, _ = repair_value(resp.raw)
+    resp.repaired_chars += n
+    return resp
+
+
+def undecodable(exc: BaseException, secrets: tuple[str, ...]) -> BackendError:
+    """The error of a call whose answer could not be read (not JSON, cut short, an SDK failure)."""
+    from .retry import MAX_ERROR_TEXT, redact
+
+    return BackendError(redact(f"undecodable response: {type(exc).__name__}: {exc}"[:MAX_ERROR_TEXT], secrets))
 
 
 def parse_arguments(raw: str | None) -> Any:

@@ -34,6 +34,8 @@ from .llm_common import (
     clean_sampling,
     merge_reasoning,
     parse_arguments,
+    repair_response,
+    undecodable,
     resolve_endpoint,
     row,
 )
@@ -152,12 +154,17 @@ class OpenAIConversation:
                 exc,
                 status_error=openai.APIStatusError,
                 connection_error=openai.APIConnectionError,
-                always_transient=(openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError),
+                always_transient=(openai.InternalServerError, openai.APITimeoutError),
+                rate_limit=(openai.RateLimitError,),
                 secrets=b._secrets,
             ) from None
+        except Exception as exc:  # an undecodable or truncated body, an SDK bug: this call failed
+            raise undecodable(exc, b._secrets) from None
         try:
-            return self._parse(response)
-        except (AttributeError, TypeError, ValueError, IndexError) as exc:
+            return repair_response(self._parse(response))
+        except BackendError:
+            raise
+        except Exception as exc:
             raise BackendError(redact(f"malformed chat completion: {type(exc).__name__}: {exc}"[:500],
                                       b._secrets)) from None
 

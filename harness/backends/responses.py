@@ -30,7 +30,17 @@ from typing import Any
 import openai
 
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
-from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, LoopBoundClient, clean_sampling, parse_arguments, resolve_endpoint, row
+from .llm_common import (
+    DEFAULT_BASE_URLS,
+    DEFAULT_MAX_TOKENS,
+    LoopBoundClient,
+    clean_sampling,
+    parse_arguments,
+    repair_response,
+    resolve_endpoint,
+    row,
+    undecodable,
+)
 from .retry import MAX_ERROR_TEXT, classify, redact, secrets_of
 
 INCLUDE = ["reasoning.encrypted_content"]
@@ -125,12 +135,17 @@ class ResponsesConversation:
                 exc,
                 status_error=openai.APIStatusError,
                 connection_error=openai.APIConnectionError,
-                always_transient=(openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError),
+                always_transient=(openai.InternalServerError, openai.APITimeoutError),
+                rate_limit=(openai.RateLimitError,),
                 secrets=b._secrets,
             ) from None
+        except Exception as exc:  # an undecodable or truncated body, an SDK bug: this call failed
+            raise undecodable(exc, b._secrets) from None
         try:
-            return self._parse(response)
-        except (AttributeError, TypeError, ValueError) as exc:
+            return repair_response(self._parse(response))
+        except BackendError:
+            raise
+        except Exception as exc:
             raise BackendError(redact(f"malformed response: {type(exc).__name__}: {exc}"[:MAX_ERROR_TEXT],
                                       b._secrets)) from None
 

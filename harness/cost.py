@@ -1,0 +1,134 @@
+"""Estimated USD of model calls while a run goes, from the warehouse's price table (docs/running.md).
+
+The table is the dbt seed ``dbt_support/seeds/model_prices.csv`` (read here, never copied): a model's
+price is the row with the smallest ``price_order`` whose ``prefix`` its provider model id starts with
+(case-sensitive), as the ``model_cost`` mart prices finished runs. Rates are USD per 1M tokens; cache
+reads and writes are priced at the input rate times their multipliers.
+
+:class:`CostGuard` implements ``--max-cost-usd``: before a worker takes a new sample it asks
+:meth:`CostGuard.may_start`, which refuses when what this invocation has spent, plus the expected cost
+of the samples in flight and of the new one (each model's mean cost per sample so far), would pass the
+cap. The estimate is the price table's, so it is as good as that table.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .errors import AgentHopError
+
+SEED = Path("dbt_support") / "seeds" / "model_prices.csv"
+
+
+@dataclass(frozen=True)
+class Price:
+    prefix: str
+    input_per_m: float
+    output_per_m: float
+    cache_read_mult: float
+    cache_write_mult: float
+
+    def usd(self, prompt: int, completion: int, cache_read: int = 0, cache_creation: int = 0) -> float:
+        """Cost of the given tokens (prompt = regular, non-cached input)."""
+        return (prompt * self.input_per_m + cache_read * self.input_per_m * self.cache_read_mult
+                + cache_creation * self.input_per_m * self.cache_write_mult
+                + completion * self.output_per_m) / 1e6
+
+
+def price_table_path() -> Path:
+    """The seed CSV in a source checkout (repository root) or an installed wheel (agenthop/dbt_project/)."""
+    root = Path(__file__).resolve().parents[1]
+    for cand in (root / SEED, root / "dbt_project" / SEED):
+        if cand.is_file():
+            return cand
+    raise AgentHopError(f"cannot find the price table {SEED} (looked under {root})")
+
+
+@lru_cache(maxsize=4)
+def load_prices(path: str | None = None) -> tuple[Price, ...]:
+    """The price rows in ``price_order``."""
+    p = Path(path) if path else price_table_path()
+    try:
+        with open(p, newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+        keyed = sorted(rows, key=lambda r: int(r["price_order"]))
+        return tuple(Price(r["prefix"], float(r["input_per_m"]), float(r["output_per_m"]),
+                           float(r["cache_read_mult"] or 0), float(r["cache_write_mult"] or 0)) for r in keyed)
+    except (OSError, KeyError, ValueError) as exc:
+        raise AgentHopError(f"{p}: unreadable price table ({exc})") from None
+
+
+def price_for(model_id: str, prices: Sequence[Price] | None = None) -> Price | None:
+    for price in prices if prices is not None else load_prices():
+        if model_id.startswith(price.prefix):
+            return price
+    return None
+
+
+def attempts_usd(price: Price | None, attempts: Iterable[Any]) -> float:
+    """Estimated cost of a sample's attempts (their trajectory rows' token totals)."""
+    if price is None:
+        return 0.0
+    total = 0.0
+    for a in attempts:
+        t = a.trajectory
+        total += price.usd(int(t.get("total_prompt_tokens") or 0), int(t.get("total_completion_tokens") or 0),
+                           int(t.get("cache_read_tokens") or 0), int(t.get("cache_creation_tokens") or 0))
+    return total
+
+
+def model_price(model: Any) -> Price | None:
+    """The price of a real-backend model spec (None for sim and for models the table does not list)."""
+    if getattr(model, "backend", "sim") == "sim":
+        return None
+    return price_for(model.provider_model)
+
+
+class CostGuard:
+    """``--max-cost-usd`` over every run of one invocation (see the module docstring)."""
+
+    def __init__(self, cap_usd: float) -> None:
+        self.cap_usd = float(cap_usd)
+        self.spent_usd = 0.0
+        self._per_model: dict[str, tuple[int, float]] = {}  # model -> (samples, usd)
+        self._in_flight: dict[str, int] = {}
+        self._unpriced_warned: set[str] = set()
+        self.refused = False
+
+    def _mean(self, name: str) -> float:
+        n, usd = self._per_model.get(name, (0, 0.0))
+        return usd / n if n else 0.0
+
+    def may_start(self, model: Any, _in_flight_of_run: int = 0) -> bool:
+        """True (and the sample is counted as in flight) when starting one more sample of ``model``
+        keeps the estimate at or under the cap."""
+        name = model.name
+        if model_price(model) is None and model.backend != "sim" and name not in self._unpriced_warned:
+            self._unpriced_warned.add(name)
+            print(f"model {name!r}: {model.provider_model!r} is not in the price table; --max-cost-usd does not "
+                  "count its samples", file=sys.stderr, flush=True)
+        expected = self.spent_usd + sum(self._mean(m) * k for m, k in self._in_flight.items()) + self._mean(name)
+        if expected > self.cap_usd:
+            self.refused = True
+            return False
+        self._in_flight[name] = self._in_flight.get(name, 0) + 1
+        return True
+
+    def spent(self, model: Any, attempts: Sequence[Any]) -> float:
+        """Record a finished sample of ``model``; returns its estimated cost."""
+        usd = attempts_usd(model_price(model), attempts)
+        self.spent_usd += usd
+        n, total = self._per_model.get(model.name, (0, 0.0))
+        self._per_model[model.name] = (n + 1, total + usd)
+        self._in_flight[model.name] = max(0, self._in_flight.get(model.name, 0) - 1)
+        return usd
+
+    def dropped(self, model: Any) -> None:
+        """A sample counted by may_start was not finished (cancelled)."""
+        self._in_flight[model.name] = max(0, self._in_flight.get(model.name, 0) - 1)
