@@ -134,6 +134,10 @@ def test_sampling_and_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "reasoning" not in ResponsesBackend("gpt-5.4", api_key=FAKE_KEY).request_params()
     with pytest.raises(AgentHopError, match="reasoning_summary"):
         ResponsesBackend("gpt-5.4", api_key=FAKE_KEY, sampling={"reasoning_summary": "long"})
+    with pytest.raises(AgentHopError, match="reasoning_summary applies only to the responses backend"):
+        from agenthop.harness.backends.openai import OpenAIBackend
+
+        OpenAIBackend("gpt-5", api_key=FAKE_KEY, sampling={"reasoning_summary": "auto"})
     with pytest.raises(AgentHopError, match="OPENAI_API_KEY"):
         ResponsesBackend("gpt-5.4")
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)

@@ -98,6 +98,9 @@ def clean_sampling(sampling: Mapping[str, Any] | None, backend: str) -> dict[str
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise AgentHopError(f"{backend} backend: sampling {key} must be a positive integer, got {value!r}")
         elif key == "reasoning_summary":
+            if backend != "responses":
+                raise AgentHopError(f"{backend} backend: sampling reasoning_summary applies only to the responses "
+                                    "backend")
             if value not in ("auto", "concise", "detailed", "none"):
                 raise AgentHopError(f"{backend} backend: sampling reasoning_summary must be auto, concise, "
                                     f"detailed or none, got {value!r}")
