@@ -65,7 +65,7 @@ _GEMINI3 = re.compile(r"^(models/)?gemini-3", re.IGNORECASE)
 _GEMINI25 = re.compile(r"^(models/)?gemini-2\.5", re.IGNORECASE)
 #: JSON-schema keys Gemini's Schema form accepts (others are dropped, ``default`` among them)
 _SCHEMA_KEYS = ("type", "description", "enum", "items", "properties", "required", "nullable", "format",
-                "minimum", "maximum", "min_items", "max_items")
+                "minimum", "maximum")
 
 
 def google_key_env() -> str:
