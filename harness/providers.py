@@ -140,10 +140,14 @@ def detect_for_cli(model_id: str, base_url: str | None, api_key_env: str | None)
         key_env = provider.key_env
     else:
         key_env = None
-    shown_key = key_env or ("none (placeholder key for an explicit --base-url)" if base_url
-                            else default_key_env(provider.backend))
+    if key_env is None and base_url:
+        shown_key = "no key (placeholder key for the given --base-url)"
+    else:
+        shown_key = f"key from {key_env or default_key_env(provider.backend)}"
+    # a user-given endpoint is not echoed (run output may be kept as a log); a provider's own host is
+    shown_url = "the given --base-url" if base_url else endpoint_host(provider.backend, url)
     notes = [f"{model_id}: backend {provider.backend} ({provider.label}, detected from the model id), endpoint "
-             f"{endpoint_host(provider.backend, url)}, key from {shown_key}"]
+             f"{shown_url}, {shown_key}"]
     preset = sampling_preset(model_id)
     sampling: dict[str, Any] = {}
     if preset is not None:

@@ -1,5 +1,6 @@
-"""One scripted agent played by loopback servers over two protocols (OpenAI chat completions and Gemini
-generateContent), so that the same benchmark through two backends can be compared call for call.
+"""One scripted agent played by loopback servers over three protocols (OpenAI chat completions, Gemini
+generateContent, OpenAI Responses), so that the same benchmark through several backends can be
+compared call for call.
 
 The agent decides from what any provider would see: the system prompt (seed id, question), the
 number of model turns so far and the tool results in order (footers stripped, so token counts do
@@ -11,8 +12,8 @@ not steer it). Per item a variant (from a hash of the system prompt) picks one o
 3. as 0, but with a text-only turn (nudged) before the read.
 
 The submitted letter is a hash of every result text, so it depends on what the tools returned.
-Both protocols report the same usage (prompt 1,000 + 100 per turn, 50 completion tokens, nothing
-cached), so the footers, and therefore every tool result, are identical across the two backends.
+Every protocol reports the same usage (prompt 1,000 + 100 per turn, 50 completion tokens, nothing
+cached), so the footers, and therefore every tool result, are identical across the backends.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from . import gemini_server, openai_server
+from . import gemini_server, openai_server, responses_server
 from .scripted_http import Recorded, Reply
 
 _SEED = re.compile(r"- \*\*ID\*\*: (\S+)")
@@ -92,3 +93,21 @@ def gemini_responder(rec: Recorded) -> Reply:
         parts = [gemini_server.function_call(name, args, signature=signature if i == 0 else None)
                  for i, (name, args) in enumerate(action)]
     return gemini_server.response(parts, prompt=prompt, candidates=completion)
+
+
+def responses_responder(rec: Recorded) -> Reply:
+    """The agent over the Responses API: every turn opens with an encrypted reasoning item."""
+    body = rec.body
+    items = body["input"]
+    turn = sum(1 for i in items if i.get("type") == "reasoning")
+    results = [i["output"] for i in items if i.get("type") == "function_call_output"]
+    action = decide(body["instructions"], turn, results)
+    prompt, completion = _usage(turn)
+    conv = _digest(body["instructions"]) % 10**8  # ids unique per conversation, as the real API's are
+    rs = responses_server.reasoning(f"rs_{conv}_{turn}", [], f"ENC-{_digest(json.dumps(items)) % 10**8}")
+    if isinstance(action, str):
+        output = [rs, responses_server.message(f"msg_{conv}_{turn}", action)]
+    else:
+        output = [rs] + [responses_server.function_call(f"fc_{conv}_{turn}_{i}", f"call_{conv}_{turn}_{i}", name,
+                                                        args) for i, (name, args) in enumerate(action)]
+    return responses_server.response(output, input_tokens=prompt, output_tokens=completion)

@@ -16,6 +16,7 @@ Replies are built with :func:`response` from output items (:func:`reasoning`, :f
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .scripted_http import Recorded, Reply, ScriptedServer
@@ -24,8 +25,9 @@ from .scripted_http import Recorded, Reply, ScriptedServer
 class ResponsesServer(ScriptedServer):
     prefix = "/v1"
 
-    def __init__(self, replies: list[Reply] | None = None) -> None:
-        super().__init__(replies)
+    def __init__(self, replies: list[Reply] | None = None,
+                 responder: Callable[[Recorded], Reply] | None = None) -> None:
+        super().__init__(replies, responder)
         #: call_id of every function call answered after a reasoning item -> that reasoning item
         self.required_reasoning: dict[str, dict[str, Any]] = {}
         self.refused: list[str] = []
