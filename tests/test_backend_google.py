@@ -288,3 +288,20 @@ def test_lone_surrogates_are_repaired_in_what_is_recorded_and_re_sent() -> None:
     assert sent[0] == {"text": "bad \ufffd text", "thoughtSignature": SIG1}
     assert sent[1] == {"functionCall": {"name": "think", "args": {"reasoning": "x\ufffd"}}, "thoughtSignature": SIG2}
     assert refused == []
+
+
+def test_sdk_environment_cannot_redirect_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOOGLE_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9")
+    with pytest.raises(AgentHopError, match="GOOGLE_GEMINI_BASE_URL is set"):
+        GoogleBackend("gemini-3-pro-preview")
+    monkeypatch.delenv("GOOGLE_GEMINI_BASE_URL")
+    # Vertex AI mode and another API version from the environment change nothing
+    monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
+    monkeypatch.setenv("GOOGLE_GENAI_API_VERSION", "v1alpha")
+    with GeminiServer([response([text("hi")])]) as srv:
+        b = GoogleBackend("gemini-3-pro-preview", base_url=srv.base_url, api_key="named-key")
+        run(b.start(ctx()).complete(), b)
+        rec = srv.requests[0]
+    assert rec.path == "/v1beta/models/gemini-3-pro-preview:generateContent"
+    assert rec.headers["x-goog-api-key"] == "named-key"
