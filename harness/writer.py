@@ -104,20 +104,49 @@ def write_parquet_atomic(path: Path, table: pa.Table, *, sync_dir: bool = False)
             os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _unlink_quietly(tmp)
         raise
     if sync_dir:
         _fsync_dir(path.parent)
 
 
+def _unlink_quietly(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:  # a read-only directory: the temp file was never created, or stays for recovery
+        pass
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f"{TMP_PREFIX}{path.name}.{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
     _fsync_dir(path.parent)
+
+
+class _WriteGuard:
+    """``with _WriteGuard(run_dir):`` turns an OSError (full disk, read-only file system, no permission)
+    into one clear AgentHopError naming the run directory; what was renamed into place before is intact."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, etype: Any, exc: BaseException | None, tb: Any) -> None:
+        if isinstance(exc, OSError):
+            reason = exc.strerror or str(exc)
+            raise AgentHopError(
+                f"{self.run_dir}: cannot write ({reason}); samples written before are intact, rerun to resume"
+            ) from None
 
 
 def list_parts(run_dir: Path) -> dict[str, dict[int, Path]]:
@@ -307,8 +336,11 @@ class RunWriter:
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise AgentHopError(f"{self.run_dir}: cannot create run directory ({exc})") from None
-        self._lock_fh = open(self.run_dir / LOCK_FILE, "a")  # noqa: SIM115 - held until close()
+            raise AgentHopError(f"{self.run_dir}: cannot create run directory ({exc.strerror or exc})") from None
+        try:
+            self._lock_fh = open(self.run_dir / LOCK_FILE, "a")  # noqa: SIM115 - held until close()
+        except OSError as exc:
+            raise AgentHopError(f"{self.run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
         try:
             fcntl.flock(self._lock_fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -317,7 +349,8 @@ class RunWriter:
                 f"{self.run_dir}: this run is being written by another process (lock {LOCK_FILE})"
             ) from None
         try:
-            self.state = recover_run_dir(self.run_dir, retry_errors=retry_errors)
+            with _WriteGuard(self.run_dir):
+                self.state = recover_run_dir(self.run_dir, retry_errors=retry_errors)
         except BaseException:
             self._release()
             raise
@@ -364,8 +397,9 @@ class RunWriter:
 
     def begin(self) -> None:
         """Mark the run as in progress: drop ``_SUCCESS`` and write the runs row without finished_at."""
-        (self.run_dir / SUCCESS_FILE).unlink(missing_ok=True)
-        write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(None), sync_dir=True)
+        with _WriteGuard(self.run_dir):
+            (self.run_dir / SUCCESS_FILE).unlink(missing_ok=True)
+            write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(None), sync_dir=True)
         self._begun = True
 
     def add(self, sample_id: str, attempts: Sequence[AttemptLike]) -> None:
@@ -426,7 +460,8 @@ class RunWriter:
         self._last_flush = time.monotonic()
         if not self._pending:
             return
-        self._write_part(self._buf)
+        with _WriteGuard(self.run_dir):
+            self._write_part(self._buf)
         self._buf = {t: [] for t in PART_TABLES}
         self._pending = []
 
@@ -455,12 +490,13 @@ class RunWriter:
                 return None
             if not self._begun:
                 self.begin()
-            if not list_parts(self.run_dir)["trajectories"]:  # an empty run still has every table
-                self._write_part({t: [] for t in PART_TABLES})
-            finished_at = _utcnow()
-            write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(finished_at), sync_dir=True)
-            info = self._success_info(finished_at)
-            write_text_atomic(self.run_dir / SUCCESS_FILE, json.dumps(info, indent=2, sort_keys=True) + "\n")
+            with _WriteGuard(self.run_dir):
+                if not list_parts(self.run_dir)["trajectories"]:  # an empty run still has every table
+                    self._write_part({t: [] for t in PART_TABLES})
+                finished_at = _utcnow()
+                write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(finished_at), sync_dir=True)
+                info = self._success_info(finished_at)
+                write_text_atomic(self.run_dir / SUCCESS_FILE, json.dumps(info, indent=2, sort_keys=True) + "\n")
             return info
         finally:
             self._closed = True
