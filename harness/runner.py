@@ -80,6 +80,8 @@ class RunOptions:
     max_concurrency: int = 0
     #: stop taking new samples before the estimated cost of this invocation passes this (0: off)
     max_cost_usd: float = 0.0
+    #: merge a finished run's part files into one per table
+    compact: bool = True
     #: LoopConfig fields to override (e.g. max_attempts, sample_retry_waits), for every run
     loop_overrides: dict[str, Any] = field(default_factory=dict)
 
@@ -433,7 +435,7 @@ async def _arun_model(
                        flush_seconds=flush_seconds, retry_errors=opts.retry_errors,
                        extra_success={"n_items_requested": len(items), "limit": opts.limit},
                        secrets=backend.secrets() if callable(getattr(backend, "secrets", None)) else (),
-                       repair_text=m.backend != "sim")
+                       repair_text=m.backend != "sim", compact=opts.compact)
     if writer.state.retried_error_samples:
         _say(f"{run_id}: rerunning {len(writer.state.retried_error_samples)} sample(s) whose final attempt "
              "ended with 'error'")

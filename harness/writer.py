@@ -27,6 +27,13 @@ tokens were spent), but their trajectory rows are rewritten with ``is_final = fa
 counts as unfinished and the runner runs it again; the new attempts continue the numbering
 (``RunState.next_attempt``), so keys stay unique and tokens are never double counted.
 
+Compaction (:func:`compact_run_dir`, on a complete ``close``): every table's parts are merged into one
+part with the next part number; the merged ``trajectories`` part names the parts it replaces in its
+metadata and is renamed last, then the old parts are deleted (a crash in between is finished on open).
+
+Write failures (full disk, read-only file system) become one AgentHopError naming the run directory;
+temp files are removed, so what was renamed into place before is intact.
+
 A lock file (``.lock``, ``flock``) stops two processes from writing the same run directory.
 """
 
@@ -210,9 +217,9 @@ def recover_run_dir(run_dir: Path, *, retry_errors: bool = True) -> RunState:
     for entry in os.scandir(run_dir):
         if entry.name.startswith(TMP_PREFIX):
             os.unlink(entry.path)
+    changed = _finish_compaction(run_dir)
     parts = list_parts(run_dir)
     traj_parts = parts["trajectories"]
-    changed = False
     # 1. orphan parts: other tables' parts whose trajectories part never got written
     for table in ("messages", "tool_calls", "turns"):
         for k, path in sorted(parts[table].items()):
@@ -269,6 +276,65 @@ def recover_run_dir(run_dir: Path, *, retry_errors: bool = True) -> RunState:
     return state
 
 
+#: Parquet key-value metadata of a compacted ``trajectories`` part: the part numbers it replaces
+COMPACTED_FROM = b"agenthop.compacted_from"
+
+
+def _finish_compaction(run_dir: Path) -> bool:
+    """Delete the parts a compacted part replaces (a compaction that crashed before deleting them)."""
+    parts = list_parts(run_dir)
+    replaced: set[int] = set()
+    for k, path in parts["trajectories"].items():
+        try:
+            meta = pq.read_schema(path).metadata or {}
+        except (OSError, pa.ArrowException):
+            continue  # unreadable parts are reported by the reads that follow
+        if COMPACTED_FROM in meta:
+            replaced.update(int(n) for n in json.loads(meta[COMPACTED_FROM]) if int(n) != k)
+    if not replaced:
+        return False
+    for table in ("messages", "tool_calls", "turns", "trajectories"):  # trajectories last, as always
+        for k in sorted(replaced):
+            path = parts[table].get(k)
+            if path is not None:
+                path.unlink(missing_ok=True)
+    return True
+
+
+def compact_run_dir(run_dir: str | Path) -> int:
+    """Merge every table's parts into one part each (a new part number); returns the parts replaced.
+
+    Crash-safe like a flush: the merged parts of the other tables are written first (orphans until the
+    merged ``trajectories`` part exists), the merged ``trajectories`` part, which names the part numbers
+    it replaces in its metadata, is renamed into place last, and only then are the old parts deleted; a
+    crash before that deletion is finished by the next open (:func:`recover_run_dir`). Rows are kept as
+    they are (same columns, same order), so ingest loads exactly the same rows.
+    """
+    run_dir = Path(run_dir)
+    parts = list_parts(run_dir)
+    numbers = sorted(parts["trajectories"])
+    if len(numbers) <= 1 and all(len(parts[t]) <= 1 for t in PART_TABLES):
+        return 0
+    k = max(n for table in parts.values() for n in table) + 1
+    for table in PART_TABLES:  # trajectories last
+        paths = [parts[table][n] for n in sorted(parts[table])]
+        if not paths:
+            continue
+        merged = pa.concat_tables([pq.read_table(p) for p in paths], promote_options="default")
+        if table == "trajectories":
+            _fsync_dir(run_dir)  # the other tables' merged parts are durable before this rename
+            meta = dict(merged.schema.metadata or {})
+            meta[COMPACTED_FROM] = json.dumps(numbers).encode()
+            merged = merged.replace_schema_metadata(meta)
+        write_parquet_atomic(run_dir / part_name(table, k), merged, sync_dir=table == "trajectories")
+    for table in ("messages", "tool_calls", "turns", "trajectories"):
+        for n, path in parts[table].items():
+            if n != k:
+                path.unlink()
+    _fsync_dir(run_dir)
+    return len(numbers)
+
+
 def rows_to_table(rows: Sequence[Mapping[str, Any]], table: str, run_id: str) -> pa.Table:
     """Arrow table of ``rows`` (dicts keyed by the schema's columns minus run_id) plus run_id."""
     schema = TABLES[table]
@@ -316,6 +382,7 @@ class RunWriter:
         flush_seconds: float = 30.0,
         retry_errors: bool = True,
         extra_success: Mapping[str, Any] | None = None,
+        compact: bool = True,
         secrets: Sequence[str] = (),
         repair_text: bool = False,
     ) -> None:
@@ -333,6 +400,8 @@ class RunWriter:
         self.flush_every = max(1, int(flush_every))
         self.flush_seconds = float(flush_seconds)
         self.extra_success = dict(extra_success or {})
+        #: merge the part files into one per table when the run has finished
+        self.compact = compact
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -493,6 +562,8 @@ class RunWriter:
             with _WriteGuard(self.run_dir):
                 if not list_parts(self.run_dir)["trajectories"]:  # an empty run still has every table
                     self._write_part({t: [] for t in PART_TABLES})
+                if self.compact:
+                    compact_run_dir(self.run_dir)
                 finished_at = _utcnow()
                 write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(finished_at), sync_dir=True)
                 info = self._success_info(finished_at)
