@@ -301,14 +301,15 @@ def _finish_compaction(run_dir: Path) -> bool:
     return True
 
 
-def compact_run_dir(run_dir: str | Path) -> int:
+def compact_run_dir(run_dir: str | Path, cached: Mapping[tuple[str, int], pa.Table] | None = None) -> int:
     """Merge every table's parts into one part each (a new part number); returns the parts replaced.
 
     Crash-safe like a flush: the merged parts of the other tables are written first (orphans until the
     merged ``trajectories`` part exists), the merged ``trajectories`` part, which names the part numbers
     it replaces in its metadata, is renamed into place last, and only then are the old parts deleted; a
     crash before that deletion is finished by the next open (:func:`recover_run_dir`). Rows are kept as
-    they are (same columns, same order), so ingest loads exactly the same rows.
+    they are (same columns, same order), so ingest loads exactly the same rows. ``cached`` holds the
+    tables of parts this process wrote (``(table, part) -> Table``), which are then not read back.
     """
     run_dir = Path(run_dir)
     parts = list_parts(run_dir)
@@ -317,10 +318,12 @@ def compact_run_dir(run_dir: str | Path) -> int:
         return 0
     k = max(n for table in parts.values() for n in table) + 1
     for table in PART_TABLES:  # trajectories last
-        paths = [parts[table][n] for n in sorted(parts[table])]
-        if not paths:
+        numbers_t = sorted(parts[table])
+        if not numbers_t:
             continue
-        merged = pa.concat_tables([pq.read_table(p) for p in paths], promote_options="default")
+        cache = cached or {}
+        tables = [cache[(table, n)] if (table, n) in cache else pq.read_table(parts[table][n]) for n in numbers_t]
+        merged = pa.concat_tables(tables, promote_options="default")
         if table == "trajectories":
             _fsync_dir(run_dir)  # the other tables' merged parts are durable before this rename
             meta = dict(merged.schema.metadata or {})
@@ -402,6 +405,8 @@ class RunWriter:
         self.extra_success = dict(extra_success or {})
         #: merge the part files into one per table when the run has finished
         self.compact = compact
+        #: the tables of the parts this writer wrote, so that compaction need not read them back
+        self._written: dict[tuple[str, int], pa.Table] = {}
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -543,6 +548,8 @@ class RunWriter:
                 _fsync_dir(self.run_dir)  # the other tables' renames are durable before this one
             if t in tables:
                 write_parquet_atomic(self.run_dir / part_name(t, k), tables[t], sync_dir=t == "trajectories")
+                if self.compact:
+                    self._written[(t, k)] = tables[t]
         self._next_part = k + 1
 
     def close(self, complete: bool) -> dict[str, Any] | None:
@@ -563,7 +570,8 @@ class RunWriter:
                 if not list_parts(self.run_dir)["trajectories"]:  # an empty run still has every table
                     self._write_part({t: [] for t in PART_TABLES})
                 if self.compact:
-                    compact_run_dir(self.run_dir)
+                    compact_run_dir(self.run_dir, self._written)
+                    self._written = {}
                 finished_at = _utcnow()
                 write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(finished_at), sync_dir=True)
                 info = self._success_info(finished_at)
