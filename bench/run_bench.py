@@ -30,6 +30,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import StageResult, best_of, dir_bytes, run_stage  # noqa: E402
+import harness_real  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 #: dbt stages and the hand-written query are short and this machine is noisy: best of this many runs
@@ -265,6 +266,8 @@ def markdown(info: dict[str, object], results: list[StageResult], missed: list[s
         if isinstance(r.extra.get("profile"), dict) and r.extra["profile"].get("by_type"):
             out.append("profile: " + ", ".join(f"{t} {v['nodes']} nodes {v['seconds']} s"
                                                for t, v in r.extra["profile"]["by_type"].items()))
+        if "summary" in r.extra:
+            out.append(str(r.extra["summary"]))
         if "ratio_to_handwritten" in r.extra:
             out.append(f"{r.extra['minus_startup_s']} s without start-up = {r.extra['ratio_to_handwritten']}x hand-written SQL")
         status = "" if r.returncode == 0 else f" (exit {r.returncode})"
@@ -303,10 +306,11 @@ def main() -> int:
     r.extra = {"bytes_written": dir_bytes(bench_dir)}
     results.append(r)
     scale("1x", 1, work, bench_dir, results, env)
+    results += harness_real.run(work / "harness_real")
     if not args.skip_10x:
         scale("10x", 10, work, bench_dir, results, env)
     info = machine()
-    missed = verdicts(results)
+    missed = verdicts(results) + harness_real.missed(results)
     md = markdown(info, results, missed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],

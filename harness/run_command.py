@@ -195,6 +195,11 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
         sys.exit(EXIT_INTERRUPTED)
     for res in results:
         click.echo(res.line())
+    user_errors = [r for r in results if r.user_error]
+    for res in user_errors:
+        click.secho(f"error: {res.run_id}: {res.error}", fg="red", err=True)
+    if user_errors:
+        sys.exit(AgentHopError.exit_code)
     statuses = {r.status for r in results}
     if statuses - {COMPLETE, TOKEN_CAP, COST_CAP, FAILED}:
         click.echo(f"interrupted: finished samples are kept under {out}; rerun the same command to resume.",

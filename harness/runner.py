@@ -80,6 +80,8 @@ class RunOptions:
     max_concurrency: int = 0
     #: stop taking new samples before the estimated cost of this invocation passes this (0: off)
     max_cost_usd: float = 0.0
+    #: merge a finished run's part files into one per table
+    compact: bool = True
     #: LoopConfig fields to override (e.g. max_attempts, sample_retry_waits), for every run
     loop_overrides: dict[str, Any] = field(default_factory=dict)
 
@@ -113,6 +115,8 @@ class RunResult:
     #: samples this invocation ran
     n_new: int = 0
     error: str | None = None
+    #: the run failed on a user-side problem (full disk, read-only output, a locked run): exit code 2
+    user_error: bool = False
 
     @property
     def accuracy(self) -> float | None:
@@ -431,7 +435,7 @@ async def _arun_model(
                        flush_seconds=flush_seconds, retry_errors=opts.retry_errors,
                        extra_success={"n_items_requested": len(items), "limit": opts.limit},
                        secrets=backend.secrets() if callable(getattr(backend, "secrets", None)) else (),
-                       repair_text=m.backend != "sim")
+                       repair_text=m.backend != "sim", compact=opts.compact)
     if writer.state.retried_error_samples:
         _say(f"{run_id}: rerunning {len(writer.state.retried_error_samples)} sample(s) whose final attempt "
              "ended with 'error'")
@@ -453,7 +457,10 @@ async def _arun_model(
             status = await _drive(todo, release, backend, cfg, writer, opts, run, ctl, progress)
             writer.close(complete=status == COMPLETE)
     except BaseException:
-        writer.close(complete=False)  # keep what finished
+        try:
+            writer.close(complete=False)  # keep what finished
+        except AgentHopError:
+            pass  # the disk that failed the run fails the last flush too; the first error is the one to show
         raise
     finally:
         if own_progress:
@@ -589,8 +596,42 @@ async def _drive(
 _WORKER: dict[str, Any] = {}
 
 
-def _pool_init(root: str, limit: int | None, stop: Any, queue: Any) -> None:
-    """Worker-process initializer: ignore SIGINT (the parent coordinates), load the release once."""
+#: how often a pool worker checks that its parent is alive
+PARENT_POLL_S = 0.25
+
+
+def die_with_parent(parent_pid: int, poll_s: float = PARENT_POLL_S) -> None:
+    """Make this (pool worker) process end when ``parent_pid`` dies, even by SIGKILL.
+
+    On Linux the kernel sends SIGKILL at the parent's death (``prctl(PR_SET_PDEATHSIG)``); everywhere a
+    daemon thread also polls ``getppid()`` (the kernel's signal is tied to the parent *thread* that
+    forked, and a parent that died before the call would go unnoticed) and exits the process.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll_s)
+            if os.getppid() != parent_pid:
+                os._exit(1)  # orphaned: what was written is intact (atomic renames); stop here
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _pool_init(root: str, limit: int | None, stop: Any, queue: Any, parent_pid: int | None = None) -> None:
+    """Worker-process initializer: die with the parent, ignore SIGINT (the parent coordinates), load the
+    release once."""
+    if parent_pid is not None:
+        die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER.update(stop=stop, queue=queue)
     try:
@@ -721,8 +762,10 @@ def run_panel(
             loaded = load_release(root, limit=opts.limit)
         try:
             done(i, run_model(r, loaded, out, opts, stop=stop))
-        except (AgentHopError, KeyboardInterrupt):
+        except KeyboardInterrupt:
             raise
+        except AgentHopError as exc:  # one clear line for this run (e.g. a full disk); the others go on
+            done(i, _failed(r, ids[i], out, exc))
         except Exception as exc:  # a bug: report it, keep what finished, go on with the other runs
             _report_failure(ids[i], exc)
             done(i, _failed(r, ids[i], out, exc))
@@ -745,9 +788,10 @@ def _skipped(r: RunSpec, run_id: str, out: Path) -> RunResult:
 
 
 def _failed(r: RunSpec, run_id: str, out: Path, exc: BaseException) -> RunResult:
+    user = isinstance(exc, AgentHopError)
     return RunResult(run_id=run_id, run_dir=str(out / run_id), model=r.model.name, backend=r.model.backend,
                      condition=r.condition, replicate=r.replicate, status=FAILED,
-                     error=f"{type(exc).__name__}: {exc}")
+                     error=str(exc) if user else f"{type(exc).__name__}: {exc}", user_error=user)
 
 
 def endpoint_limiters(runs: Sequence[RunSpec], workers: int) -> list[EndpointLimiter]:
@@ -784,8 +828,10 @@ async def _arun_concurrent(
     async def one(k: int, i: int, r: RunSpec, rid: str) -> None:
         try:
             res = await _arun_model(r, release, out, opts, ctl, None, limiters[k], position=k)
-        except (AgentHopError, KeyboardInterrupt, asyncio.CancelledError):
+        except (KeyboardInterrupt, asyncio.CancelledError):
             raise
+        except AgentHopError as exc:  # one clear line for this run (e.g. a full disk); the others go on
+            res = _failed(r, rid, out, exc)
         except Exception as exc:  # a bug: report it, keep what finished, go on with the other runs
             _report_failure(rid, exc)
             res = _failed(r, rid, out, exc)
@@ -857,12 +903,11 @@ def _run_pool(
     child_opts = replace(opts, progress=False)
     try:
         with ProcessPoolExecutor(max_workers=procs, mp_context=ctx, initializer=_pool_init,
-                                 initargs=(root, opts.limit, stop, queue)) as pool:
+                                 initargs=(root, opts.limit, stop, queue, os.getpid())) as pool:
             futures: dict[Future[RunResult], tuple[int, RunSpec, str]] = {
                 pool.submit(_pool_job, r, str(out), child_opts): (i, r, rid) for i, r, rid in jobs
             }
             remaining = set(futures)
-            first_error: BaseException | None = None
             while remaining:
                 finished, remaining = wait(remaining, timeout=0.5, return_when=FIRST_COMPLETED)
                 if stop.is_set():
@@ -879,15 +924,11 @@ def _run_pool(
                     if exc is None:
                         done(i, f.result())
                         continue
-                    if isinstance(exc, AgentHopError):
-                        first_error = first_error or exc
-                        stop.set()
-                    else:
+                    user = isinstance(exc, AgentHopError)
+                    if not user:
                         _report_failure(rid, exc)
-                    summary = str(exc) if isinstance(exc, RunCrashed) else f"{type(exc).__name__}: {exc}"
-                    done(i, RunResult(**base, status=FAILED, error=summary))
-            if first_error is not None:
-                raise first_error
+                    summary = str(exc) if isinstance(exc, (RunCrashed, AgentHopError)) else f"{type(exc).__name__}: {exc}"
+                    done(i, RunResult(**base, status=FAILED, error=summary, user_error=user))
     finally:
         if old is not None:
             signal.signal(signal.SIGINT, old)

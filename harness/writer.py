@@ -27,6 +27,13 @@ tokens were spent), but their trajectory rows are rewritten with ``is_final = fa
 counts as unfinished and the runner runs it again; the new attempts continue the numbering
 (``RunState.next_attempt``), so keys stay unique and tokens are never double counted.
 
+Compaction (:func:`compact_run_dir`, on a complete ``close``): every table's parts are merged into one
+part with the next part number; the merged ``trajectories`` part names the parts it replaces in its
+metadata and is renamed last, then the old parts are deleted (a crash in between is finished on open).
+
+Write failures (full disk, read-only file system) become one AgentHopError naming the run directory;
+temp files are removed, so what was renamed into place before is intact.
+
 A lock file (``.lock``, ``flock``) stops two processes from writing the same run directory.
 """
 
@@ -104,20 +111,49 @@ def write_parquet_atomic(path: Path, table: pa.Table, *, sync_dir: bool = False)
             os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _unlink_quietly(tmp)
         raise
     if sync_dir:
         _fsync_dir(path.parent)
 
 
+def _unlink_quietly(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:  # a read-only directory: the temp file was never created, or stays for recovery
+        pass
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f"{TMP_PREFIX}{path.name}.{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
     _fsync_dir(path.parent)
+
+
+class _WriteGuard:
+    """``with _WriteGuard(run_dir):`` turns an OSError (full disk, read-only file system, no permission)
+    into one clear AgentHopError naming the run directory; what was renamed into place before is intact."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, etype: Any, exc: BaseException | None, tb: Any) -> None:
+        if isinstance(exc, OSError):
+            reason = exc.strerror or str(exc)
+            raise AgentHopError(
+                f"{self.run_dir}: cannot write ({reason}); samples written before are intact, rerun to resume"
+            ) from None
 
 
 def list_parts(run_dir: Path) -> dict[str, dict[int, Path]]:
@@ -181,9 +217,9 @@ def recover_run_dir(run_dir: Path, *, retry_errors: bool = True) -> RunState:
     for entry in os.scandir(run_dir):
         if entry.name.startswith(TMP_PREFIX):
             os.unlink(entry.path)
+    changed = _finish_compaction(run_dir)
     parts = list_parts(run_dir)
     traj_parts = parts["trajectories"]
-    changed = False
     # 1. orphan parts: other tables' parts whose trajectories part never got written
     for table in ("messages", "tool_calls", "turns"):
         for k, path in sorted(parts[table].items()):
@@ -240,6 +276,68 @@ def recover_run_dir(run_dir: Path, *, retry_errors: bool = True) -> RunState:
     return state
 
 
+#: Parquet key-value metadata of a compacted ``trajectories`` part: the part numbers it replaces
+COMPACTED_FROM = b"agenthop.compacted_from"
+
+
+def _finish_compaction(run_dir: Path) -> bool:
+    """Delete the parts a compacted part replaces (a compaction that crashed before deleting them)."""
+    parts = list_parts(run_dir)
+    replaced: set[int] = set()
+    for k, path in parts["trajectories"].items():
+        try:
+            meta = pq.read_schema(path).metadata or {}
+        except (OSError, pa.ArrowException):
+            continue  # unreadable parts are reported by the reads that follow
+        if COMPACTED_FROM in meta:
+            replaced.update(int(n) for n in json.loads(meta[COMPACTED_FROM]) if int(n) != k)
+    if not replaced:
+        return False
+    for table in ("messages", "tool_calls", "turns", "trajectories"):  # trajectories last, as always
+        for k in sorted(replaced):
+            path = parts[table].get(k)
+            if path is not None:
+                path.unlink(missing_ok=True)
+    return True
+
+
+def compact_run_dir(run_dir: str | Path, cached: Mapping[tuple[str, int], pa.Table] | None = None) -> int:
+    """Merge every table's parts into one part each (a new part number); returns the parts replaced.
+
+    Crash-safe like a flush: the merged parts of the other tables are written first (orphans until the
+    merged ``trajectories`` part exists), the merged ``trajectories`` part, which names the part numbers
+    it replaces in its metadata, is renamed into place last, and only then are the old parts deleted; a
+    crash before that deletion is finished by the next open (:func:`recover_run_dir`). Rows are kept as
+    they are (same columns, same order), so ingest loads exactly the same rows. ``cached`` holds the
+    tables of parts this process wrote (``(table, part) -> Table``), which are then not read back.
+    """
+    run_dir = Path(run_dir)
+    parts = list_parts(run_dir)
+    numbers = sorted(parts["trajectories"])
+    if len(numbers) <= 1 and all(len(parts[t]) <= 1 for t in PART_TABLES):
+        return 0
+    k = max(n for table in parts.values() for n in table) + 1
+    for table in PART_TABLES:  # trajectories last
+        numbers_t = sorted(parts[table])
+        if not numbers_t:
+            continue
+        cache = cached or {}
+        tables = [cache[(table, n)] if (table, n) in cache else pq.read_table(parts[table][n]) for n in numbers_t]
+        merged = pa.concat_tables(tables, promote_options="default")
+        if table == "trajectories":
+            _fsync_dir(run_dir)  # the other tables' merged parts are durable before this rename
+            meta = dict(merged.schema.metadata or {})
+            meta[COMPACTED_FROM] = json.dumps(numbers).encode()
+            merged = merged.replace_schema_metadata(meta)
+        write_parquet_atomic(run_dir / part_name(table, k), merged, sync_dir=table == "trajectories")
+    for table in ("messages", "tool_calls", "turns", "trajectories"):
+        for n, path in parts[table].items():
+            if n != k:
+                path.unlink()
+    _fsync_dir(run_dir)
+    return len(numbers)
+
+
 def rows_to_table(rows: Sequence[Mapping[str, Any]], table: str, run_id: str) -> pa.Table:
     """Arrow table of ``rows`` (dicts keyed by the schema's columns minus run_id) plus run_id."""
     schema = TABLES[table]
@@ -287,6 +385,7 @@ class RunWriter:
         flush_seconds: float = 30.0,
         retry_errors: bool = True,
         extra_success: Mapping[str, Any] | None = None,
+        compact: bool = True,
         secrets: Sequence[str] = (),
         repair_text: bool = False,
     ) -> None:
@@ -304,11 +403,18 @@ class RunWriter:
         self.flush_every = max(1, int(flush_every))
         self.flush_seconds = float(flush_seconds)
         self.extra_success = dict(extra_success or {})
+        #: merge the part files into one per table when the run has finished
+        self.compact = compact
+        #: the tables of the parts this writer wrote, so that compaction need not read them back
+        self._written: dict[tuple[str, int], pa.Table] = {}
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise AgentHopError(f"{self.run_dir}: cannot create run directory ({exc})") from None
-        self._lock_fh = open(self.run_dir / LOCK_FILE, "a")  # noqa: SIM115 - held until close()
+            raise AgentHopError(f"{self.run_dir}: cannot create run directory ({exc.strerror or exc})") from None
+        try:
+            self._lock_fh = open(self.run_dir / LOCK_FILE, "a")  # noqa: SIM115 - held until close()
+        except OSError as exc:
+            raise AgentHopError(f"{self.run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
         try:
             fcntl.flock(self._lock_fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -317,7 +423,8 @@ class RunWriter:
                 f"{self.run_dir}: this run is being written by another process (lock {LOCK_FILE})"
             ) from None
         try:
-            self.state = recover_run_dir(self.run_dir, retry_errors=retry_errors)
+            with _WriteGuard(self.run_dir):
+                self.state = recover_run_dir(self.run_dir, retry_errors=retry_errors)
         except BaseException:
             self._release()
             raise
@@ -364,8 +471,9 @@ class RunWriter:
 
     def begin(self) -> None:
         """Mark the run as in progress: drop ``_SUCCESS`` and write the runs row without finished_at."""
-        (self.run_dir / SUCCESS_FILE).unlink(missing_ok=True)
-        write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(None), sync_dir=True)
+        with _WriteGuard(self.run_dir):
+            (self.run_dir / SUCCESS_FILE).unlink(missing_ok=True)
+            write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(None), sync_dir=True)
         self._begun = True
 
     def add(self, sample_id: str, attempts: Sequence[AttemptLike]) -> None:
@@ -426,7 +534,8 @@ class RunWriter:
         self._last_flush = time.monotonic()
         if not self._pending:
             return
-        self._write_part(self._buf)
+        with _WriteGuard(self.run_dir):
+            self._write_part(self._buf)
         self._buf = {t: [] for t in PART_TABLES}
         self._pending = []
 
@@ -439,6 +548,8 @@ class RunWriter:
                 _fsync_dir(self.run_dir)  # the other tables' renames are durable before this one
             if t in tables:
                 write_parquet_atomic(self.run_dir / part_name(t, k), tables[t], sync_dir=t == "trajectories")
+                if self.compact:
+                    self._written[(t, k)] = tables[t]
         self._next_part = k + 1
 
     def close(self, complete: bool) -> dict[str, Any] | None:
@@ -455,12 +566,16 @@ class RunWriter:
                 return None
             if not self._begun:
                 self.begin()
-            if not list_parts(self.run_dir)["trajectories"]:  # an empty run still has every table
-                self._write_part({t: [] for t in PART_TABLES})
-            finished_at = _utcnow()
-            write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(finished_at), sync_dir=True)
-            info = self._success_info(finished_at)
-            write_text_atomic(self.run_dir / SUCCESS_FILE, json.dumps(info, indent=2, sort_keys=True) + "\n")
+            with _WriteGuard(self.run_dir):
+                if not list_parts(self.run_dir)["trajectories"]:  # an empty run still has every table
+                    self._write_part({t: [] for t in PART_TABLES})
+                if self.compact:
+                    compact_run_dir(self.run_dir, self._written)
+                    self._written = {}
+                finished_at = _utcnow()
+                write_parquet_atomic(self.run_dir / RUNS_FILE, self._runs_table(finished_at), sync_dir=True)
+                info = self._success_info(finished_at)
+                write_text_atomic(self.run_dir / SUCCESS_FILE, json.dumps(info, indent=2, sort_keys=True) + "\n")
             return info
         finally:
             self._closed = True

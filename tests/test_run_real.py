@@ -235,3 +235,35 @@ def test_max_cost_stops_before_the_estimate_passes_it_and_resume_continues(relea
     assert (first.status, first.n_done, first.n_new) == (COST_CAP, 3, 3)
     assert (again.status, again.n_done, again.n_new) == (COST_CAP, 6, 3)
     assert not (Path(first.run_dir) / "_SUCCESS").exists()
+
+
+# --------------------------------------------------------------------------------------------- rate limits
+def test_a_rate_limited_endpoint_is_retried_as_the_server_asks_and_waits_are_recorded(
+        release: Release, tmp_path: Path) -> None:
+    with FakeProvider(rpm=300) as srv:  # 5 requests per second, burst 5: the 8 workers meet 429s
+        res = run_model(spec("m", "openai", srv.base_url), release, tmp_path, opts(workers=8), limit=6)
+        n_429 = srv.n_429
+    assert res.status == COMPLETE and res.n_done == 6
+    trajs = table(Path(res.run_dir), "trajectories")
+    assert all(t["terminated_by"] == "answer" and t["attempt"] == 0 for t in trajs)  # no attempt was lost
+    assert n_429 > 0 and sum(t["transient_retry_count"] for t in trajs) == n_429
+    assert sum(t["wait_s"] for t in trajs) > 0 and all(t["wait_s"] >= 0 for t in trajs)
+
+
+def test_panel_rpm_and_tpm(tmp_path: Path) -> None:
+    from agenthop.harness.panel import load_panel
+    from agenthop.harness.runner import endpoint_limiters
+
+    p = tmp_path / "p.yaml"
+    p.write_text("defaults: {backend: openai, base_url: 'http://127.0.0.1:1/v1'}\nmodels:\n"
+                 "  - {name: a, rpm: 500, tpm: 100000}\n  - {name: b, rpm: 300}\n"
+                 "  - {name: c, base_url: 'http://127.0.0.1:2/v1'}\n")
+    models = load_panel(p).models
+    assert [(m.rpm, m.tpm) for m in models] == [(500.0, 100000.0), (300.0, None), (None, None)]
+    runs = [RunSpec(m, "full", 0) for m in models]
+    la, lb, lc = endpoint_limiters(runs, workers=4)
+    assert la is lb and la is not lc  # one limiter per endpoint, shared by its runs
+    assert (la.rpm, la.tpm, la.max_concurrency, lc.rpm, lc.max_concurrency) == (300.0, 100000.0, 8, None, 4)
+    p.write_text("models:\n  - {name: a, backend: openai, rpm: fast}\n")
+    with pytest.raises(AgentHopError, match=r"p.yaml:2: models\[0\] \(a\).rpm: must be a positive number"):
+        load_panel(p)

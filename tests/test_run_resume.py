@@ -99,8 +99,9 @@ def test_resume_runs_only_unfinished_samples(release: Release, tmp_path: Path,
     assert first.status == COMPLETE and first.n_done == 5 and first.n_new == 5 and seen == ids[:5]
     run_dir = Path(first.run_dir)
     assert run_dir == tmp_path / first.run_id and (run_dir / "_SUCCESS").exists()
-    assert sorted(p.name for p in run_dir.glob("trajectories-*")) == [
-        "trajectories-00000.parquet", "trajectories-00001.parquet", "trajectories-00002.parquet"]
+    # written in three parts (2 + 2 + 1 samples), compacted into one per table when the run finished
+    assert sorted(p.name for p in run_dir.glob("*-0*.parquet")) == [
+        "runs-00000.parquet", "tool_calls-00003.parquet", "trajectories-00003.parquet", "turns-00003.parquet"]
 
     seen.clear()
     again = run_model(RunSpec(EC, "full", 0), release, tmp_path, OPTS, limit=5)

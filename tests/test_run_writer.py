@@ -101,7 +101,7 @@ def test_flush_writes_one_part_per_table_trajectories_last(tmp_path: Path, monke
 
     monkeypatch.setattr(W.os, "replace", rec_replace)
     monkeypatch.setattr(W.os, "fsync", rec_fsync)
-    w = RunWriter(tmp_path, meta(), record_messages=True, flush_every=2, flush_seconds=1e9)
+    w = RunWriter(tmp_path, meta(), record_messages=True, flush_every=2, flush_seconds=1e9, compact=False)
     w.begin()
     events.clear()
     w.add("s1", [attempt("s1", 0, False, terminated="error"), attempt("s1", 1, True)])
@@ -137,7 +137,7 @@ def test_flush_writes_one_part_per_table_trajectories_last(tmp_path: Path, monke
 
 
 def test_crash_between_parts_leaves_no_half_sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    w = RunWriter(tmp_path, meta(), record_messages=True, flush_every=1)
+    w = RunWriter(tmp_path, meta(), record_messages=True, flush_every=1, compact=False)
     w.begin()
     w.add("s1", [attempt("s1", 0, True)])  # part 0 complete
     real_replace = os.replace
@@ -157,7 +157,7 @@ def test_crash_between_parts_leaves_no_half_sample(tmp_path: Path, monkeypatch: 
     assert (run_dir / "turns-00001.parquet").exists() and not (run_dir / "trajectories-00001.parquet").exists()
     assert finished_samples(run_dir) == {"s1"}
 
-    w2 = RunWriter(tmp_path, meta(), record_messages=True, flush_every=1)
+    w2 = RunWriter(tmp_path, meta(), record_messages=True, flush_every=1, compact=False)
     assert w2.finished == {"s1"}
     assert sorted(w2.state.removed_orphan_parts) == ["messages-00001.parquet", "tool_calls-00001.parquet",
                                                      "turns-00001.parquet"]
@@ -173,7 +173,7 @@ def test_crash_between_parts_leaves_no_half_sample(tmp_path: Path, monkeypatch: 
 
 
 def test_resume_keeps_started_at_and_continues_part_numbers(tmp_path: Path) -> None:
-    w = RunWriter(tmp_path, meta(), record_messages=False, flush_every=1)
+    w = RunWriter(tmp_path, meta(), record_messages=False, flush_every=1, compact=False)
     w.begin()
     w.add("s1", [attempt("s1", 0, True)])
     w.close(complete=False)
@@ -182,7 +182,7 @@ def test_resume_keeps_started_at_and_continues_part_numbers(tmp_path: Path) -> N
     assert started["finished_at"] is None and not (run_dir / "_SUCCESS").exists()
     assert not list(run_dir.glob("messages-*"))  # messages not recorded
 
-    w2 = RunWriter(tmp_path, meta(), record_messages=False, flush_every=1)
+    w2 = RunWriter(tmp_path, meta(), record_messages=False, flush_every=1, compact=False)
     assert w2.finished == {"s1"} and w2.state.next_part == 1
     w2.begin()
     with pytest.raises(ValueError, match="already finished"):
@@ -195,7 +195,7 @@ def test_resume_keeps_started_at_and_continues_part_numbers(tmp_path: Path) -> N
 
 
 def test_error_samples_are_unfinalised_for_retry_unless_kept(tmp_path: Path) -> None:
-    w = RunWriter(tmp_path, meta(), record_messages=True, flush_every=10)
+    w = RunWriter(tmp_path, meta(), record_messages=True, flush_every=10, compact=False)
     w.begin()
     w.add("ok", [attempt("ok", 0, True)])
     w.add("bad", [attempt("bad", k, k == 2, terminated="error") for k in range(3)])
@@ -203,12 +203,12 @@ def test_error_samples_are_unfinalised_for_retry_unless_kept(tmp_path: Path) -> 
     run_dir = tmp_path / RUN_ID
     assert finished_samples(run_dir) == {"ok", "bad"}
 
-    kept = RunWriter(tmp_path, meta(), retry_errors=False)
+    kept = RunWriter(tmp_path, meta(), retry_errors=False, compact=False)
     assert kept.finished == {"ok", "bad"} and kept.state.tokens == 400
     kept.close(complete=False)
     assert (run_dir / "_SUCCESS").exists()
 
-    w2 = RunWriter(tmp_path, meta(), record_messages=True)
+    w2 = RunWriter(tmp_path, meta(), record_messages=True, compact=False)
     assert w2.finished == {"ok"} and w2.state.retried_error_samples == ["bad"]
     assert w2.state.tokens == 400  # the failed attempts were spent and still count
     assert w2.state.next_attempt == {"ok": 1, "bad": 3}  # a retry continues the numbering
@@ -225,7 +225,7 @@ def test_error_samples_are_unfinalised_for_retry_unless_kept(tmp_path: Path) -> 
 
 
 def test_orphan_rows_of_an_interrupted_rewrite_are_dropped(tmp_path: Path) -> None:
-    w = RunWriter(tmp_path, meta(), record_messages=False, flush_every=10)
+    w = RunWriter(tmp_path, meta(), record_messages=False, flush_every=10, compact=False)
     w.begin()
     w.add("a", [attempt("a", 0, True)])
     w.add("b", [attempt("b", 0, True)])
@@ -235,7 +235,7 @@ def test_orphan_rows_of_an_interrupted_rewrite_are_dropped(tmp_path: Path) -> No
     t = pq.read_table(run_dir / "trajectories-00000.parquet")
     W.write_parquet_atomic(run_dir / "trajectories-00000.parquet",
                            t.filter(t.column("sample_id").to_numpy(zero_copy_only=False) == "a"))
-    w2 = RunWriter(tmp_path, meta(), record_messages=False)
+    w2 = RunWriter(tmp_path, meta(), record_messages=False, compact=False)
     assert w2.finished == {"a"} and w2.state.removed_orphan_rows == 4  # 2 turns + 2 tool calls of b
     assert {r["sample_id"] for r in table_rows(run_dir, "turns")} == {"a"}
     assert {r["sample_id"] for r in table_rows(run_dir, "tool_calls")} == {"a"}
@@ -243,15 +243,15 @@ def test_orphan_rows_of_an_interrupted_rewrite_are_dropped(tmp_path: Path) -> No
 
 
 def test_second_writer_on_the_same_run_is_refused(tmp_path: Path) -> None:
-    w = RunWriter(tmp_path, meta())
+    w = RunWriter(tmp_path, meta(), compact=False)
     with pytest.raises(AgentHopError, match="another process"):
-        RunWriter(tmp_path, meta())
+        RunWriter(tmp_path, meta(), compact=False)
     w.close(complete=False)
-    RunWriter(tmp_path, meta()).close(complete=False)  # lock released
+    RunWriter(tmp_path, meta(), compact=False).close(complete=False)  # lock released
 
 
 def test_empty_complete_run_has_every_required_table(tmp_path: Path) -> None:
-    w = RunWriter(tmp_path, meta(), record_messages=False)
+    w = RunWriter(tmp_path, meta(), record_messages=False, compact=False)
     w.begin()
     info = w.close(complete=True)
     run_dir = tmp_path / RUN_ID
@@ -266,11 +266,11 @@ def test_unreadable_part_is_a_clear_error(tmp_path: Path) -> None:
     run_dir.mkdir()
     (run_dir / "trajectories-00000.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(AgentHopError, match=r"trajectories-00000\.parquet: unreadable part file"):
-        RunWriter(tmp_path, meta())
+        RunWriter(tmp_path, meta(), compact=False)
 
 
 def test_inconsistent_attempt_flags_are_rejected(tmp_path: Path) -> None:
-    w = RunWriter(tmp_path, meta())
+    w = RunWriter(tmp_path, meta(), compact=False)
     w.begin()
     with pytest.raises(ValueError, match="only the last attempt is final"):
         w.add("s", [attempt("s", 0, True), attempt("s", 1, True)])
@@ -278,7 +278,7 @@ def test_inconsistent_attempt_flags_are_rejected(tmp_path: Path) -> None:
 
 
 def test_time_based_flush(tmp_path: Path) -> None:
-    w = RunWriter(tmp_path, meta(), record_messages=False, flush_every=100, flush_seconds=3600)
+    w = RunWriter(tmp_path, meta(), record_messages=False, flush_every=100, flush_seconds=3600, compact=False)
     w.begin()
     w.add("s1", [attempt("s1", 0, True)])
     w.flush_if_due()

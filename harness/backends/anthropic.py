@@ -170,10 +170,14 @@ class AnthropicConversation:
 
     async def complete(self) -> ModelResponse:
         b = self._backend
-        kwargs: dict[str, Any] = {"model": b.model, "system": self.system, "messages": list(self.messages),
-                                  **b._params}
+        params = dict(b._params)
+        # system, messages and tools go in the body as they are (``extra_body`` is merged over the SDK's
+        # JSON), skipping the SDK's recursive transform of the growing history; the wire request is the same
+        body: dict[str, Any] = {**params.pop("extra_body", {}), "system": self.system,
+                                "messages": list(self.messages)}
         if self.tools:
-            kwargs["tools"] = self.tools
+            body["tools"] = self.tools
+        kwargs: dict[str, Any] = {"model": b.model, "messages": [], **params, "extra_body": body}
         try:
             response = await b._client.get().messages.create(**kwargs)
         except anthropic.AnthropicError as exc:

@@ -143,9 +143,15 @@ class OpenAIConversation:
 
     async def complete(self) -> ModelResponse:
         b = self._backend
-        kwargs: dict[str, Any] = {"model": b.model, "messages": list(self.messages), **b.request_params()}
+        kwargs: dict[str, Any] = {"model": b.model, **b.request_params()}
+        # messages and tools go in the body as they are (``extra_body`` is merged over the SDK's JSON):
+        # the SDK's recursive TypedDict transform of a growing history costs ~17 ms of CPU per call and
+        # changes nothing for plain JSON; the request on the wire is the same
+        body: dict[str, Any] = {**kwargs.pop("extra_body", {}), "messages": list(self.messages)}
         if self.tools:
-            kwargs["tools"] = self.tools
+            body["tools"] = self.tools
+        kwargs["messages"] = []
+        kwargs["extra_body"] = body
         self._calls += 1
         try:
             response = await b._client.get().chat.completions.create(**kwargs)
