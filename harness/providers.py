@@ -3,7 +3,8 @@
 ``detect_provider(model_id)``: the reference's prefix table (reference §3.2, first case-insensitive
 match): backend, key variable and default endpoint. ``sampling_preset(model_id)``: the reference's
 recommended sampling (reference §6.4, longest case-insensitive prefix). Both are used by
-``agenthop-harness run --model ID`` when ``--backend`` is not given; explicit flags always win.
+``agenthop-harness run --model ID``: detection when ``--backend`` is not given (explicit flags always
+win), the preset for every real-backend ``--model`` (the command line has no sampling flags).
 """
 
 from __future__ import annotations
@@ -110,18 +111,17 @@ def sampling_preset(model_id: str) -> tuple[str, dict[str, Any]] | None:
 
 @dataclass(frozen=True)
 class Detected:
-    """What ``--model ID`` without ``--backend`` resolves to, and the lines that tell the user."""
+    """What ``--model ID`` without ``--backend`` resolves to, and the line that tells the user."""
 
     backend: str
     base_url: str | None
     #: None: the backend's own default variable
     api_key_env: str | None
-    sampling: dict[str, Any]
-    notes: tuple[str, ...]
+    note: str
 
 
 def detect_for_cli(model_id: str, base_url: str | None, api_key_env: str | None) -> Detected | None:
-    """Backend, endpoint, key variable and sampling preset of a ``--model`` given without ``--backend``.
+    """Backend, endpoint and key variable of a ``--model`` given without ``--backend``.
 
     Explicit flags win: a given ``--base-url`` replaces the detected endpoint, and then the detected
     key variable is NOT used (a key goes only to its own provider; without ``--api-key-env`` such an
@@ -146,12 +146,16 @@ def detect_for_cli(model_id: str, base_url: str | None, api_key_env: str | None)
         shown_key = f"key from {key_env or default_key_env(provider.backend)}"
     # a user-given endpoint is not echoed (run output may be kept as a log); a provider's own host is
     shown_url = "the given --base-url" if base_url else endpoint_host(provider.backend, url)
-    notes = [f"{model_id}: backend {provider.backend} ({provider.label}, detected from the model id), endpoint "
-             f"{shown_url}, {shown_key}"]
+    note = (f"{model_id}: backend {provider.backend} ({provider.label}, detected from the model id), endpoint "
+            f"{shown_url}, {shown_key}")
+    return Detected(provider.backend, url, key_env, note)
+
+
+def cli_preset(model_id: str) -> tuple[dict[str, Any], str | None]:
+    """The sampling of a real ``--model ID`` run (the command line has no sampling flags): the
+    reference's preset for the id, and the line that says so (None without a preset)."""
     preset = sampling_preset(model_id)
-    sampling: dict[str, Any] = {}
-    if preset is not None:
-        sampling = preset[1]
-        shown = ", ".join(f"{k}={v}" for k, v in sampling.items()) or "nothing set (provider defaults)"
-        notes.append(f"{model_id}: the reference's sampling preset '{preset[0]}': {shown}")
-    return Detected(provider.backend, url, key_env, sampling, tuple(notes))
+    if preset is None:
+        return {}, None
+    shown = ", ".join(f"{k}={v}" for k, v in preset[1].items()) or "nothing set (provider defaults)"
+    return preset[1], f"{model_id}: the reference's sampling preset '{preset[0]}': {shown}"

@@ -22,15 +22,13 @@ _MODEL_OPTIONS = ("backend", "model_id", "base_url", "api_key_env", "sim_archety
 
 def _single_model(name: str, backend: str | None, model_id: str | None, base_url: str | None,
                   api_key_env: str | None, sim_archetype: str | None) -> ModelSpec:
-    if backend is None and sim_archetype is None:
-        from .providers import detect_for_cli
+    from .providers import cli_preset, detect_for_cli
 
+    if backend is None and sim_archetype is None:
         detected = detect_for_cli(model_id or name, base_url, api_key_env)
-        if detected is not None:  # a real model id: backend, endpoint, key variable, preset (docs/backends.md)
-            for note in detected.notes:
-                click.echo(note, err=True)
-            return ModelSpec(name=name, backend=detected.backend, model_id=model_id, base_url=detected.base_url,
-                             api_key_env=detected.api_key_env, sampling=detected.sampling)
+        if detected is not None:  # a real model id: backend, endpoint, key variable (docs/backends.md)
+            click.echo(detected.note, err=True)
+            backend, base_url, api_key_env = detected.backend, detected.base_url, detected.api_key_env
     backend = backend or "sim"
     if backend == "sim":
         for opt, value in (("--model-id", model_id), ("--base-url", base_url), ("--api-key-env", api_key_env)):
@@ -50,7 +48,11 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
         return ModelSpec(name=name, backend="sim", sim={"archetype": archetype})
     if sim_archetype is not None:
         raise AgentHopError(f"--sim-archetype only applies to --backend sim, not {backend}")
-    return ModelSpec(name=name, backend=backend, model_id=model_id, base_url=base_url, api_key_env=api_key_env)
+    sampling, note = cli_preset(model_id or name)
+    if note is not None:
+        click.echo(note, err=True)
+    return ModelSpec(name=name, backend=backend, model_id=model_id, base_url=base_url, api_key_env=api_key_env,
+                     sampling=sampling)
 
 
 def _dry_run(runs: list[RunSpec]) -> None:

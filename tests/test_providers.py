@@ -98,13 +98,16 @@ def test_cli_detects_backend_key_and_preset_and_says_so() -> None:
 
 
 def test_explicit_flags_win_over_detection() -> None:
-    # an explicit backend: nothing is detected, no preset
+    # an explicit backend: nothing is detected; the model's preset still applies (no sampling flags exist)
     code, out, err = _run(["--model", "gemini-3-pro-preview", "--backend", "openai", "--base-url",
                            "http://127.0.0.1:9/v1", "--dry-run"], {"GOOGLE_API_KEY": "g"})
-    assert code == 0 and "detected" not in err
+    assert code == 0 and "detected" not in err and "sampling preset 'gemini-3-pro-preview'" in err
     assert out.splitlines()[0] == ("gemini-3-pro-preview: backend openai, model gemini-3-pro-preview, endpoint "
                                    "127.0.0.1:9, key none (placeholder key for the explicit base URL), sampling "
-                                   "provider defaults")
+                                   "top_k=64, reasoning_effort=medium")
+    code, out, err = _run(["--model", "my-local-model", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1",
+                           "--dry-run"])
+    assert code == 0 and err == "" and out.splitlines()[0].endswith("sampling provider defaults")
     # an explicit endpoint replaces the detected one, and the detected key variable stays home
     code, out, err = _run(["--model", "deepseek-chat", "--base-url", "http://127.0.0.1:9/v1", "--dry-run"],
                           {"DEEPSEEK_API_KEY": "d"})
