@@ -127,7 +127,7 @@ def detect_for_cli(model_id: str, base_url: str | None, api_key_env: str | None)
     key variable is NOT used (a key goes only to its own provider; without ``--api-key-env`` such an
     endpoint gets the placeholder key); a given ``--api-key-env`` replaces the detected variable.
     """
-    from .panel import default_key_env
+    from .panel import DEFAULT_KEY_ENVS, default_key_env
 
     provider = detect_provider(model_id)
     if provider is None:
@@ -135,11 +135,10 @@ def detect_for_cli(model_id: str, base_url: str | None, api_key_env: str | None)
     url = base_url or provider.base_url
     if api_key_env is not None:
         key_env: str | None = api_key_env
-    elif base_url is None and provider.key_env != default_key_env(provider.backend) and (
-            provider.backend != "google"):
-        key_env = provider.key_env
+    elif base_url is None and provider.key_env not in DEFAULT_KEY_ENVS.get(provider.backend, ()):
+        key_env = provider.key_env  # e.g. DEEPSEEK_API_KEY, with its provider's endpoint
     else:
-        key_env = None
+        key_env = None  # the backend's own default variable(s), or the placeholder for a given --base-url
     if key_env is None and base_url:
         shown_key = "no key (placeholder key for the given --base-url)"
     else:
