@@ -304,7 +304,7 @@ def run_model(
     opts = replace(opts or RunOptions(), **overrides)
 
     async def go() -> RunResult:
-        ctl = RunControl(stop or threading.Event(), cost=make_cost_guard(opts))
+        ctl = RunControl(stop or threading.Event(), max_concurrency=opts.max_concurrency, cost=make_cost_guard(opts))
         if handle_signals:
             ctl.install()
         try:
@@ -544,6 +544,8 @@ async def _drive(
             if ctl.gate is not None:
                 async with ctl.gate:
                     if not pending or halted():
+                        if cost is not None:
+                            cost.dropped(run.model)  # the sample counted by may_start was not taken
                         return
                     await one(pending.popleft())
             else:
