@@ -425,7 +425,10 @@ async def _arun_model(
     )
     backend_cfg = backend.config() if callable(getattr(backend, "config", None)) else None
     extra = {"loop": {"max_attempts": cfg.max_attempts, "max_transient_retries": cfg.max_transient_retries,
+                      "max_rate_limit_retries": cfg.max_rate_limit_retries,
                       "max_consecutive_errors": cfg.max_consecutive_errors}}
+    if m.backend != "sim":  # the endpoint's configured limits (never its URL)
+        extra["limits"] = {"rpm": m.rpm, "tpm": m.tpm}
     if backend_cfg is not None and m.backend != "sim":
         extra["backend_config"] = backend_cfg
     meta = run_meta(run, opts, sha, run_id, extra)

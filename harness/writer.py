@@ -99,11 +99,12 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_parquet_atomic(path: Path, table: pa.Table, *, sync_dir: bool = False) -> None:
+def write_parquet_atomic(path: Path, table: pa.Table, *, sync_dir: bool = False,
+                         compression: str = COMPRESSION) -> None:
     """Write ``table`` to ``path`` via a temp file in the same directory: write, fsync, rename."""
     tmp = path.with_name(f"{TMP_PREFIX}{path.name}.{os.getpid()}")
     try:
-        pq.write_table(table, tmp, compression=COMPRESSION)
+        pq.write_table(table, tmp, compression=compression)
         fd = os.open(tmp, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -547,7 +548,9 @@ class RunWriter:
             if t == "trajectories":
                 _fsync_dir(self.run_dir)  # the other tables' renames are durable before this one
             if t in tables:
-                write_parquet_atomic(self.run_dir / part_name(t, k), tables[t], sync_dir=t == "trajectories")
+                # parts that compaction will merge (and compress) are written uncompressed: one compression
+                write_parquet_atomic(self.run_dir / part_name(t, k), tables[t], sync_dir=t == "trajectories",
+                                     compression="none" if self.compact else COMPRESSION)
                 if self.compact:
                     self._written[(t, k)] = tables[t]
         self._next_part = k + 1

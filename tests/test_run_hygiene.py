@@ -154,3 +154,32 @@ def test_a_read_only_output_directory_is_one_clear_line_exit_2(bench: Path, tmp_
     assert len(errors) == 1 and ("Read-only file system" in errors[0] or "Permission denied" in errors[0])
     assert "Traceback" not in res.output
     assert not any(out.iterdir())
+
+
+def test_ctrl_c_during_a_concurrent_real_backend_panel(bench: Path, tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from servers.fake_provider import FakeProvider
+
+    out = tmp_path / "runs"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
+    env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    with FakeProvider(latency_s=0.1) as a, FakeProvider("anthropic", latency_s=0.1) as b:
+        panel = tmp_path / "panel.yaml"
+        panel.write_text(f"models:\n  - {{name: one, backend: openai, base_url: '{a.base_url}'}}\n"
+                         f"  - {{name: two, backend: anthropic, base_url: '{b.base_url}'}}\n")
+        proc = subprocess.Popen([*harness(), "run", "--data", str(bench), "--panel", str(panel), "--out", str(out),
+                                 "--workers", "2", "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=env, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len({p.parent for p in out.glob("*/trajectories-*.parquet")}) < 2:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "rerun the same command to resume" in stderr
+    lines = stdout.strip().splitlines()
+    assert len(lines) == 2 and all("[interrupted]" in line for line in lines)
+    for run_dir in out.iterdir():
+        done = finished_samples(run_dir)
+        assert 0 < len(done) < N_ITEMS and not (run_dir / "_SUCCESS").exists()

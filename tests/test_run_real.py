@@ -267,3 +267,36 @@ def test_panel_rpm_and_tpm(tmp_path: Path) -> None:
     p.write_text("models:\n  - {name: a, backend: openai, rpm: fast}\n")
     with pytest.raises(AgentHopError, match=r"p.yaml:2: models\[0\] \(a\).rpm: must be a positive number"):
         load_panel(p)
+
+
+def test_progress_line_tail_and_the_writers_last_guard(tmp_path: Path) -> None:
+    from agenthop.harness.runner import progress_postfix
+    from agenthop.harness.writer import RunWriter
+
+    assert progress_postfix(4, 3, 12_345, 0.5) == "acc=0.750 tok=12.35k ~$0.50"
+    assert progress_postfix(0, 0, 0, 0.0) == "acc=- tok=0"  # simulated runs show no dollars
+
+    class Attempt:
+        trajectory = {"sample_id": "s1", "attempt": 0, "is_final": True, "predicted_answer": "A\ud800",
+                      "predicted_index": 0, "is_correct": True, "terminated_by": "answer", "total_turns": 1,
+                      "budget_used": 0, "total_prompt_tokens": 1, "total_completion_tokens": 1,
+                      "cache_read_tokens": 0, "cache_creation_tokens": 0, "total_tokens": 2, "tool_errors": 0,
+                      "api_error_count": 0, "transient_retry_count": 0, "wall_time_s": 0.1,
+                      "reasoning": f"key {FAKE_KEY}"}
+        turns: list[dict[str, Any]] = []
+        tool_calls: list[dict[str, Any]] = []
+        messages = [{"sample_id": "s1", "attempt": 0, "idx": 0, "role": "assistant", "name": None,
+                     "tool_call_id": None, "content": f"\udc00 {FAKE_KEY}"}]
+
+    from agenthop.harness.runner import run_meta
+
+    meta = run_meta(spec("m", "openai", "http://127.0.0.1:1/v1"), RunOptions(), "abc", "m__full__r0__00000000")
+    w = RunWriter(tmp_path, meta, secrets=[FAKE_KEY], repair_text=True)
+    w.begin()
+    w.add("s1", [Attempt()])
+    w.close(complete=True)
+    run_dir = tmp_path / "m__full__r0__00000000"
+    (traj,) = table(run_dir, "trajectories")
+    (msg,) = table(run_dir, "messages")
+    assert (traj["predicted_answer"], traj["reasoning"], msg["content"]) == (
+        "A\ufffd", "key [redacted]", "\ufffd [redacted]")
