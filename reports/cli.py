@@ -24,6 +24,7 @@ Examples:
   agenthop-report leaderboard
   agenthop-report reruns --model verifier
   agenthop-report item st_0042 --runs RUN_A,RUN_B
+  agenthop-report paper --out paper_report --external scores.csv
   agenthop-report sql "SELECT model, accuracy FROM model_summary" --format csv
 
 Exit codes: 0 success, 2 user error (unknown model, missing marts, warehouse in use, bad SQL).
@@ -141,6 +142,42 @@ def item(sample_id: str, run_ids: str | None, models: str | None, condition: str
         context, box = mod.build(wh, sample_id, runs)
         html = render("item.html.j2", context, box, Provenance.build(wh.path, runs))
     click.echo(str(write_html(html, out or default_out("item", sample_id))))
+
+
+@main.command(epilog=EPILOG)
+@click.option("--condition", default="full", show_default=True,
+              help="The panel: every model's run under this condition with the lowest replicate.")
+@click.option("--external", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="CSV model,benchmark,score of other benchmarks (Table 16).")
+@click.option("--covariates", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="CSV sample_id,<columns...> of item covariates; numeric columns give quartiles (Table 19).")
+@click.option("--pair", "pairs", multiple=True, metavar="A,B",
+              help="Two models whose bigram frequencies to test (repeatable; default: neighbours by accuracy).")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output directory (default: reports_out/paper): index.html and tables/.")
+@db_option
+@cli_errors
+def paper(condition: str, external: Path | None, covariates: Path | None, pairs: tuple[str, ...], out: Path | None,
+          db: str | None) -> None:
+    """The paper's whole analysis for a panel: DIR/index.html plus every table as CSV and LaTeX."""
+    from .paper.build import build, write_report
+    from .paper.inputs import read_covariates, read_external
+    from .paper.page import render_page
+    from .render import DEFAULT_OUT_DIR
+
+    pair_list = []
+    for p in pairs:
+        names = _split(p)
+        if len(names) != 2 or names[0] == names[1]:
+            raise AgentHopError(f"--pair {p!r}: give two different model names, e.g. --pair model-a,model-b")
+        pair_list.append((names[0], names[1]))
+    scores = read_external(external) if external else None
+    cov = read_covariates(covariates) if covariates else None
+    target = out or DEFAULT_OUT_DIR / "paper"
+    with Warehouse(db) as wh:
+        report = build(wh, condition, scores, cov, pair_list)
+        html = render_page(wh, report)
+    click.echo(str(write_report(report, target, html)))
 
 
 @main.command(epilog=EPILOG)
