@@ -586,8 +586,8 @@ def bigram_frequency(wh: Warehouse, panel: Panel, pairs: Sequence[tuple[str, str
                  "paper-bigram-frequency", [
                      Column("model_a", "text"), Column("model_b", "text"), Column("bigram", "text"),
                      Column("with_a", "int"), Column("n_a", "int"), Column("with_b", "int"), Column("n_b", "int"),
-                     Column("share_a", "rate"), Column("share_b", "rate"), Column("p_value", "p"),
-                     Column("q_value", "p"), Column("significant", "bool")], rows, latex=False)
+                     Column("p_value", "p"), Column("q_value", "p"), Column("significant", "bool"),
+                     Column("share_a", "rate"), Column("share_b", "rate")], rows, latex=False)
 
 
 def all_pairs(models: Sequence[str]) -> list[tuple[str, str]]:
