@@ -135,7 +135,7 @@ def environment() -> jinja2.Environment:
         script_json=script_json, cell=cell, pct=pct, pp=pp, num=num, pval=pval, pretty_json=pretty_json, clip=clip,
         anchor=lambda v, *rest: anchor(v, *rest),
     )
-    env.globals.update(acc_pm=acc_pm, anchor=anchor)
+    env.globals.update(acc_pm=acc_pm, anchor=anchor, significant=stats.significant)
     return env
 
 
@@ -188,12 +188,19 @@ class Charts:
         return cid
 
 
-def render(template: str, context: dict[str, Any], charts: Charts, provenance: Provenance) -> str:
-    """Render a report page to a string."""
+def render(template: str, context: dict[str, Any], charts: Charts, provenance: Provenance, *,
+           bundle: Markup | None = None, specs: dict[str, dict[str, Any]] | None = None) -> str:
+    """Render a report page to a string.
+
+    `bundle` is the chart-library markup (a ``<script src>`` tag from :class:`reports.site.Site`, or
+    the inlined bundle when None); `specs` the chart specs to embed (default: `charts.specs`)."""
     env = environment()
-    bundle = Markup(javascript_bundle()) if charts.specs else Markup("")  # trusted library code
+    specs = charts.specs if specs is None else specs
+    if bundle is None:
+        bundle = Markup("<script>") + Markup(javascript_bundle()) + Markup("</script>") if specs else Markup("")
+    ctx = {"item_href": None, "item_appendix": [], "dq_issues": [], **context}
     return env.get_template(template).render(
-        **context, charts=charts.specs, vega_bundle=bundle, provenance=provenance
+        **ctx, charts=specs, vega_bundle=bundle, provenance=provenance
     )
 
 

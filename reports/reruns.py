@@ -15,7 +15,6 @@ MARTS = ("model_summary", "fct_trajectory", "rerun_variance")
 METRIC_ORDER = ("accuracy", "section_recall", "conversion", "avg_tokens_k")
 FRACTION_METRICS = {"accuracy", "section_recall", "conversion", "paper_recall"}
 MAX_PAIRS = 45  # pairwise McNemar tables up to 10 replicates
-MAX_UNSTABLE_ROWS = 200
 
 
 
@@ -84,7 +83,7 @@ def _group(wh: Warehouse, model: str, condition: str, runs: list[RunInfo], box: 
         "floor": floor,
         "pairs": pairs,
         "n_pairs_total": len(runs) * (len(runs) - 1) // 2,
-        "unstable": unstable[:MAX_UNSTABLE_ROWS],
+        "unstable": unstable,
         "n_unstable": len(unstable),
     }
 
