@@ -40,7 +40,7 @@ def _group(wh: Warehouse, model: str, condition: str, runs: list[RunInfo], box: 
         reps.append({"run": r, "n": n, "k": k, "text": stats.format_acc_pm(k, n),
                      "acc": k / n if n else None, "lo": ci[0] if ci else None, "hi": ci[1] if ci else None})
     rep_chart = box.add(charts.points_with_ci(
-        [{"replicate": f"{r['run'].label} ({r['run'].run_id})", "accuracy": r["acc"], "lo": r["lo"], "hi": r["hi"]}
+        [{"replicate": r["run"].chart_label, "run_id": r["run"].run_id, "accuracy": r["acc"], "lo": r["lo"], "hi": r["hi"]}
          for r in reps if r["acc"] is not None],
         category="replicate", value="accuracy", lo="lo", hi="hi",
         title=f"Accuracy per replicate ({condition}), Wilson 95%")) if any(r["acc"] is not None for r in reps) else None

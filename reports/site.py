@@ -126,7 +126,7 @@ class Site:
             digest = hashlib.sha256(body.encode()).hexdigest()[:12]
             path = self.folder / f"vega-{digest}.js"
             if not path.exists():
-                write_html(body, path)
+                write_html(body, path, report=self.out)
             self._bundle_file = path
         return self._bundle_file
 
@@ -192,6 +192,6 @@ class Site:
                 ctx["back_href"] = _relative(self.out, page)
                 ctx["back_title"] = self.out.name
                 html = self.render_page("item.html.j2", ctx, box, prov, page=page)
-                write_html(html, page)
+                write_html(html, page, report=self.out)
             self._items[sid] = page
         return todo
