@@ -76,20 +76,29 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 
 def format_p(p: float | None) -> str:
-    """A p-value the way the paper prints it.
+    """A p-value with three significant digits; below 0.001 as "<0.001".
 
-    p >= 0.01 with two decimals ("0.27", "0.09"); 0.001 <= p < 0.01 with three; smaller with four
-    ("0.0005", "0.0001"); below 0.00005 as "<0.0001".
+    0.27 -> "0.270", 0.048 -> "0.0480", 0.00349 -> "0.00349", 1.0 -> "1.00", 0.0004 -> "<0.001".
     """
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return "n/a"
-    if p >= 0.01:
-        return f"{p:.2f}"
-    if p >= 0.001:
-        return f"{p:.3f}"
-    if p >= 0.00005:
-        return f"{p:.4f}"
-    return "<0.0001"
+    if p < 0.001:
+        return "<0.001"
+    text = f"{p:.3g}"
+    if "e" in text:  # not reached for p >= 0.001, kept for safety
+        text = f"{p:.6f}"
+    digits = text.replace(".", "").lstrip("0")
+    if len(digits) < 3:  # keep trailing zeros: 0.27 -> 0.270, 1 -> 1.00
+        text += ("" if "." in text else ".") + "0" * (3 - len(digits))
+    return text
+
+
+def significant(p: float | None, alpha: float = 0.05) -> bool:
+    """Whether p counts as below alpha, decided on the printed value so the badge agrees with it."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return False
+    printed = format_p(p)
+    return printed == "<0.001" or float(printed) < alpha
 
 
 @lru_cache(maxsize=4096)

@@ -1,0 +1,26 @@
+-- One row describing this dbt build, for the reports' freshness check (docs/reports.md): when the
+-- marts were built and the last ingest load they include. It depends on every mart the reports read,
+-- so dbt builds it last and skips it when one of them fails; after a killed or failed build it still
+-- describes the previous complete build, and an ingest since then makes the reports refuse to run.
+-- depends_on: {{ ref('model_summary') }}
+-- depends_on: {{ ref('fct_trajectory') }}
+-- depends_on: {{ ref('fct_tool_call') }}
+-- depends_on: {{ ref('stopping_behavior') }}
+-- depends_on: {{ ref('wrong_read_actions') }}
+-- depends_on: {{ ref('tool_transitions') }}
+-- depends_on: {{ ref('tool_trigrams') }}
+-- depends_on: {{ ref('cell_accuracy') }}
+-- depends_on: {{ ref('reasoning_type_accuracy') }}
+-- depends_on: {{ ref('termination_summary') }}
+-- depends_on: {{ ref('evidence_contact_summary') }}
+-- depends_on: {{ ref('rerun_variance') }}
+-- depends_on: {{ ref('rerun_item_flips') }}
+-- depends_on: {{ ref('condition_deltas') }}
+-- depends_on: {{ ref('bigram_effects') }}
+-- depends_on: {{ ref('dq_label_resolution') }}
+-- depends_on: {{ ref('dq_trajectory_accounting') }}
+select
+    current_timestamp::timestamptz as built_at,
+    coalesce((select max(load_id) from {{ source('harness', 'ingest_log') }}), 0)::bigint as last_load_id,
+    (select max(loaded_at) from {{ source('harness', 'ingest_log') }})::timestamptz as last_loaded_at,
+    (select count(*) from {{ ref('model_summary') }})::bigint as n_runs
