@@ -180,11 +180,14 @@ def item(sample_id: str, run_ids: str | None, models: str | None, condition: str
 @click.option("--pair", "pairs", multiple=True, metavar="A,B",
               help="Two models whose bigram frequencies to test (repeatable; default: neighbours by accuracy).")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output directory (default: reports_out/paper): index.html and tables/.")
+              help="Output directory (default: reports_out/paper): index.html, its folder index_files/ "
+                   "(item pages, chart bundle) and tables/.")
+@click.option("--single-file", "single_file", is_flag=True, default=False,
+              help="Inline the chart bundle and item pages into index.html (tables/ is still written).")
 @db_option
 @cli_errors
 def paper(condition: str, external: Path | None, covariates: Path | None, pairs: tuple[str, ...], out: Path | None,
-          db: str | None) -> None:
+          single_file: bool, db: str | None) -> None:
     """The paper's whole analysis for a panel: DIR/index.html plus every table as CSV and LaTeX."""
     from .paper.build import build, write_report
     from .paper.inputs import read_covariates, read_external
@@ -201,9 +204,11 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
     cov = read_covariates(covariates) if covariates else None
     target = out or DEFAULT_OUT_DIR / "paper"
     with Warehouse(db) as wh:
+        site = open_site(wh, target / "index.html", single_file)
         report = build(wh, condition, scores, cov, pair_list)
-        html = render_page(wh, report)
-    click.echo(str(write_report(report, target, html)))
+        write_report(report, target)
+        html = render_page(wh, report, site)
+    click.echo(str(site.write_page(html)))
 
 
 @main.command(epilog=EPILOG)

@@ -615,15 +615,22 @@ def test_page_has_a_section_per_analysis_with_links(report: Path) -> None:
     for href in set(re.findall(r'href="(tables/[^"]+)"', html)):
         assert (report / href).is_file(), href
     assert "SIMULATED" in html
-    assert len(re.findall(r"vegaEmbed\(", html)) >= 6
+    assert len(re.findall(r'<div class="chart" id="paper-', html)) >= 6
+    assert (report / "index_files").is_dir() and list((report / "index_files").glob("vega-*.js"))
 
 
 def test_item_links_point_into_the_report_folder(report: Path, paper_wh: PaperWarehouse) -> None:
     html = (report / "index.html").read_text()
     links = re.findall(r'href="(index_files/items/[^"]+\.html)"', html)
-    diff = _q(paper_wh.db, "SELECT sample_id FROM item_difficulty WHERE condition = 'full' AND "
-                           "(n_correct = 0 OR n_correct = n_models)")
-    assert {link.rsplit("/", 1)[1][:-5] for link in links} == {r["sample_id"] for r in diff}
+    for link in links:
+        assert (report / link).is_file(), link
+    diff = _q(paper_wh.db, "SELECT sample_id, n_correct / n_models AS s FROM item_difficulty WHERE condition = 'full'")
+    hardest = [r["sample_id"] for r in sorted(diff, key=lambda r: (r["s"], r["sample_id"]))[:20]]
+    easiest = [r["sample_id"] for r in sorted(diff, key=lambda r: (-r["s"], r["sample_id"]))
+               if r["sample_id"] not in hardest][:20]
+    assert [link.rsplit("/", 1)[1][:-5] for link in links] == hardest + easiest
+    page = (report / links[0]).read_text()
+    assert "../../index.html" in page  # the item page links back to the report
 
 
 # ----------------------------------------------------------------------------------------------

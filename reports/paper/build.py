@@ -119,9 +119,9 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def write_report(report: PaperReport, out: Path, html: str) -> Path:
-    """DIR/index.html and DIR/tables/, written to a temporary sibling and swapped in, so a failure never
-    leaves half a report; files of DIR other than index.html and tables/ (e.g. the site's folder) stay."""
+def write_report(report: PaperReport, out: Path) -> Path:
+    """DIR/tables/, written to a temporary sibling and swapped in whole, so a failure never leaves half
+    the tables; the page (DIR/index.html) and its folder are written by the report site afterwards."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         stage = Path(tempfile.mkdtemp(dir=out, prefix=".paper-"))
@@ -129,14 +129,12 @@ def write_report(report: PaperReport, out: Path, html: str) -> Path:
         raise AgentHopError(f"--out {out}: cannot write the report ({exc.strerror or exc})") from None
     try:
         write_tables(report, stage / "tables")
-        (stage / "index.html").write_text(html, encoding="utf-8")
         old = out / "tables"
         if old.exists():
             shutil.rmtree(old)
         os.replace(stage / "tables", old)
-        os.replace(stage / "index.html", out / "index.html")
     except OSError as exc:
-        raise AgentHopError(f"--out {out}: cannot write the report ({exc.strerror or exc})") from None
+        raise AgentHopError(f"--out {out}: cannot write the tables ({exc.strerror or exc})") from None
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    return out / "index.html"
+    return old

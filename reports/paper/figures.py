@@ -54,8 +54,9 @@ def recall_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
                  alt.Tooltip("accuracy:Q", format=".3f")],
     )
     labels = points.mark_text(align="left", dx=6, fontSize=9).encode(text="model:N")
-    diagonal = alt.Chart(alt.Data(values=[{"v": 0.0}, {"v": 1.0}])).mark_line(
-        strokeDash=[4, 4], color="#888").encode(x="v:Q", y="v:Q")
+    diagonal = alt.Chart(alt.Data(values=[{"paper_recall": 0.0, "accuracy": 0.0},
+                                          {"paper_recall": 1.0, "accuracy": 1.0}])).mark_line(
+        strokeDash=[4, 4], color="#888").encode(x=alt.X("paper_recall:Q", scale=scale), y=alt.Y("accuracy:Q", scale=scale))
     chart = alt.layer(diagonal, alt.layer(points, labels, data=_data(data))).properties(
         width=460, height=420, title="Accuracy vs paper recall (dashed: y = x)")
     return _spec(chart)
@@ -72,8 +73,8 @@ def transition_matrices(rows: list[dict[str, Any]], models: Sequence[str], tools
              "p_next": r["p_next"], "n": r["n"]} for r in data]
     order = [short[t] for t in tools]
     chart = alt.Chart(_data(data)).mark_rect().encode(
-        x=alt.X("next:N", sort=order, title="next", axis=alt.Axis(labelAngle=-45)),
-        y=alt.Y("prev:N", sort=order, title="previous"),
+        x=alt.X("next:N", sort=order, title="next", axis=alt.Axis(labelAngle=-45), scale=alt.Scale(domain=order)),
+        y=alt.Y("prev:N", sort=order, title="previous", scale=alt.Scale(domain=order)),
         color=alt.Color("p_next:Q", title="P(next | prev)", scale=alt.Scale(domain=[0, 1], scheme="blues")),
         tooltip=["model:N", "prev:N", "next:N", alt.Tooltip("p_next:Q", format=".2f"), "n:Q"],
     ).properties(width=150, height=150).facet(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from ..queries import all_runs
-from ..render import Charts, Provenance, render
+from ..queries import RunInfo, all_runs, label_runs
+from ..render import Charts, Provenance
+from ..site import Site
 from ..warehouse import Warehouse
 from . import figures
 from .analyses import PAPER_TOOLS
@@ -25,12 +25,17 @@ def definition_href(anchor: str) -> str:
     return f"{base}#{anchor}"
 
 
+def _sort_key(v: Any) -> str:
+    """data-sort of a numeric cell: the raw value, so sorting ignores the printed rounding."""
+    return "" if v is None or isinstance(v, (str, bool)) else repr(float(v))
+
+
 def html_table(t: Table) -> dict[str, Any]:
     """Header and body of a table as the template prints them (formatted cells with their marks)."""
     cols = t.shown_columns
     groups = []
     for group, rows in t.groups():
-        body = [[{"text": c.format(row.get(c.key)), "num": c.kind != "text",
+        body = [[{"text": c.format(row.get(c.key)), "num": c.kind != "text", "sort": _sort_key(row.get(c.key)),
                   "marks": sorted(t.marks.get((i, c.key), set()))} for c in cols] for i, row in rows]
         groups.append({"name": group, "rows": body})
     return {"key": t.key, "title": t.title, "note": t.note, "headers": [c.header for c in cols],
@@ -59,31 +64,52 @@ def section_charts(s: Section, report: PaperReport, box: Charts) -> list[str]:
     return [cid for cid in (box.add(spec) for spec in specs) if cid]
 
 
-def item_links(report: PaperReport, items_href: str) -> dict[str, Any]:
-    """Figure 4's extremes: the items no panel model answered and those every model answered."""
+#: Runs an item page shows side by side (the site's maximum): the panel's most accurate models.
+ITEM_PAGE_RUNS = 6
+#: Items linked per list (Figure 4's hardest and easiest items).
+MAX_LINKED_ITEMS = 20
+
+
+def extreme_items(report: PaperReport) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Figure 4's extremes: the MAX_LINKED_ITEMS items the fewest panel models answered correctly (by share,
+    ties by sample_id), and the MAX_LINKED_ITEMS the most answered (only items not already in the first)."""
     t = next(t for s in report.sections for t in s.tables if t.key == "figure04_difficulty")
-    def link(r: dict[str, Any]) -> dict[str, str]:
-        return {"sample_id": r["sample_id"], "href": items_href.format(quote(str(r["sample_id"]), safe=""))}
+    rows = sorted(t.rows, key=lambda r: (r["n_correct"] / r["n_models"], r["sample_id"]))
+    hardest = rows[:MAX_LINKED_ITEMS]
+    taken = {r["sample_id"] for r in hardest}
+    easiest = [r for r in sorted(rows, key=lambda r: (-r["n_correct"] / r["n_models"], r["sample_id"]))
+               if r["sample_id"] not in taken][:MAX_LINKED_ITEMS]
+    return hardest, easiest
 
-    none = [link(r) for r in t.rows if r["n_correct"] == 0]
-    all_ = [link(r) for r in t.rows if r["n_correct"] == r["n_models"]]
-    return {"none": none[:60], "n_none": len(none), "all": all_[:60], "n_all": len(all_)}
+
+def item_runs(wh: Warehouse, report: PaperReport) -> list[RunInfo]:
+    """The runs item pages show: the panel's ITEM_PAGE_RUNS most accurate models (ties by name)."""
+    ranked = sorted(report.panel.members, key=lambda m: (-float(m["accuracy"]), m["model"]))[:ITEM_PAGE_RUNS]
+    by_id = {r.run_id: r for r in all_runs(wh)}
+    runs = [by_id[m["run_id"]] for m in ranked]
+    label_runs(runs)
+    return runs
 
 
-def render_page(wh: Warehouse, report: PaperReport, items_href: str = "index_files/items/{}.html") -> str:
+def render_page(wh: Warehouse, report: PaperReport, site: Site) -> str:
+    """Write the item pages the page links to, then render the page itself."""
     box = Charts("paper")
     sections = []
     for s in report.sections:
         sections.append({"key": s.key, "ref": s.ref, "title": s.title, "note": s.note,
                          "href": definition_href(s.definition), "tables": [html_table(t) for t in s.tables],
                          "charts": section_charts(s, report, box)})
-    runs = [r for r in all_runs(wh)]
+    prov = Provenance.build(wh.path, all_runs(wh))
+    hardest, easiest = extreme_items(report)
+    runs = item_runs(wh, report)
+    if hardest or easiest:
+        site.write_item_pages(wh, [r["sample_id"] for r in (*hardest, *easiest)], runs, prov)
     context = {
         "title": f"AgentHop paper analysis · {report.panel.condition} panel",
         "condition": report.panel.condition,
         "n_models": len(report.panel.members),
         "sections": sections,
-        "items": item_links(report, items_href),
+        "items": {"hardest": hardest, "easiest": easiest, "runs": [r.label for r in runs]},
         "n_simulated": sum(1 for m in report.panel.members if m.get("is_simulated")),
     }
-    return render("paper.html.j2", context, box, Provenance.build(wh.path, runs))
+    return site.render_page("paper.html.j2", context, box, prov)
