@@ -667,3 +667,39 @@ def test_bad_input_is_one_clear_line(paper_wh: PaperWarehouse, tmp_path: Path, a
     assert res.exit_code == 2, res.output
     assert message in res.output and len(res.output.strip().splitlines()) == 1
     assert not out.exists() or not any(out.iterdir())
+
+
+# ----------------------------------------------------------------------------------------------
+# generation: in panel files and the runs table
+# ----------------------------------------------------------------------------------------------
+
+
+def test_panel_generation_is_a_string_and_validated() -> None:
+    from agenthop.harness.errors import AgentHopError
+    from agenthop.harness.panel import parse_panel
+
+    doc = {"models": [{"name": "a", "sim": {"archetype": "balanced"}, "generation": 2},
+                      {"name": "b", "sim": {"archetype": "balanced"}, "generation": "2.5-preview"},
+                      {"name": "c", "sim": {"archetype": "balanced"}}]}
+    assert [m.generation for m in parse_panel(doc).models] == ["2", "2.5-preview", None]
+    for bad in (True, "", [1]):
+        doc = {"models": [{"name": "a", "sim": {"archetype": "balanced"}, "generation": bad}]}
+        with pytest.raises(AgentHopError, match="generation"):
+            parse_panel(doc, "p.yaml")
+
+
+def test_run_files_without_generation_still_conform() -> None:
+    """Run directories written before `generation` existed read it as NULL; other columns stay required."""
+    import pyarrow as pa
+
+    from agenthop.ingest.conform import IngestError, conform
+    from agenthop.schemas.trajectory import RUNS
+
+    row = {f.name: None for f in RUNS if f.name != "generation"}
+    row.update(run_id="r", model="m", backend="sim", condition="full", replicate=0, benchmark_sha256="x",
+               budget_total=30, max_turns=20, max_total_tokens=200000, harness_version="v", config_json="{}")
+    old = pa.Table.from_pylist([row], schema=pa.schema([f for f in RUNS if f.name != "generation"]))
+    out = conform(old, RUNS, "runs-0.parquet")
+    assert out.column_names == RUNS.names and out.column("generation").to_pylist() == [None]
+    with pytest.raises(IngestError, match="missing column 'tier'"):
+        conform(old.drop_columns(["tier"]), RUNS, "runs-0.parquet")
