@@ -625,9 +625,9 @@ def test_item_links_point_into_the_report_folder(report: Path, paper_wh: PaperWa
     for link in links:
         assert (report / link).is_file(), link
     diff = _q(paper_wh.db, "SELECT sample_id, n_correct / n_models AS s FROM item_difficulty WHERE condition = 'full'")
-    hardest = [r["sample_id"] for r in sorted(diff, key=lambda r: (r["s"], r["sample_id"]))[:20]]
+    hardest = [r["sample_id"] for r in sorted(diff, key=lambda r: (r["s"], r["sample_id"]))[:10]]
     easiest = [r["sample_id"] for r in sorted(diff, key=lambda r: (-r["s"], r["sample_id"]))
-               if r["sample_id"] not in hardest][:20]
+               if r["sample_id"] not in hardest][:10]
     assert [link.rsplit("/", 1)[1][:-5] for link in links] == hardest + easiest
     page = (report / links[0]).read_text()
     assert "../../index.html" in page  # the item page links back to the report

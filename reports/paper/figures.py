@@ -7,7 +7,25 @@ from typing import Any
 
 import altair as alt
 
-from ..charts import _data, _spec
+from ..charts import MAX_ROWS, ChartTooLarge
+from ..values import jsonable
+
+#: Every figure's rows go to the spec's top-level `datasets` under this name, after Altair has built and
+#: validated the (data-free) spec: validating thousands of inline rows costs seconds, the rows need none.
+DATASET = "rows"
+
+
+def _data() -> alt.NamedData:
+    return alt.NamedData(name=DATASET)
+
+
+def _spec(chart: alt.TopLevelMixin, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The validated spec of a chart built on _data(), with `rows` attached as its dataset."""
+    if len(rows) > MAX_ROWS:
+        raise ChartTooLarge(f"chart data has {len(rows)} rows (budget {MAX_ROWS}); aggregate in SQL first")
+    spec = chart.configure_view(stroke=None).configure_axis(labelLimit=220).to_dict()
+    spec["datasets"] = {DATASET: [{k: jsonable(v) for k, v in r.items()} for r in rows]}
+    return spec
 
 
 def generation_gap(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -15,14 +33,14 @@ def generation_gap(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not rows:
         return None
     data = [{**r, "pair": f"{r['family']}: {r['generation_from']} → {r['generation_to']}"} for r in rows]
-    chart = alt.Chart(_data(data)).mark_bar().encode(
+    chart = alt.Chart(_data()).mark_bar().encode(
         y=alt.Y("pair:N", title=None, sort=None),
         x=alt.X("delta_pp:Q", title="Δ accuracy, newer − older generation (pp)"),
         color=alt.condition("datum.delta_pp >= 0", alt.value("#2458a6"), alt.value("#b3261e")),
         tooltip=["family:N", "generation_from:N", "generation_to:N", "models_from:N", "models_to:N",
                  alt.Tooltip("delta_pp:Q", format="+.1f")],
     ).properties(width=420, height=max(60, 22 * len(data)), title="Within-family generation gap")
-    return _spec(chart)
+    return _spec(chart, data)
 
 
 def difficulty_histogram(rows: list[dict[str, Any]], by: str, n_models: int) -> dict[str, Any] | None:
@@ -30,14 +48,14 @@ def difficulty_histogram(rows: list[dict[str, Any]], by: str, n_models: int) -> 
     data = [r for r in rows if r["by"] == by]
     if not data:
         return None
-    chart = alt.Chart(_data(data)).mark_bar().encode(
+    chart = alt.Chart(_data()).mark_bar().encode(
         x=alt.X("n_correct:O", title=f"models correct (of {n_models})", sort=list(range(n_models + 1)),
                 scale=alt.Scale(domain=list(range(n_models + 1)))),
         y=alt.Y("n_items:Q", title="items", stack="zero"),
         color=alt.Color("group:N", title=by.replace("_", " ")),
         tooltip=["group:N", "n_correct:O", "n_items:Q"],
     ).properties(width=520, height=200, title=f"Item difficulty by {by.replace('_', ' ')}")
-    return _spec(chart)
+    return _spec(chart, data)
 
 
 def recall_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -57,9 +75,9 @@ def recall_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     diagonal = alt.Chart(alt.Data(values=[{"paper_recall": 0.0, "accuracy": 0.0},
                                           {"paper_recall": 1.0, "accuracy": 1.0}])).mark_line(
         strokeDash=[4, 4], color="#888").encode(x=alt.X("paper_recall:Q", scale=scale), y=alt.Y("accuracy:Q", scale=scale))
-    chart = alt.layer(diagonal, alt.layer(points, labels, data=_data(data))).properties(
+    chart = alt.layer(diagonal, alt.layer(points, labels, data=_data())).properties(
         width=460, height=420, title="Accuracy vs paper recall (dashed: y = x)")
-    return _spec(chart)
+    return _spec(chart, data)
 
 
 def transition_matrices(rows: list[dict[str, Any]], models: Sequence[str], tools: Sequence[str]) -> dict[str, Any] | None:
@@ -72,7 +90,7 @@ def transition_matrices(rows: list[dict[str, Any]], models: Sequence[str], tools
     data = [{"model": r["model"], "prev": short[r["prev_tool"]], "next": short[r["next_tool"]],
              "p_next": r["p_next"], "n": r["n"]} for r in data]
     order = [short[t] for t in tools]
-    chart = alt.Chart(_data(data)).mark_rect().encode(
+    chart = alt.Chart(_data()).mark_rect().encode(
         x=alt.X("next:N", sort=order, title="next", axis=alt.Axis(labelAngle=-45), scale=alt.Scale(domain=order)),
         y=alt.Y("prev:N", sort=order, title="previous", scale=alt.Scale(domain=order)),
         color=alt.Color("p_next:Q", title="P(next | prev)", scale=alt.Scale(domain=[0, 1], scheme="blues")),
@@ -80,14 +98,14 @@ def transition_matrices(rows: list[dict[str, Any]], models: Sequence[str], tools
     ).properties(width=150, height=150).facet(
         facet=alt.Facet("model:N", sort=list(models), title=None), columns=5,
     ).properties(title="Tool transition matrices (tools in the paper's order)")
-    return _spec(chart)
+    return _spec(chart, data)
 
 
 def budget_curves(rows: list[dict[str, Any]], models: Sequence[str]) -> dict[str, Any] | None:
     """Accuracy if runs had been stopped at a lower cap, per axis, one line per model."""
     if not rows:
         return None
-    chart = alt.Chart(_data(rows)).mark_line(point=False).encode(
+    chart = alt.Chart(_data()).mark_line(point=False).encode(
         x=alt.X("b:Q", title="cap b"),
         y=alt.Y("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%")),
         color=alt.Color("model:N", sort=list(models), legend=alt.Legend(orient="bottom", columns=4)),
@@ -95,7 +113,7 @@ def budget_curves(rows: list[dict[str, Any]], models: Sequence[str]) -> dict[str
     ).properties(width=300, height=220).facet(
         column=alt.Column("axis:N", sort=["points", "turns", "tokens"], title=None),
     ).resolve_scale(x="independent").properties(title="Accuracy at lower caps")
-    return _spec(chart)
+    return _spec(chart, rows)
 
 
 def discrimination_histogram(values: Sequence[float | None]) -> dict[str, Any] | None:
@@ -108,8 +126,8 @@ def discrimination_histogram(values: Sequence[float | None]) -> dict[str, Any] |
         b = min(9, max(-10, int((v + 1) * 10 // 1) - 10))
         bins[b] = bins.get(b, 0) + 1
     data = [{"bin_start": b / 10, "bin_end": (b + 1) / 10, "n": n} for b, n in sorted(bins.items())]
-    chart = alt.Chart(_data(data)).mark_bar(binSpacing=1).encode(
+    chart = alt.Chart(_data()).mark_bar(binSpacing=1).encode(
         x=alt.X("bin_start:Q", bin="binned", title="corrected item-total correlation"), x2="bin_end:Q",
         y=alt.Y("n:Q", title="items"), tooltip=["bin_start:Q", "bin_end:Q", "n:Q"],
     ).properties(width=360, height=180, title="Item discrimination")
-    return _spec(chart)
+    return _spec(chart, data)

@@ -67,7 +67,7 @@ def section_charts(s: Section, report: PaperReport, box: Charts) -> list[str]:
 #: Runs an item page shows side by side (the site's maximum): the panel's most accurate models.
 ITEM_PAGE_RUNS = 6
 #: Items linked per list (Figure 4's hardest and easiest items).
-MAX_LINKED_ITEMS = 20
+MAX_LINKED_ITEMS = 10
 
 
 def extreme_items(report: PaperReport) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
