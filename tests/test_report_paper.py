@@ -607,11 +607,12 @@ def test_page_has_a_section_per_analysis_with_links(report: Path) -> None:
                 "Table 13", "Table 14", "Table 15", "Table 16", "Table 17", "Table 19", "Figure 2", "Figure 4",
                 "Figure 5", "Figure 6", "Reliability", "Beyond the paper"):
         assert f"<h2>{ref} · " in html, ref
-    anchors = set(re.findall(r'metrics\.md#(paper-[a-z0-9-]+)"', html))
+    anchors = re.findall(r'Definition: <a href="#(paper-[a-z0-9-]+)"', html)
     doc = (REPO / "docs" / "metrics.md").read_text()
-    assert len(anchors) >= 19
-    for a in anchors:
-        assert f'id="{a}"' in doc, a
+    assert len(anchors) == len(re.findall(r"<h2>", html)) - 1  # every analysis section; not Definitions
+    for a in set(anchors):
+        assert f'id="{a}"' in doc, a  # defined in docs/metrics.md ...
+        assert f'<span id="{a}"></span>' in html  # ... and rendered into the page's Definitions
     for href in set(re.findall(r'href="(tables/[^"]+)"', html)):
         assert (report / href).is_file(), href
     assert "SIMULATED" in html
@@ -703,3 +704,34 @@ def test_run_files_without_generation_still_conform() -> None:
     assert out.column_names == RUNS.names and out.column("generation").to_pylist() == [None]
     with pytest.raises(IngestError, match="missing column 'tier'"):
         conform(old.drop_columns(["tier"]), RUNS, "runs-0.parquet")
+
+
+# ----------------------------------------------------------------------------------------------
+# The report-site browser checks on the paper page (skipped loudly without Chromium)
+# ----------------------------------------------------------------------------------------------
+
+from test_report_browser import OVERLAPS_JS, _check_links, _open, browser  # noqa: E402,F401
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", (1024, 1440))
+def test_paper_page_passes_the_browser_checks(browser, report: Path, width: int) -> None:  # noqa: F811
+    page, errors, blocked, n_charts = _open(browser, report / "index.html", width)
+    assert n_charts >= 7
+    marks = page.evaluate("""() => Array.from(document.querySelectorAll('div.chart')).map(d => {
+        const svg = d.querySelector('svg');
+        return svg ? svg.querySelectorAll('[role="graphics-symbol"]').length : -1;
+    })""")
+    assert all(m > 0 for m in marks), marks
+    scroll = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert scroll[0] <= scroll[1], scroll
+    text = page.evaluate(OVERLAPS_JS)
+    assert not text["problems"] and not text["small"], (text["problems"][:5], text["small"][:5])
+    page.close()
+    assert not errors and not blocked, (errors, blocked)
+
+
+def test_every_link_of_the_paper_report_resolves(report: Path) -> None:
+    pages = [report / "index.html", *sorted((report / "index_files" / "items").glob("*.html"))]
+    assert len(pages) == 21
+    assert sum(_check_links(p) for p in pages) > 100

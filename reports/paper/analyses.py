@@ -495,10 +495,11 @@ def figure4(wh: Warehouse, panel: Panel) -> tuple[Table, Table]:
 
 def figure5(panel: Panel) -> Table:
     rows = [{"model": m["model"], "tier": _tier(m), "paper_recall": m.get("paper_recall"),
-             "accuracy": m.get("accuracy"), "run_id": m["run_id"]} for m in panel.members]
+             "accuracy": m.get("accuracy"), "run_id": m["run_id"], "is_simulated": m.get("is_simulated")}
+            for m in panel.members]
     return Table("figure05_recall_accuracy", "Figure 5", "Accuracy against paper recall", "paper-figure-5", [
         Column("model", "text", "Model"), Column("tier", "text", "Tier"), Column("paper_recall", "rate", "Recall %"),
-        Column("accuracy", "rate", "Acc %"), Column("run_id")], rows, latex=False)
+        Column("accuracy", "rate", "Acc %"), Column("run_id"), Column("is_simulated", "bool")], rows, latex=False)
 
 
 def figure6(wh: Warehouse, panel: Panel) -> Table:

@@ -7,6 +7,7 @@ from typing import Any
 
 import altair as alt
 
+from .. import charts
 from ..charts import MAX_ROWS, ChartTooLarge
 from ..values import jsonable
 
@@ -20,10 +21,10 @@ def _data() -> alt.NamedData:
 
 
 def _spec(chart: alt.TopLevelMixin, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The validated spec of a chart built on _data(), with `rows` attached as its dataset."""
+    """The site's configured, validated spec of a chart built on _data(), with `rows` as its dataset."""
     if len(rows) > MAX_ROWS:
         raise ChartTooLarge(f"chart data has {len(rows)} rows (budget {MAX_ROWS}); aggregate in SQL first")
-    spec = chart.configure_view(stroke=None).configure_axis(labelLimit=220).to_dict()
+    spec = charts._spec(chart)
     spec["datasets"] = {DATASET: [{k: jsonable(v) for k, v in r.items()} for r in rows]}
     return spec
 
@@ -59,25 +60,14 @@ def difficulty_histogram(rows: list[dict[str, Any]], by: str, n_models: int) -> 
 
 
 def recall_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Figure 5: accuracy against paper recall, one labelled point per model, with y = x."""
-    data = [r for r in rows if r.get("paper_recall") is not None and r.get("accuracy") is not None]
+    """Figure 5: accuracy against paper recall, one point per model, with y = x (the site's scatter)."""
+    data = [{"run": r["model"], "paper_recall": r["paper_recall"], "accuracy": r["accuracy"], "tier": r["tier"],
+             "kind": "simulated" if r.get("is_simulated") else "real"}
+            for r in rows if r.get("paper_recall") is not None and r.get("accuracy") is not None]
     if not data:
         return None
-    scale = alt.Scale(domain=[0, 1])
-    points = alt.Chart().mark_point(filled=True, size=70).encode(
-        x=alt.X("paper_recall:Q", title="paper recall", axis=alt.Axis(format=".0%"), scale=scale),
-        y=alt.Y("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%"), scale=scale),
-        color=alt.Color("tier:N"),
-        tooltip=["model:N", "tier:N", alt.Tooltip("paper_recall:Q", format=".3f"),
-                 alt.Tooltip("accuracy:Q", format=".3f")],
-    )
-    labels = points.mark_text(align="left", dx=6, fontSize=9).encode(text="model:N")
-    diagonal = alt.Chart(alt.Data(values=[{"paper_recall": 0.0, "accuracy": 0.0},
-                                          {"paper_recall": 1.0, "accuracy": 1.0}])).mark_line(
-        strokeDash=[4, 4], color="#888").encode(x=alt.X("paper_recall:Q", scale=scale), y=alt.Y("accuracy:Q", scale=scale))
-    chart = alt.layer(diagonal, alt.layer(points, labels, data=_data())).properties(
-        width=460, height=420, title="Accuracy vs paper recall (dashed: y = x)")
-    return _spec(chart, data)
+    return charts.scatter(data, x="paper_recall", y="accuracy", x_title="paper recall", y_title="accuracy",
+                          color="tier", title="Accuracy vs paper recall (dashed: y = x)")
 
 
 def transition_matrices(rows: list[dict[str, Any]], models: Sequence[str], tools: Sequence[str]) -> dict[str, Any] | None:
@@ -91,12 +81,12 @@ def transition_matrices(rows: list[dict[str, Any]], models: Sequence[str], tools
              "p_next": r["p_next"], "n": r["n"]} for r in data]
     order = [short[t] for t in tools]
     chart = alt.Chart(_data()).mark_rect().encode(
-        x=alt.X("next:N", sort=order, title="next", axis=alt.Axis(labelAngle=-45), scale=alt.Scale(domain=order)),
+        x=alt.X("next:N", sort=order, title="next", axis=alt.Axis(labelAngle=-90), scale=alt.Scale(domain=order)),
         y=alt.Y("prev:N", sort=order, title="previous", scale=alt.Scale(domain=order)),
         color=alt.Color("p_next:Q", title="P(next | prev)", scale=alt.Scale(domain=[0, 1], scheme="blues")),
         tooltip=["model:N", "prev:N", "next:N", alt.Tooltip("p_next:Q", format=".2f"), "n:Q"],
-    ).properties(width=150, height=150).facet(
-        facet=alt.Facet("model:N", sort=list(models), title=None), columns=5,
+    ).properties(width=140, height=140).facet(
+        facet=alt.Facet("model:N", sort=list(models), title=None, header=alt.Header(labelLimit=200)), columns=4,
     ).properties(title="Tool transition matrices (tools in the paper's order)")
     return _spec(chart, data)
 
@@ -110,7 +100,7 @@ def budget_curves(rows: list[dict[str, Any]], models: Sequence[str]) -> dict[str
         y=alt.Y("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%")),
         color=alt.Color("model:N", sort=list(models), legend=alt.Legend(orient="bottom", columns=4)),
         tooltip=["model:N", "axis:N", "b:Q", alt.Tooltip("accuracy:Q", format=".3f")],
-    ).properties(width=300, height=220).facet(
+    ).properties(width=250, height=220).facet(
         column=alt.Column("axis:N", sort=["points", "turns", "tokens"], title=None),
     ).resolve_scale(x="independent").properties(title="Accuracy at lower caps")
     return _spec(chart, rows)

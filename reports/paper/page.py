@@ -10,19 +10,13 @@ from ..render import Charts, Provenance
 from ..site import Site
 from ..warehouse import Warehouse
 from . import figures
+from .definitions import paper_definitions
 from .analyses import PAPER_TOOLS
 from .build import PaperReport, Section
 from .table import Table
 
-#: Where the definitions live; linked by file URL when the docs are installed beside the package.
-METRICS_DOC = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
 #: Tables with more rows than this are linked as CSV only (figure data, per-item lists).
 MAX_HTML_ROWS = 400
-
-
-def definition_href(anchor: str) -> str:
-    base = METRICS_DOC.as_uri() if METRICS_DOC.exists() else "docs/metrics.md"
-    return f"{base}#{anchor}"
 
 
 def _sort_key(v: Any) -> str:
@@ -94,12 +88,14 @@ def item_runs(wh: Warehouse, report: PaperReport) -> list[RunInfo]:
 def render_page(wh: Warehouse, report: PaperReport, site: Site) -> str:
     """Write the item pages the page links to, then render the page itself."""
     box = Charts("paper")
+    prov = Provenance.build(wh.path, all_runs(wh))
+    paragraphs, anchors = paper_definitions()
     sections = []
     for s in report.sections:
         sections.append({"key": s.key, "ref": s.ref, "title": s.title, "note": s.note,
-                         "href": definition_href(s.definition), "tables": [html_table(t) for t in s.tables],
+                         "href": "#" + s.definition if s.definition in anchors else None,
+                         "anchor": s.definition, "tables": [html_table(t) for t in s.tables],
                          "charts": section_charts(s, report, box)})
-    prov = Provenance.build(wh.path, all_runs(wh))
     hardest, easiest = extreme_items(report)
     runs = item_runs(wh, report)
     if hardest or easiest:
@@ -110,6 +106,7 @@ def render_page(wh: Warehouse, report: PaperReport, site: Site) -> str:
         "n_models": len(report.panel.members),
         "sections": sections,
         "items": {"hardest": hardest, "easiest": easiest, "runs": [r.label for r in runs]},
+        "definitions": paragraphs,
         "n_simulated": sum(1 for m in report.panel.members if m.get("is_simulated")),
     }
     return site.render_page("paper.html.j2", context, box, prov)
