@@ -54,7 +54,7 @@ def out_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
-def open_site(wh: Warehouse, out: Path, single_file: bool) -> Any:
+def open_site(wh: Warehouse, out: Path, single_file: bool) -> Any:  # returns reports.site.Site
     """The checks every report runs first (marts current, dq warnings), then the report's Site."""
     from .freshness import prepare
     from .site import Site
@@ -89,13 +89,13 @@ def compare(models: str | None, run_ids: str | None, condition: str, db: str | N
         raise AgentHopError(f"compare: needs exactly two {'models' if names else 'runs'}, got {len(names or ids)}")
     target = out or default_out("compare", *(names or ids))
     with Warehouse(db) as wh:
-        site = open_site(wh, target, single_file)
-        runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
-        label_runs(runs)
-        prov = Provenance.build(wh.path, runs)
-        context, box = mod.build(wh, runs)
-        site.write_item_pages(wh, context["item_ids"], runs, prov)
-        html = site.render_page("compare.html.j2", context, box, prov)
+        with open_site(wh, target, single_file) as site:
+            runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
+            label_runs(runs)
+            prov = Provenance.build(wh.path, runs)
+            context, box = mod.build(wh, runs)
+            site.write_item_pages(wh, context["item_ids"], runs, prov)
+            html = site.render_page("compare.html.j2", context, box, prov)
     click.echo(str(site.write_page(html)))
 
 
@@ -109,12 +109,12 @@ def leaderboard(db: str | None, out: Path | None, single_file: bool) -> None:
     from .render import Provenance, default_out
 
     with Warehouse(db) as wh:
-        site = open_site(wh, out or default_out("leaderboard"), single_file)
-        context, box, runs = mod.build(wh)
-        prov = Provenance.build(wh.path, runs)
-        rel = context["reliability"]
-        site.write_item_pages(wh, [w["sample_id"] for w in rel["worst"]], rel["item_runs"], prov)
-        html = site.render_page("leaderboard.html.j2", context, box, prov)
+        with open_site(wh, out or default_out("leaderboard"), single_file) as site:
+            context, box, runs = mod.build(wh)
+            prov = Provenance.build(wh.path, runs)
+            rel = context["reliability"]
+            site.write_item_pages(wh, [w["sample_id"] for w in rel["worst"]], rel["item_runs"], prov)
+            html = site.render_page("leaderboard.html.j2", context, box, prov)
     click.echo(str(site.write_page(html)))
 
 
@@ -127,14 +127,17 @@ def reruns(model: str, db: str | None, out: Path | None, single_file: bool) -> N
     """Rerun variance (Table 17), per-item flips, unstable items, noise floor."""
     from . import reruns as mod
     from .render import Provenance, default_out
+    from .site import MAX_ITEM_RUNS
 
     with Warehouse(db) as wh:
-        site = open_site(wh, out or default_out("reruns", model), single_file)
-        context, box, runs = mod.build(wh, model)
-        prov = Provenance.build(wh.path, runs)
-        for g in context["groups"]:
-            site.write_item_pages(wh, [u["sample_id"] for u in g["unstable"]], g["runs"][:6], prov)
-        html = site.render_page("reruns.html.j2", context, box, prov)
+        with open_site(wh, out or default_out("reruns", model), single_file) as site:
+            context, box, runs = mod.build(wh, model)
+            prov = Provenance.build(wh.path, runs)
+            grouped = [r for g in context["groups"] for r in g["runs"]]
+            for g in context["groups"]:  # one page per item: every replicate of every group when they fit
+                shown = grouped if len(grouped) <= MAX_ITEM_RUNS else g["runs"][:MAX_ITEM_RUNS]
+                site.write_item_pages(wh, [u["sample_id"] for u in g["unstable"]], shown, prov)
+            html = site.render_page("reruns.html.j2", context, box, prov)
     if not context["groups"]:
         click.secho(f"warning: model {model!r} has no condition with two or more replicates", fg="yellow", err=True)
     click.echo(str(site.write_page(html)))
@@ -160,13 +163,13 @@ def item(sample_id: str, run_ids: str | None, models: str | None, condition: str
     if not names and not ids:
         raise AgentHopError("item: give --runs r1,r2 (or --models a,b)")
     with Warehouse(db) as wh:
-        site = open_site(wh, out or default_out("item", sample_id), single_file)
-        runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
-        if len(runs) > MAX_ITEM_RUNS:
-            raise AgentHopError(f"item: shows at most {MAX_ITEM_RUNS} runs side by side, got {len(runs)}")
-        label_runs(runs)
-        context, box = mod.build(wh, sample_id, runs)
-        html = site.render_page("item.html.j2", context, box, Provenance.build(wh.path, runs))
+        with open_site(wh, out or default_out("item", sample_id), single_file) as site:
+            runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
+            if len(runs) > MAX_ITEM_RUNS:
+                raise AgentHopError(f"item: shows at most {MAX_ITEM_RUNS} runs side by side, got {len(runs)}")
+            label_runs(runs)
+            context, box = mod.build(wh, sample_id, runs)
+            html = site.render_page("item.html.j2", context, box, Provenance.build(wh.path, runs))
     click.echo(str(site.write_page(html)))
 
 

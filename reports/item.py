@@ -28,6 +28,17 @@ MARTS = ("model_summary", "fct_trajectory", "fct_tool_call")
 LETTERS = "ABCDEFGH"
 
 
+class Row(dict):  # type: ignore[type-arg]
+    """A result row whose columns are also attributes: Jinja's attribute lookup finds them first try
+    (a plain dict costs a failed getattr per access, which adds up over hundreds of item pages)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 @dataclass
 class ItemData:
     """Everything the item pages of a set of items need, fetched in a few queries."""
@@ -35,10 +46,15 @@ class ItemData:
     items: dict[str, dict[str, Any]]
     papers: dict[str, list[dict[str, Any]]]
     labels: dict[str, list[dict[str, Any]]]
-    titles: dict[tuple[str, str], str]
+    titles: dict[str, dict[str, str]]  # sample_id -> paper_id -> title
     traj: list[dict[str, Any]]
     calls: dict[str, list[dict[str, Any]]]
     with_messages: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.traj_by_sample: dict[str, list[dict[str, Any]]] = {}
+        for t in self.traj:
+            self.traj_by_sample.setdefault(t["sample_id"], []).append(t)
 
 
 def load_items(wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunInfo]) -> ItemData:
@@ -53,18 +69,20 @@ def load_items(wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunInfo]
         labels.setdefault(lab["sample_id"], []).append(lab)
     calls: dict[str, list[dict[str, Any]]] = {}
     for c in queries.tool_calls(wh, ids, sids):
-        calls.setdefault(c["sample_id"], []).append(c)
-    titles = queries.called_paper_titles(wh, ids, sids)
+        calls.setdefault(c["sample_id"], []).append(Row(c))
+    titles: dict[str, dict[str, str]] = {}
+    for (sid, pid), title in queries.called_paper_titles(wh, ids, sids).items():
+        titles.setdefault(sid, {})[pid] = title
     for sid, plist in papers.items():
         for p in plist:
             if p.get("title"):
-                titles.setdefault((sid, p["paper_id"]), p["title"])
+                titles.setdefault(sid, {}).setdefault(p["paper_id"], p["title"])
     return ItemData(
         items=queries.item_rows(wh, sids),
         papers=papers,
         labels=labels,
         titles=titles,
-        traj=queries.trajectories(wh, ids, sids),
+        traj=[Row(t) for t in queries.trajectories(wh, ids, sids)],
         calls=calls,
         with_messages=queries.runs_with_messages(wh, ids),
     )
@@ -78,13 +96,13 @@ def _args(call: dict[str, Any], titles: dict[str, str]) -> list[dict[str, Any]]:
     try:
         parsed = json.loads(raw)
     except (TypeError, ValueError):
-        return [{"name": None, "value": str(raw), "title": None}]
+        return [Row(name=None, value=str(raw), title=None)]
     if not isinstance(parsed, dict):
-        return [{"name": None, "value": json.dumps(parsed, ensure_ascii=False), "title": None}]
+        return [Row(name=None, value=json.dumps(parsed, ensure_ascii=False), title=None)]
     out = []
     for k, v in parsed.items():
         value = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-        out.append({"name": str(k), "value": value, "title": titles.get(value) if "paper" in str(k) else None})
+        out.append(Row(name=str(k), value=value, title=titles.get(value) if "paper" in str(k) else None))
     return out
 
 
@@ -105,11 +123,11 @@ def context(data: ItemData, sample_id: str, runs: Sequence[RunInfo], box: Charts
     """Template context of one item page (`item.html.j2` / `_item_section.html.j2`)."""
     calls = data.calls.get(sample_id, [])
     item = data.items.get(sample_id)
-    titles = {p: t for (s, p), t in data.titles.items() if s == sample_id}
+    titles = data.titles.get(sample_id, {})
     for c in calls:
         c["args"] = _args(c, titles)
         c["paper_title"] = titles.get(c.get("paper_id") or "")
-    aligned = align(sample_id, runs, data.traj, calls)
+    aligned = align(sample_id, runs, data.traj_by_sample.get(sample_id, []), calls)
     for side in aligned.sides:
         side.has_messages = side.run.run_id in data.with_messages
     papers = data.papers.get(sample_id, [])

@@ -17,7 +17,7 @@ API (stable; other report modules, e.g. the paper report, build on it)::
     href = site.item_href("ST-0001", from_page=p)    # link from another page p of this site
     site.write_item_pages(wh, ["ST-0001", ...], runs)  # 1-6 runs shown as turn-aligned columns
     html = site.render_page("compare.html.j2", context, charts, provenance)
-    site.write_page(html)                            # atomic; returns the page path
+    site.write_page(html)                            # swaps the folder in whole, then the page (atomic)
 
     # a further page of the same site (e.g. a paper report's section pages in the same folder):
     html = site.render_page("x.html.j2", ctx, charts, prov, page=site.folder / "x.html")
@@ -35,6 +35,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +71,12 @@ def item_anchor(sample_id: str) -> str:
     return "item-" + item_file_name(sample_id)[: -len(".html")]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _relative(target: Path, from_page: Path) -> str:
     rel = os.path.relpath(target.resolve(), from_page.resolve().parent)
     return "/".join(quote(part) for part in Path(rel).parts)
@@ -92,9 +100,69 @@ class Site:
     _inline: list[_InlineItem] = field(default_factory=list)
     _inline_charts: dict[str, dict[str, Any]] = field(default_factory=dict)
     _bundle_file: Path | None = None
+    _staging: Path | None = None  # the folder being written, renamed to `folder` by write_page
+    _committed: bool = False
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
+
+    # -- the folder is written beside its final place and swapped in whole -----------------------------
+    def _stage(self, path: Path) -> Path:
+        """Where a file of the folder is written before the main page commits the folder."""
+        if self._committed or self.single_file:
+            return path
+        rel = path.relative_to(self.folder)
+        if self._staging is None:
+            try:
+                self.out.parent.mkdir(parents=True, exist_ok=True)
+                self._staging = Path(tempfile.mkdtemp(dir=self.out.parent, prefix=f".{self.folder.name}.", suffix=".tmp"))
+            except OSError as exc:
+                raise AgentHopError(f"--out {self.out}: cannot write the report ({exc.strerror or exc}: "
+                                    f"{exc.filename or self.out.parent})") from None
+        return self._staging / rel
+
+    def _write_folder_file(self, text: str, path: Path) -> None:
+        target = self._stage(path)
+        if target == path:
+            write_html(text, path, report=self.out)
+            return
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise AgentHopError(f"--out {self.out}: cannot write the report ({exc.strerror or exc})") from None
+
+    def _commit_folder(self) -> None:
+        """Replace `folder` by the staged one (old item pages of an earlier report go with it)."""
+        if self._staging is None or self._committed:
+            self._committed = True
+            return
+        old = None
+        try:
+            os.chmod(self._staging, 0o777 & ~_umask())
+            if self.folder.exists():
+                old = Path(tempfile.mkdtemp(dir=self.out.parent, prefix=f".{self.folder.name}.", suffix=".old"))
+                os.replace(self.folder, old / "x")
+            os.replace(self._staging, self.folder)
+        except OSError as exc:
+            raise AgentHopError(f"--out {self.out}: cannot write the report ({exc.strerror or exc})") from None
+        finally:
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        self._staging, self._committed = None, True
+
+    def __enter__(self) -> Site:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove a half-written folder (the CLI calls this when a report fails)."""
+        if self._staging is not None:
+            shutil.rmtree(self._staging, ignore_errors=True)
+            self._staging = None
 
     # -- paths ---------------------------------------------------------------------------------------
     @property
@@ -125,8 +193,7 @@ class Site:
             body = javascript_bundle()
             digest = hashlib.sha256(body.encode()).hexdigest()[:12]
             path = self.folder / f"vega-{digest}.js"
-            if not path.exists():
-                write_html(body, path, report=self.out)
+            self._write_folder_file(body, path)
             self._bundle_file = path
         return self._bundle_file
 
@@ -157,7 +224,20 @@ class Site:
         return render(template, {**extra, **context}, charts, provenance, bundle=bundle, specs=specs)
 
     def write_page(self, html: str, page: Path | None = None) -> Path:
-        return write_html(html, page or self.out)
+        """Write a page atomically. The main page is written last: writing it first swaps the folder
+        (item pages, bundle) into place whole, so a failed report never leaves a mixed folder."""
+        page = page or self.out
+        if page == self.out:
+            try:
+                self._commit_folder()
+            except BaseException:
+                self.discard()
+                raise
+            return write_html(html, page)
+        if self.folder in page.parents:
+            self._write_folder_file(html, page)
+            return page
+        return write_html(html, page, report=self.out)
 
     def write_item_pages(self, wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunInfo],
                          provenance: Provenance | None = None) -> list[str]:
@@ -192,6 +272,6 @@ class Site:
                 ctx["back_href"] = _relative(self.out, page)
                 ctx["back_title"] = self.out.name
                 html = self.render_page("item.html.j2", ctx, box, prov, page=page)
-                write_html(html, page, report=self.out)
+                self._write_folder_file(html, page)
             self._items[sid] = page
         return todo

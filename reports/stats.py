@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from scipy.stats import binomtest
 
 #: z of the two-sided 95% normal interval used for Wilson intervals (SPEC §5.10).
 Z95 = 1.959964
@@ -72,7 +71,16 @@ def mcnemar_exact(b: int, c: int) -> float:
         raise ValueError(f"mcnemar_exact: discordant counts must be >= 0, got b={b}, c={c}")
     if b + c == 0:
         return 1.0
-    return float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
+    return _binomial_half_two_sided(min(b, c), b + c)
+
+
+@lru_cache(maxsize=65536)
+def _binomial_half_two_sided(k: int, n: int) -> float:
+    """scipy.stats.binomtest(k, n, 0.5).pvalue in exact integer arithmetic (no scipy import on the
+    report's path): the distribution is symmetric, so p = min(1, 2·P(X <= k)) for k < n/2."""
+    if 2 * k >= n:
+        return 1.0
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
 
 
 def format_p(p: float | None) -> str:
@@ -180,35 +188,32 @@ def fisher_p(correct_with: int, n_with: int, correct_without: int, n_without: in
 
     The p-value scipy.stats.fisher_exact returns (tested against it): with the margins fixed, the
     hypergeometric probability of every table at most as likely as the observed one (relative tolerance
-    1e-7 for ties), summed. Computed from log-gamma over the whole support in one vectorised step,
-    because a panel report runs thousands of these tests. An empty row or column makes the table
-    degenerate (no comparison possible): p = 1.
+    1e-7 for ties), summed, from log-gamma (a panel report runs thousands of these tests). An empty row
+    or column makes the table degenerate (no comparison possible): p = 1.
     """
     for name, k, n in (("with", correct_with, n_with), ("without", correct_without, n_without)):
         if n < 0 or k < 0 or k > n:
             raise ValueError(f"fisher_p: need 0 <= correct_{name} <= n_{name}, got {k}/{n}")
     total_correct = correct_with + correct_without
-    total = n_with + n_without
-    if n_with == 0 or n_without == 0 or total_correct == 0 or total_correct == total:
+    if n_with == 0 or n_without == 0 or total_correct == 0 or total_correct == n_with + n_without:
         return 1.0
     return _fisher_two_sided(correct_with, n_with, n_without, total_correct)
 
 
 @lru_cache(maxsize=65536)
 def _fisher_two_sided(x: int, n1: int, n2: int, k: int) -> float:
-    import numpy as np
-    from scipy.special import gammaln
-
+    """What scipy.stats.fisher_exact returns: with the margins fixed, the hypergeometric probability of
+    every table at most as likely as the observed one (relative tolerance 1e-7), summed; from math.lgamma."""
     lo, hi = max(0, k - n2), min(k, n1)
-    support = np.arange(lo, hi + 1, dtype=np.float64)
-    # log C(n1, y) + log C(n2, k - y) - log C(n1 + n2, k)
-    logp = (gammaln(n1 + 1) - gammaln(support + 1) - gammaln(n1 - support + 1)
-            + gammaln(n2 + 1) - gammaln(k - support + 1) - gammaln(n2 - k + support + 1)
-            - (gammaln(n1 + n2 + 1) - gammaln(k + 1) - gammaln(n1 + n2 - k + 1)))
-    probs = np.exp(logp - logp.max())
+
+    def logc(n: int, r: int) -> float:
+        return math.lgamma(n + 1) - math.lgamma(r + 1) - math.lgamma(n - r + 1)
+
+    logp = [logc(n1, y) + logc(n2, k - y) for y in range(lo, hi + 1)]
+    top = max(logp)
+    probs = [math.exp(v - top) for v in logp]
     observed = probs[x - lo]
-    p = float(probs[probs <= observed * (1 + 1e-7)].sum() / probs.sum())
-    return min(1.0, p)
+    return min(1.0, sum(p for p in probs if p <= observed * (1 + 1e-7)) / sum(probs))
 
 
 def bonferroni(p: float, m: int = BIGRAM_FAMILY) -> float:

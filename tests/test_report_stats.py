@@ -180,3 +180,20 @@ def test_accuracy_decomposition_undefined_rates_keep_identity() -> None:
     assert d.recall_driven == pytest.approx(0.5)
     assert d.conversion_driven == 0.0 and d.norecall_driven == 0.0
     assert stats.decompose_accuracy(stats.RunRates(0, 0, 0, 0), b) is None
+
+
+def test_exact_tests_agree_with_scipy() -> None:
+    """mcnemar_exact and fisher_p are computed without scipy on the report's path; scipy is the yardstick."""
+    import random
+
+    from scipy.stats import binomtest, fisher_exact
+
+    rng = random.Random(7)
+    for _ in range(400):
+        b, c = rng.randint(0, 150), rng.randint(0, 150)
+        want = 1.0 if b + c == 0 else binomtest(b, b + c, 0.5).pvalue
+        assert stats.mcnemar_exact(b, c) == pytest.approx(want, rel=1e-9, abs=1e-300)
+        n1, n2 = rng.randint(1, 200), rng.randint(1, 200)
+        k1, k2 = rng.randint(0, n1), rng.randint(0, n2)
+        want = fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue
+        assert stats.fisher_p(k1, n1, k2, n2) == pytest.approx(want, rel=1e-9, abs=1e-300)
