@@ -19,6 +19,16 @@
 -- depends_on: {{ ref('bigram_effects') }}
 -- depends_on: {{ ref('dq_label_resolution') }}
 -- depends_on: {{ ref('dq_trajectory_accounting') }}
+-- depends_on: {{ ref('panel_members') }}
+-- depends_on: {{ ref('panel_paired_counts') }}
+-- depends_on: {{ ref('condition_paired_counts') }}
+-- depends_on: {{ ref('item_difficulty') }}
+-- depends_on: {{ ref('panel_bigram_summary') }}
+-- depends_on: {{ ref('panel_evidence_contact') }}
+-- depends_on: {{ ref('closed_book_slices') }}
+-- depends_on: {{ ref('generation_gaps') }}
+-- depends_on: {{ ref('budget_truncated_accuracy') }}
+-- depends_on: {{ ref('model_cost') }}
 select
     current_timestamp::timestamptz as built_at,
     coalesce((select max(load_id) from {{ source('harness', 'ingest_log') }}), 0)::bigint as last_load_id,
