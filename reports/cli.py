@@ -209,8 +209,8 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
     with Warehouse(db) as wh:
         site = open_site(wh, target / "index.html", single_file)
         report = build(wh, condition, scores, cov, pair_list)
+        html = render_page(wh, report, site)  # writes the item pages into the site's folder
         write_report(report, target)
-        html = render_page(wh, report, site)
     click.echo(str(site.write_page(html)))
 
 

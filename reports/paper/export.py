@@ -37,7 +37,7 @@ def to_csv(table: Table) -> str:
 
 # -- LaTeX --------------------------------------------------------------------------------------------
 
-_LATEX_SPECIALS = {
+_LATEX_ESCAPES = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
     "%": r"\%",
@@ -49,14 +49,14 @@ _LATEX_SPECIALS = {
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
 }
-_LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIALS))
+_LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_ESCAPES))
 _UNICODE = {"–": "--", "—": "---", "−": "-", "±": r"$\pm$", "Δ": r"$\Delta$", "→": r"$\to$", "≤": r"$\le$",
             "≥": r"$\ge$", "×": r"$\times$", "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
 def latex_escape(text: str) -> str:
     """Escape LaTeX's special characters (and a few Unicode signs) so any text typesets literally."""
-    out = _LATEX_RE.sub(lambda m: _LATEX_SPECIALS[m.group(0)], text)
+    out = _LATEX_RE.sub(lambda m: _LATEX_ESCAPES[m.group(0)], text)
     return "".join(_UNICODE.get(ch, ch) for ch in out)
 
 
