@@ -121,3 +121,27 @@ def discrimination_histogram(values: Sequence[float | None]) -> dict[str, Any] |
         y=alt.Y("n:Q", title="items"), tooltip=["bin_start:Q", "bin_end:Q", "n:Q"],
     ).properties(width=360, height=180, title="Item discrimination")
     return _spec(chart, data)
+
+
+def condition_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Tables 4 and 18 as a chart: each ablated model's accuracy per condition, with the 25% chance line."""
+    acc: dict[tuple[str, str], Any] = {}
+    for r in rows:
+        acc[(r["model"], r["condition_from"])] = r["accuracy_from"]
+        acc[(r["model"], r["condition_to"])] = r["accuracy_to"]
+    data = [{"model": m, "condition": c, "accuracy": a} for (m, c), a in sorted(acc.items())]
+    if not data:
+        return None
+    order = ["closed_book", "no_search", "full"]
+    bars = alt.Chart().mark_bar().encode(
+        y=alt.Y("model:N", title=None),
+        yOffset=alt.YOffset("condition:N", sort=order),
+        x=alt.X("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%"), scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("condition:N", sort=order, legend=alt.Legend(orient="top", title=None)),
+        tooltip=["model:N", "condition:N", alt.Tooltip("accuracy:Q", format=".3f")],
+    )
+    chance = alt.Chart(alt.Data(values=[{"chance": 0.25}])).mark_rule(strokeDash=[5, 4], color="#555").encode(
+        x="chance:Q")
+    chart = alt.layer(alt.layer(bars, data=_data()), chance).properties(
+        width=460, height=max(80, 16 * len(data)), title="Accuracy per condition (dashed: chance, 25%)")
+    return _spec(chart, data)

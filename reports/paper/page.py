@@ -41,6 +41,8 @@ def section_charts(s: Section, report: PaperReport, box: Charts) -> list[str]:
     models = report.panel.models
     by_key = {t.key: t for t in s.tables}
     specs: list[dict[str, Any] | None] = []
+    if "table04_conditions" in by_key:
+        specs.append(figures.condition_accuracy(by_key["table04_conditions"].rows))
     if "figure02_generations" in by_key:
         specs.append(figures.generation_gap(by_key["figure02_generations"].rows))
     if "figure04_histogram" in by_key:
