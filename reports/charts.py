@@ -7,11 +7,9 @@ Data is embedded inline; the reports keep each chart to a few hundred rows (MAX_
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import altair as alt
 
 from .values import jsonable
 
@@ -30,6 +28,8 @@ LABEL_FONT = 11
 WHISKER = "#1b1b1b"
 #: Height of one bar in horizontal grouped bar charts, in px.
 BAR = 15
+#: The Vega-Lite schema the specs are written for (identifies the version; never fetched).
+SCHEMA = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
 
 
 class ChartTooLarge(ValueError):
@@ -43,11 +43,13 @@ def _values(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return values
 
 
-def _data(rows: Iterable[dict[str, Any]]) -> alt.Data:
+def _data(rows: Iterable[dict[str, Any]]) -> Any:
+    import altair as alt
+
     return alt.Data(values=_values(rows))
 
 
-def _spec(chart: alt.TopLevelMixin, *, container: bool = False) -> dict[str, Any]:
+def _spec(chart: Any, *, container: bool = False) -> dict[str, Any]:
     """Configure fonts (never below 11 px) and, for single and layered views, the page's content width."""
     chart = (
         chart.configure_view(stroke=None)
@@ -64,9 +66,36 @@ def _spec(chart: alt.TopLevelMixin, *, container: bool = False) -> dict[str, Any
     return spec
 
 
-def _run_color(runs: Sequence[str], orient: str = "top") -> alt.Color:
+def _run_color(runs: Sequence[str], orient: str = "top") -> Any:
+    import altair as alt
+
     return alt.Color("run:N", sort=list(runs), title=None, scale=alt.Scale(domain=list(runs)), legend=alt.Legend(orient=orient, direction="horizontal"
                                                                              if orient in ("top", "bottom") else "vertical"))
+
+
+def _config() -> dict[str, Any]:
+    """The shared Vega-Lite config (fonts never below 11 px), as `_spec` sets it through Altair."""
+    return {
+        "view": {"continuousWidth": 300, "continuousHeight": 300, "stroke": None},
+        "axis": {"labelFontSize": FONT, "labelLimit": 260, "titleFontSize": FONT, "titleFontWeight": "normal"},
+        "header": {"labelFontSize": FONT, "titleFontSize": FONT},
+        "legend": {"labelFontSize": FONT, "labelLimit": 420, "symbolSize": 90, "titleFontSize": FONT},
+        "text": {"fontSize": LABEL_FONT},
+        "title": {"anchor": "start", "fontSize": 14, "offset": 8},
+    }
+
+
+def _plain(layers: list[dict[str, Any]], rows: list[dict[str, Any]], *, title: str, height: int) -> dict[str, Any]:
+    """A layered spec at the page's width, written as a dict: Altair costs ~0.1 s per chart to build
+    and serialise, which the reports' most common charts do without."""
+    return {"$schema": SCHEMA, "config": _config(), "data": {"values": _values(rows)}, "layer": layers,
+            "height": height, "title": title, "width": "container",
+            "autosize": {"type": "fit-x", "contains": "padding"}}
+
+
+def _run_color_dict(runs: Sequence[str]) -> dict[str, Any]:
+    return {"field": "run", "type": "nominal", "sort": list(runs), "scale": {"domain": list(runs)}, "title": None,
+            "legend": {"orient": "top", "direction": "horizontal"}}
 
 
 def grouped_bars(
@@ -87,7 +116,8 @@ def grouped_bars(
     """Horizontal bars of `value` per `category`, one bar per run, optional Wilson whiskers.
 
     Categories sit on the y axis (long names stay horizontal and readable); the chart takes the page's
-    width. A `facet` field is folded into the category ("ST: read"), keeping one view."""
+    width. A `facet` field is folded into the category ("ST: read"), keeping one view. Whiskers are
+    dark rules with end ticks, visible on every run colour."""
     fmt = ".0%" if percent else ",.2f"
     order = list(category_order or [])
     if facet:
@@ -100,68 +130,64 @@ def grouped_bars(
         rows = [{**r, category: f"{r[facet]}: {r[category]}"} for r in rows]
         order = cats
     n_cat = len(order) or len({r[category] for r in rows})
-    y = alt.Y(f"{category}:N", sort=order or None, title=None,
-              scale=alt.Scale(paddingInner=0.25, paddingOuter=0.1))
-    x = alt.X(f"{value}:Q", title=value_title or value, axis=alt.Axis(format=fmt, tickCount=6))
-    tooltip = [alt.Tooltip("run:N"), alt.Tooltip(f"{category}:N"), alt.Tooltip(f"{value}:Q", format=".3f")]
+    y = {"field": category, "type": "nominal", "title": None, "scale": {"paddingInner": 0.25, "paddingOuter": 0.1}}
+    if order:
+        y["sort"] = order
+    y_off = {"field": "run", "type": "nominal", "sort": list(runs), "scale": {"domain": list(runs)}}
+    tooltip = [{"field": "run", "type": "nominal"}, {"field": category, "type": "nominal"},
+               {"field": value, "type": "quantitative", "format": ".3f"}]
     if lo and hi:
-        tooltip += [alt.Tooltip(f"{lo}:Q", format=".3f", title="95% low"), alt.Tooltip(f"{hi}:Q", format=".3f", title="95% high")]
+        tooltip += [{"field": lo, "type": "quantitative", "format": ".3f", "title": "95% low"},
+                    {"field": hi, "type": "quantitative", "format": ".3f", "title": "95% high"}]
     if "n" in (rows[0] if rows else {}):
-        tooltip.append(alt.Tooltip("n:Q"))
-    base = alt.Chart().encode(y=y, yOffset=alt.YOffset("run:N", sort=list(runs), scale=alt.Scale(domain=list(runs))))
-    layers: list[alt.Chart] = [base.mark_bar().encode(x=x, color=_run_color(runs), tooltip=tooltip)]
+        tooltip.append({"field": "n", "type": "quantitative"})
+    layers: list[dict[str, Any]] = [{"mark": {"type": "bar"}, "encoding": {
+        "y": y, "yOffset": y_off, "color": _run_color_dict(runs), "tooltip": tooltip,
+        "x": {"field": value, "type": "quantitative", "title": value_title or value,
+              "axis": {"format": fmt, "tickCount": 6}}}}]
     if lo and hi:
-        layers.append(base.mark_rule(strokeWidth=1.6).encode(x=alt.X(f"{lo}:Q"), x2=alt.X2(f"{hi}:Q"),
-                                                             color=alt.value(WHISKER), tooltip=tooltip))
-        layers.append(base.mark_tick(thickness=1.6, size=BAR * 0.7).encode(x=alt.X(f"{hi}:Q"), color=alt.value(WHISKER)))
-        layers.append(base.mark_tick(thickness=1.6, size=BAR * 0.7).encode(x=alt.X(f"{lo}:Q"), color=alt.value(WHISKER)))
+        dark = {"value": WHISKER}
+        layers.append({"mark": {"type": "rule", "strokeWidth": 1.6}, "encoding": {
+            "y": y, "yOffset": y_off, "color": dark, "tooltip": tooltip,
+            "x": {"field": lo, "type": "quantitative"}, "x2": {"field": hi}}})
+        for end in (lo, hi):
+            layers.append({"mark": {"type": "tick", "thickness": 1.6, "size": BAR * 0.7}, "encoding": {
+                "y": y, "yOffset": y_off, "color": dark, "x": {"field": end, "type": "quantitative"}}})
     height = max(80, n_cat * (max(1, len(runs)) * BAR + 10))
-    chart = alt.layer(*layers, data=_data(rows)).properties(height=height, title=title)
-    return _spec(chart, container=True)
+    return _plain(layers, rows, title=title, height=height)
 
 
 def heatmaps(rows: list[dict[str, Any]], *, runs: Sequence[str], tools: Sequence[str], title: str) -> dict[str, Any]:
-    """P(next | prev) as a tool x tool heatmap per run, side by side."""
-    rect = alt.Chart().mark_rect().encode(
-        x=alt.X("next_tool:N", sort=list(tools), title="next tool", axis=alt.Axis(labelAngle=-90)),
-        y=alt.Y("prev_tool:N", sort=list(tools), title="previous tool"),
-        color=alt.Color("p_next:Q", title="P(next | prev)", scale=alt.Scale(domain=[0, 1], scheme="blues")),
-        tooltip=[alt.Tooltip("prev_tool:N"), alt.Tooltip("next_tool:N"), alt.Tooltip("p_next:Q", format=".2f"),
-                 alt.Tooltip("n:Q")],
-    )
-    text = alt.Chart().mark_text(fontSize=LABEL_FONT).transform_filter("datum.p_next >= 0.005").encode(
-        x=alt.X("next_tool:N", sort=list(tools)),
-        y=alt.Y("prev_tool:N", sort=list(tools)),
-        text=alt.Text("p_next:Q", format=".2f"),
-        color=alt.condition("datum.p_next > 0.5", alt.value("white"), alt.value("black")),
-    )
-    chart = (
-        alt.layer(rect, text, data=_data(rows))
-        .properties(width=300, height=300)
-        .facet(column=alt.Column("run:N", sort=list(runs), title=None,
-                                 header=alt.Header(labelLimit=300, labelFontWeight="bold")))
-        .properties(title=title)
-    )
-    return _spec(chart)
+    """P(next | prev) as a tool x tool heatmap per run, side by side (cells labelled when >= 0.005)."""
+    x = {"field": "next_tool", "type": "nominal", "sort": list(tools)}
+    y = {"field": "prev_tool", "type": "nominal", "sort": list(tools)}
+    rect = {"mark": {"type": "rect"}, "encoding": {
+        "x": {**x, "title": "next tool", "axis": {"labelAngle": -90}}, "y": {**y, "title": "previous tool"},
+        "color": {"field": "p_next", "type": "quantitative", "title": "P(next | prev)",
+                  "scale": {"domain": [0, 1], "scheme": "blues"}},
+        "tooltip": [{"field": "prev_tool", "type": "nominal"}, {"field": "next_tool", "type": "nominal"},
+                    {"field": "p_next", "type": "quantitative", "format": ".2f"}, {"field": "n", "type": "quantitative"}]}}
+    text = {"mark": {"type": "text", "fontSize": LABEL_FONT}, "transform": [{"filter": "datum.p_next >= 0.005"}],
+            "encoding": {"x": x, "y": y, "text": {"field": "p_next", "type": "quantitative", "format": ".2f"},
+                         "color": {"condition": {"test": "datum.p_next > 0.5", "value": "white"}, "value": "black"}}}
+    return {"$schema": SCHEMA, "config": _config(), "data": {"values": _values(rows)}, "title": title,
+            "facet": {"column": {"field": "run", "type": "nominal", "sort": list(runs), "title": None,
+                                 "header": {"labelLimit": 300, "labelFontWeight": "bold"}}},
+            "spec": {"layer": [rect, text], "width": 300, "height": 300}}
 
 
 def histogram(rows: list[dict[str, Any]], *, runs: Sequence[str], title: str, x_title: str) -> dict[str, Any]:
     """Pre-binned shares (bin_start, bin_end, share per run) as overlaid translucent bars."""
-    chart = (
-        alt.Chart(_data(rows))
-        .mark_bar(opacity=0.55, binSpacing=0)
-        .encode(
-            x=alt.X("bin_start:Q", title=x_title, bin="binned"),
-            x2="bin_end:Q",
-            y=alt.Y("share:Q", title="share of items", axis=alt.Axis(format=".0%"), stack=None),
-            color=_run_color(runs),
-            tooltip=[alt.Tooltip("run:N"), alt.Tooltip("bin_start:Q", title="from"),
-                     alt.Tooltip("bin_end:Q", title="to"), alt.Tooltip("n:Q"),
-                     alt.Tooltip("share:Q", format=".1%")],
-        )
-        .properties(height=HEIGHT, title=title)
-    )
-    return _spec(chart, container=True)
+    layer = {"mark": {"type": "bar", "opacity": 0.55, "binSpacing": 0}, "encoding": {
+        "x": {"field": "bin_start", "type": "quantitative", "bin": "binned", "title": x_title},
+        "x2": {"field": "bin_end"},
+        "y": {"field": "share", "type": "quantitative", "title": "share of items", "axis": {"format": ".0%"},
+              "stack": None},
+        "color": _run_color_dict(runs),
+        "tooltip": [{"field": "run", "type": "nominal"}, {"field": "bin_start", "type": "quantitative", "title": "from"},
+                    {"field": "bin_end", "type": "quantitative", "title": "to"}, {"field": "n", "type": "quantitative"},
+                    {"field": "share", "type": "quantitative", "format": ".1%"}]}}
+    return _plain([layer], rows, title=title, height=HEIGHT)
 
 
 def _domain(values: Sequence[float], step: float = 0.05) -> tuple[float, float]:
@@ -231,6 +257,8 @@ def scatter(
 ) -> dict[str, Any]:
     """One point per run on equal axes with the diagonal y = x; notable points labelled without
     overlap (every point's name, values and tier are in its tooltip); legends outside the plot."""
+    import altair as alt  # imported where used: about half a second the compare page does without
+
     xs = [float(r[x]) for r in rows]
     ys = [float(r[y]) for r in rows]
     domain = _domain(xs + ys)
@@ -268,6 +296,8 @@ def simple_bars(
     x_type: str = "O", color: str | None = None,
 ) -> dict[str, Any]:
     """A plain bar chart (histograms computed upstream, per-replicate values, ...)."""
+    import altair as alt  # imported where used: about half a second the compare page does without
+
     enc: dict[str, Any] = {
         "x": alt.X(f"{x}:{x_type}", title=x_title, axis=alt.Axis(labelAngle=0)),
         "y": alt.Y(f"{y}:Q", title=y_title),
@@ -287,6 +317,8 @@ def points_with_ci(
 
     The axis spans only the intervals (not 0-100 %), so replicates a point apart are visibly apart;
     each dot is labelled with its value."""
+    import altair as alt  # imported where used: about half a second the compare page does without
+
     lows = [float(r[lo]) for r in rows if r.get(lo) is not None]
     highs = [float(r[hi]) for r in rows if r.get(hi) is not None]
     span = (max(highs) - min(lows)) if lows and highs else 0.1
@@ -315,40 +347,22 @@ def points_with_ci(
 def step_lines(
     rows: list[dict[str, Any]], *, x: str, y: str, runs: Sequence[str], x_title: str, y_title: str, title: str
 ) -> dict[str, Any]:
-    """Cumulative quantities per run as step lines with points (tooltips carry the tool).
-
-    Item pages draw one per item, hundreds per report, and building a spec through Altair costs
-    about a tenth of a second; so the spec is built once per (runs, titles) without data and each
-    call gets a copy with its rows inlined."""
-    spec = dict(_step_lines_template(x, y, tuple(runs), x_title, y_title, title))  # shared, never mutated
-    spec["data"] = {"values": _values(rows)}
-    return spec
-
-
-@lru_cache(maxsize=64)
-def _step_lines_template(x: str, y: str, runs: tuple[str, ...], x_title: str, y_title: str,
-                         title: str) -> dict[str, Any]:
-    base = alt.Chart().encode(
-        x=alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(tickMinStep=1)),
-        y=alt.Y(f"{y}:Q", title=y_title),
-        color=_run_color(runs),
-    )
-    chart = alt.layer(
-        base.mark_line(interpolate="step-after"),
-        base.mark_point(filled=True, size=30).encode(
-            tooltip=[alt.Tooltip("run:N"), alt.Tooltip(f"{x}:Q"), alt.Tooltip("turn:Q"), alt.Tooltip("tool:N"),
-                     alt.Tooltip(f"{y}:Q")]
-        ),
-        data=alt.Data(values=[{x: 0, y: 0, "run": runs[0] if runs else "", "turn": 0, "tool": ""}]),
-    ).properties(height=HEIGHT, title=title)
-    spec = _spec(chart, container=True)
-    spec.pop("datasets", None)
-    spec.pop("data", None)
-    return spec
+    """Cumulative quantities per run as step lines with points (tooltips carry the tool); one per item
+    page, so hundreds per report: written as a dict."""
+    enc = {"x": {"field": x, "type": "quantitative", "title": x_title, "axis": {"tickMinStep": 1}},
+           "y": {"field": y, "type": "quantitative", "title": y_title}, "color": _run_color_dict(runs)}
+    tooltip = [{"field": "run", "type": "nominal"}, {"field": x, "type": "quantitative"},
+               {"field": "turn", "type": "quantitative"}, {"field": "tool", "type": "nominal"},
+               {"field": y, "type": "quantitative"}]
+    layers = [{"mark": {"type": "line", "interpolate": "step-after"}, "encoding": enc},
+              {"mark": {"type": "point", "filled": True, "size": 30}, "encoding": {**enc, "tooltip": tooltip}}]
+    return _plain(layers, rows, title=title, height=HEIGHT)
 
 
 def binned_bars(rows: list[dict[str, Any]], *, title: str, x_title: str, y_title: str = "items") -> dict[str, Any]:
     """A histogram from pre-binned rows (bin_start, bin_end, n) on a quantitative axis."""
+    import altair as alt  # imported where used: about half a second the compare page does without
+
     chart = (
         alt.Chart(_data(rows))
         .mark_bar(binSpacing=1)

@@ -29,8 +29,13 @@
 -- depends_on: {{ ref('generation_gaps') }}
 -- depends_on: {{ ref('budget_truncated_accuracy') }}
 -- depends_on: {{ ref('model_cost') }}
+{#- raw.ingest_log is written by agenthop-ingest; a warehouse loaded otherwise has none (last_load_id 0) -#}
+{%- set ingest_log = none -%}
+{%- if execute -%}
+    {%- set ingest_log = adapter.get_relation(database=this.database, schema='raw', identifier='ingest_log') -%}
+{%- endif %}
 select
     current_timestamp::timestamptz as built_at,
-    coalesce((select max(load_id) from {{ source('harness', 'ingest_log') }}), 0)::bigint as last_load_id,
-    (select max(loaded_at) from {{ source('harness', 'ingest_log') }})::timestamptz as last_loaded_at,
+    {% if ingest_log %}coalesce((select max(load_id) from {{ ingest_log }}), 0){% else %}0{% endif %}::bigint as last_load_id,
+    {% if ingest_log %}(select max(loaded_at) from {{ ingest_log }}){% else %}null{% endif %}::timestamptz as last_loaded_at,
     (select count(*) from {{ ref('model_summary') }})::bigint as n_runs
