@@ -24,7 +24,7 @@ Examples:
   agenthop-report leaderboard
   agenthop-report reruns --model verifier
   agenthop-report item st_0042 --runs RUN_A,RUN_B
-  agenthop-report paper --out paper_report --external scores.csv
+  agenthop-report paper --condition full
   agenthop-report sql "SELECT model, accuracy FROM model_summary" --format csv
 
 Exit codes: 0 success, 2 user error (unknown model, missing marts, warehouse in use, bad SQL).
