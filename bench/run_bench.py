@@ -31,6 +31,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import StageResult, best_of, dir_bytes, run_stage  # noqa: E402
 import harness_real  # noqa: E402
+import reports as reports_bench  # noqa: E402
+import paper as paper_bench  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 #: dbt stages and the hand-written query are short and this machine is noisy: best of this many runs
@@ -217,6 +219,9 @@ def scale(label: str, replicates: int, work: Path, bench_dir: Path, results: lis
                     env=stage_env, log=logs / f"report_{kind}_{label}.log")
         r.extra["bytes_written"] = target.stat().st_size if target.exists() else 0
         results.append(r)
+    if label == "1x":
+        results += reports_bench.measure(db, out, stage_env, logs, models, label, REPEATS)
+        results += paper_bench.measure(db, out, stage_env, logs, label, REPEATS)
 
 
 def verdicts(results: list[StageResult]) -> list[str]:
@@ -310,7 +315,8 @@ def main() -> int:
     if not args.skip_10x:
         scale("10x", 10, work, bench_dir, results, env)
     info = machine()
-    missed = verdicts(results) + harness_real.missed(results)
+    missed = (verdicts(results) + harness_real.missed(results) + reports_bench.verdicts(results)
+              + paper_bench.verdicts(results))
     md = markdown(info, results, missed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],

@@ -7,6 +7,7 @@ Format::
       - name: early-committer
         backend: sim                  # sim | openai | anthropic | google | responses
         family: sim-demo              # optional
+        generation: "2"               # optional: the model's generation within its family (Figure 2)
         tier: closed_frontier         # closed_frontier | open_frontier | compute_efficient, optional
         sim: {archetype: early_committer, navigation_skill: 0.8}
       - name: my-api-model
@@ -65,7 +66,7 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _MODEL_KEYS = (
     "name", "backend", "model_id", "base_url", "api_key_env", "sampling", "sim", "family", "tier",
-    "conditions", "replicates", "rpm", "tpm",
+    "generation", "conditions", "replicates", "rpm", "tpm",
 )
 _DEFAULT_KEYS = tuple(k for k in _MODEL_KEYS if k not in ("name", "model_id"))
 _TOP_KEYS = ("defaults", "models", "name", "description")
@@ -84,6 +85,7 @@ class ModelSpec:
     sim: Mapping[str, Any] = field(default_factory=dict)
     family: str | None = None
     tier: str | None = None
+    generation: str | None = None
     conditions: tuple[str, ...] = ("full",)
     replicates: int = 1
     #: the endpoint's requests / tokens per minute (harness/limiter.py); not part of the run identity
@@ -295,6 +297,12 @@ def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str) -> ModelSpe
     if not isinstance(sim, dict):
         raise ctx.error(src_sim, where, "sim", "must be a mapping such as {archetype: balanced}")
 
+    generation, src_gen = get("generation")
+    if generation is not None:
+        if isinstance(generation, bool) or not isinstance(generation, (str, int, float)) or not str(generation).strip():
+            raise ctx.error(src_gen, where, "generation", "must be a non-empty string or number, e.g. 2 or \"2.5\"")
+        generation = str(generation).strip()
+
     model_id = opt_str("model_id")
     base_url = opt_str("base_url")
     api_key_env = opt_str("api_key_env")
@@ -335,6 +343,7 @@ def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str) -> ModelSpe
     return ModelSpec(
         name=name, backend=backend, model_id=model_id, base_url=base_url, api_key_env=api_key_env,
         sampling=dict(sampling), sim=dict(sim), family=opt_str("family"), tier=tier,
+        generation=generation,
         conditions=conditions, replicates=replicates,
         rpm=limits["rpm"] if backend != "sim" else None, tpm=limits["tpm"] if backend != "sim" else None,
     )

@@ -284,6 +284,7 @@ def run_meta(run: RunSpec, opts: RunOptions, benchmark_sha256: str, run_id: str,
         }),
         "family": m.family,
         "tier": m.tier,
+        "generation": m.generation,
     }
 
 

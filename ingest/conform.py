@@ -106,6 +106,9 @@ def conform(table: pa.Table, schema: pa.Schema, where: str) -> pa.Table:
     cols: list[pa.ChunkedArray] = []
     for field in schema:
         n = names.count(field.name)
+        if n == 0 and field.nullable and (field.metadata or {}).get(b"absent_means_null") == b"true":
+            cols.append(pa.chunked_array([pa.nulls(table.num_rows, field.type)], type=field.type))
+            continue
         if n == 0:
             raise IngestError(f"{where}: missing column '{field.name}' ({field.type})")
         if n > 1:

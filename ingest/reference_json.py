@@ -614,6 +614,7 @@ def read_folder(
             "tier": [None],
             "started_at": [_parse_time(fingerprint.get("started_at"))],
             "finished_at": [_parse_time(fingerprint.get("completed_at"))],
+            "generation": [None],
         },
         schema=tschema.RUNS,
     )

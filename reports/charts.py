@@ -6,37 +6,96 @@ Data is embedded inline; the reports keep each chart to a few hundred rows (MAX_
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import altair as alt
 
 from .values import jsonable
 
 #: Hard budget of inline rows per chart; aggregated report data never comes close.
 MAX_ROWS = 2000
 
+#: Fixed sizes for the charts that cannot take the page's width (facets, the labelled scatter).
 WIDTH = 320
 HEIGHT = 200
+SCATTER_WIDTH = 600
+SCATTER_HEIGHT = 420
+#: Smallest font of any chart text (axis labels, legends, marks), in px.
+FONT = 12
+LABEL_FONT = 11
+#: Colour of interval whiskers: dark, so they stay visible on every run colour.
+WHISKER = "#1b1b1b"
+#: Height of one bar in horizontal grouped bar charts, in px.
+BAR = 15
+#: The Vega-Lite schema the specs are written for (identifies the version; never fetched).
+SCHEMA = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
 
 
 class ChartTooLarge(ValueError):
     """A chart was handed more rows than MAX_ROWS: aggregate in SQL first."""
 
 
-def _data(rows: Iterable[dict[str, Any]]) -> alt.Data:
+def _values(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     values = [{k: jsonable(v) for k, v in r.items()} for r in rows]
     if len(values) > MAX_ROWS:
         raise ChartTooLarge(f"chart data has {len(values)} rows (budget {MAX_ROWS}); aggregate in SQL first")
-    return alt.Data(values=values)
+    return values
 
 
-def _spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    return chart.configure_view(stroke=None).configure_axis(labelLimit=220).to_dict()
+def _data(rows: Iterable[dict[str, Any]]) -> Any:
+    import altair as alt
+
+    return alt.Data(values=_values(rows))
 
 
-def _run_color(runs: Sequence[str]) -> alt.Color:
-    return alt.Color("run:N", sort=list(runs), title="run", legend=alt.Legend(orient="bottom", labelLimit=400))
+def _spec(chart: Any, *, container: bool = False) -> dict[str, Any]:
+    """Configure fonts (never below 11 px) and, for single and layered views, the page's content width."""
+    chart = (
+        chart.configure_view(stroke=None)
+        .configure_axis(labelLimit=260, labelFontSize=FONT, titleFontSize=FONT, titleFontWeight="normal")
+        .configure_legend(labelFontSize=FONT, titleFontSize=FONT, labelLimit=420, symbolSize=90)
+        .configure_title(fontSize=14, anchor="start", offset=8)
+        .configure_header(labelFontSize=FONT, titleFontSize=FONT)
+        .configure_text(fontSize=LABEL_FONT)
+    )
+    spec = chart.to_dict(validate=False)  # the specs are fixed by this module; validation costs ~10 ms each
+    if container:
+        spec["width"] = "container"
+        spec["autosize"] = {"type": "fit-x", "contains": "padding"}
+    return spec
+
+
+def _run_color(runs: Sequence[str], orient: str = "top") -> Any:
+    import altair as alt
+
+    return alt.Color("run:N", sort=list(runs), title=None, scale=alt.Scale(domain=list(runs)), legend=alt.Legend(orient=orient, direction="horizontal"
+                                                                             if orient in ("top", "bottom") else "vertical"))
+
+
+def _config() -> dict[str, Any]:
+    """The shared Vega-Lite config (fonts never below 11 px), as `_spec` sets it through Altair."""
+    return {
+        "view": {"continuousWidth": 300, "continuousHeight": 300, "stroke": None},
+        "axis": {"labelFontSize": FONT, "labelLimit": 260, "titleFontSize": FONT, "titleFontWeight": "normal"},
+        "header": {"labelFontSize": FONT, "titleFontSize": FONT},
+        "legend": {"labelFontSize": FONT, "labelLimit": 420, "symbolSize": 90, "titleFontSize": FONT},
+        "text": {"fontSize": LABEL_FONT},
+        "title": {"anchor": "start", "fontSize": 14, "offset": 8},
+    }
+
+
+def _plain(layers: list[dict[str, Any]], rows: list[dict[str, Any]], *, title: str, height: int) -> dict[str, Any]:
+    """A layered spec at the page's width, written as a dict: Altair costs ~0.1 s per chart to build
+    and serialise, which the reports' most common charts do without."""
+    return {"$schema": SCHEMA, "config": _config(), "data": {"values": _values(rows)}, "layer": layers,
+            "height": height, "title": title, "width": "container",
+            "autosize": {"type": "fit-x", "contains": "padding"}}
+
+
+def _run_color_dict(runs: Sequence[str]) -> dict[str, Any]:
+    return {"field": "run", "type": "nominal", "sort": list(runs), "scale": {"domain": list(runs)}, "title": None,
+            "legend": {"orient": "top", "direction": "horizontal"}}
 
 
 def grouped_bars(
@@ -54,86 +113,181 @@ def grouped_bars(
     lo: str | None = None,
     hi: str | None = None,
 ) -> dict[str, Any]:
-    """Bars of `value` per `category`, one bar per run side by side, optional CI rules and facet."""
+    """Horizontal bars of `value` per `category`, one bar per run, optional Wilson whiskers.
+
+    Categories sit on the y axis (long names stay horizontal and readable); the chart takes the page's
+    width. A `facet` field is folded into the category ("ST: read"), keeping one view. Whiskers are
+    dark rules with end ticks, visible on every run colour."""
     fmt = ".0%" if percent else ",.2f"
-    x = alt.X(f"{category}:N", sort=list(category_order) if category_order else None, title=None,
-              axis=alt.Axis(labelAngle=-30))
-    y = alt.Y(f"{value}:Q", title=value_title or value, axis=alt.Axis(format=fmt))
-    tooltip = [alt.Tooltip("run:N"), alt.Tooltip(f"{category}:N"), alt.Tooltip(f"{value}:Q", format=".3f")]
-    if "n" in (rows[0] if rows else {}):
-        tooltip.append(alt.Tooltip("n:Q"))
-    base = alt.Chart().encode(x=x, xOffset=alt.XOffset("run:N", sort=list(runs)), color=_run_color(runs))
-    layers: list[alt.Chart] = [base.mark_bar().encode(y=y, tooltip=tooltip)]
-    if lo and hi:
-        layers.append(base.mark_rule(color="black").encode(y=alt.Y(f"{lo}:Q"), y2=alt.Y2(f"{hi}:Q")))
-    width = max(WIDTH, 34 * max(1, len(category_order or [])) * max(1, len(runs)) // 2)
-    chart = alt.layer(*layers, data=_data(rows)).properties(width=min(width, 760), height=HEIGHT)
+    order = list(category_order or [])
     if facet:
-        chart = chart.properties(width=min(width, 380)).facet(
-            column=alt.Column(f"{facet}:N", title=None, sort=list(facet_order) if facet_order else "ascending")
-        ).resolve_scale(x="independent", xOffset="independent")
-    return _spec(chart.properties(title=title))
+        groups = list(facet_order or sorted({r[facet] for r in rows}))
+        cats = []
+        for g in groups:
+            for c in order or sorted({r[category] for r in rows if r[facet] == g}):
+                if any(r[facet] == g and r[category] == c for r in rows):
+                    cats.append(f"{g}: {c}")
+        rows = [{**r, category: f"{r[facet]}: {r[category]}"} for r in rows]
+        order = cats
+    n_cat = len(order) or len({r[category] for r in rows})
+    y = {"field": category, "type": "nominal", "title": None, "scale": {"paddingInner": 0.25, "paddingOuter": 0.1}}
+    if order:
+        y["sort"] = order
+    y_off = {"field": "run", "type": "nominal", "sort": list(runs), "scale": {"domain": list(runs)}}
+    tooltip = [{"field": "run", "type": "nominal"}, {"field": category, "type": "nominal"},
+               {"field": value, "type": "quantitative", "format": ".3f"}]
+    if lo and hi:
+        tooltip += [{"field": lo, "type": "quantitative", "format": ".3f", "title": "95% low"},
+                    {"field": hi, "type": "quantitative", "format": ".3f", "title": "95% high"}]
+    if "n" in (rows[0] if rows else {}):
+        tooltip.append({"field": "n", "type": "quantitative"})
+    layers: list[dict[str, Any]] = [{"mark": {"type": "bar"}, "encoding": {
+        "y": y, "yOffset": y_off, "color": _run_color_dict(runs), "tooltip": tooltip,
+        "x": {"field": value, "type": "quantitative", "title": value_title or value,
+              "axis": {"format": fmt, "tickCount": 6}}}}]
+    if lo and hi:
+        dark = {"value": WHISKER}
+        layers.append({"mark": {"type": "rule", "strokeWidth": 1.6}, "encoding": {
+            "y": y, "yOffset": y_off, "color": dark, "tooltip": tooltip,
+            "x": {"field": lo, "type": "quantitative"}, "x2": {"field": hi}}})
+        for end in (lo, hi):
+            layers.append({"mark": {"type": "tick", "thickness": 1.6, "size": BAR * 0.7}, "encoding": {
+                "y": y, "yOffset": y_off, "color": dark, "x": {"field": end, "type": "quantitative"}}})
+    height = max(80, n_cat * (max(1, len(runs)) * BAR + 10))
+    return _plain(layers, rows, title=title, height=height)
 
 
 def heatmaps(rows: list[dict[str, Any]], *, runs: Sequence[str], tools: Sequence[str], title: str) -> dict[str, Any]:
-    """P(next | prev) as a tool x tool heatmap per run, side by side."""
-    rect = alt.Chart().mark_rect().encode(
-        x=alt.X("next_tool:N", sort=list(tools), title="next tool", axis=alt.Axis(labelAngle=-40)),
-        y=alt.Y("prev_tool:N", sort=list(tools), title="previous tool"),
-        color=alt.Color("p_next:Q", title="P(next | prev)", scale=alt.Scale(domain=[0, 1], scheme="blues")),
-        tooltip=[alt.Tooltip("prev_tool:N"), alt.Tooltip("next_tool:N"), alt.Tooltip("p_next:Q", format=".2f"),
-                 alt.Tooltip("n:Q")],
-    )
-    text = alt.Chart().mark_text(fontSize=9).encode(
-        x=alt.X("next_tool:N", sort=list(tools)),
-        y=alt.Y("prev_tool:N", sort=list(tools)),
-        text=alt.Text("p_next:Q", format=".2f"),
-        color=alt.condition("datum.p_next > 0.5", alt.value("white"), alt.value("black")),
-    )
-    chart = (
-        alt.layer(rect, text, data=_data(rows))
-        .properties(width=260, height=260)
-        .facet(column=alt.Column("run:N", sort=list(runs), title=None, header=alt.Header(labelLimit=400)))
-        .properties(title=title)
-    )
-    return _spec(chart)
+    """P(next | prev) as a tool x tool heatmap per run, side by side (cells labelled when >= 0.005)."""
+    x = {"field": "next_tool", "type": "nominal", "sort": list(tools)}
+    y = {"field": "prev_tool", "type": "nominal", "sort": list(tools)}
+    rect = {"mark": {"type": "rect"}, "encoding": {
+        "x": {**x, "title": "next tool", "axis": {"labelAngle": -90}}, "y": {**y, "title": "previous tool"},
+        "color": {"field": "p_next", "type": "quantitative", "title": "P(next | prev)",
+                  "scale": {"domain": [0, 1], "scheme": "blues"}},
+        "tooltip": [{"field": "prev_tool", "type": "nominal"}, {"field": "next_tool", "type": "nominal"},
+                    {"field": "p_next", "type": "quantitative", "format": ".2f"}, {"field": "n", "type": "quantitative"}]}}
+    text = {"mark": {"type": "text", "fontSize": LABEL_FONT}, "transform": [{"filter": "datum.p_next >= 0.005"}],
+            "encoding": {"x": x, "y": y, "text": {"field": "p_next", "type": "quantitative", "format": ".2f"},
+                         "color": {"condition": {"test": "datum.p_next > 0.5", "value": "white"}, "value": "black"}}}
+    return {"$schema": SCHEMA, "config": _config(), "data": {"values": _values(rows)}, "title": title,
+            "facet": {"column": {"field": "run", "type": "nominal", "sort": list(runs), "title": None,
+                                 "header": {"labelLimit": 300, "labelFontWeight": "bold"}}},
+            "spec": {"layer": [rect, text], "width": 300, "height": 300}}
 
 
 def histogram(rows: list[dict[str, Any]], *, runs: Sequence[str], title: str, x_title: str) -> dict[str, Any]:
     """Pre-binned shares (bin_start, bin_end, share per run) as overlaid translucent bars."""
-    chart = (
-        alt.Chart(_data(rows))
-        .mark_bar(opacity=0.55, binSpacing=0)
-        .encode(
-            x=alt.X("bin_start:Q", title=x_title, bin="binned"),
-            x2="bin_end:Q",
-            y=alt.Y("share:Q", title="share of items", axis=alt.Axis(format=".0%"), stack=None),
-            color=_run_color(runs),
-            tooltip=[alt.Tooltip("run:N"), alt.Tooltip("bin_start:Q", title="from"),
-                     alt.Tooltip("bin_end:Q", title="to"), alt.Tooltip("n:Q"),
-                     alt.Tooltip("share:Q", format=".1%")],
-        )
-        .properties(width=WIDTH, height=HEIGHT - 40, title=title)
-    )
-    return _spec(chart)
+    layer = {"mark": {"type": "bar", "opacity": 0.55, "binSpacing": 0}, "encoding": {
+        "x": {"field": "bin_start", "type": "quantitative", "bin": "binned", "title": x_title},
+        "x2": {"field": "bin_end"},
+        "y": {"field": "share", "type": "quantitative", "title": "share of items", "axis": {"format": ".0%"},
+              "stack": None},
+        "color": _run_color_dict(runs),
+        "tooltip": [{"field": "run", "type": "nominal"}, {"field": "bin_start", "type": "quantitative", "title": "from"},
+                    {"field": "bin_end", "type": "quantitative", "title": "to"}, {"field": "n", "type": "quantitative"},
+                    {"field": "share", "type": "quantitative", "format": ".1%"}]}}
+    return _plain([layer], rows, title=title, height=HEIGHT)
+
+
+def _domain(values: Sequence[float], step: float = 0.05) -> tuple[float, float]:
+    lo, hi = min(values), max(values)
+    lo = max(0.0, math.floor(lo / step - 1e-9) * step - step / 2)
+    hi = min(1.0, math.ceil(hi / step + 1e-9) * step + step / 2)
+    if hi - lo < 4 * step:
+        mid = (lo + hi) / 2
+        lo, hi = max(0.0, mid - 2 * step), min(1.0, mid + 2 * step)
+    return round(lo, 4), round(hi, 4)
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float], gap: float = 2) -> bool:
+    return not (a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1] or b[3] + gap <= a[1])
+
+
+def place_labels(
+    points: Sequence[tuple[float, float, str]], notable: Sequence[int], *, width: float, height: float,
+    domain: tuple[float, float], font: float = LABEL_FONT, marker: float = 5,
+) -> dict[int, str]:
+    """Greedy label placement in pixel space: index -> side ('r', 'l', 't', 'b') for the notable points
+    whose label fits inside the plot without touching another label or any point; the rest stay
+    unlabelled (their names are in the tooltips)."""
+    lo, hi = domain
+
+    def px(x: float, y: float) -> tuple[float, float]:
+        return (x - lo) / (hi - lo) * width, height - (y - lo) / (hi - lo) * height
+
+    char_w, text_h = font * 0.62, font * 1.25
+    pts = [px(x, y) for x, y, _ in points]
+    obstacles = [(cx - marker, cy - marker, cx + marker, cy + marker) for cx, cy in pts]
+    placed: list[tuple[float, float, float, float]] = []
+    out: dict[int, str] = {}
+    for i in notable:
+        cx, cy = pts[i]
+        w = len(points[i][2]) * char_w
+        boxes = {
+            "r": (cx + 7, cy - text_h / 2, cx + 7 + w, cy + text_h / 2),
+            "l": (cx - 7 - w, cy - text_h / 2, cx - 7, cy + text_h / 2),
+            "t": (cx - w / 2, cy - 8 - text_h, cx + w / 2, cy - 8),
+            "b": (cx - w / 2, cy + 8, cx + w / 2, cy + 8 + text_h),
+        }
+        for side, box in boxes.items():
+            inside = box[0] >= 0 and box[1] >= 0 and box[2] <= width and box[3] <= height
+            if inside and not any(_overlaps(box, o, 0) for j, o in enumerate(obstacles) if j != i) \
+                    and not any(_overlaps(box, o) for o in placed):
+                placed.append(box)
+                out[i] = side
+                break
+    return out
+
+
+def notable_points(xs: Sequence[float], ys: Sequence[float], k: int = 3) -> list[int]:
+    """Indices worth a label, most notable first: best and worst y, extremes of x, and the points
+    farthest above and below the diagonal y = x."""
+    idx = list(range(len(xs)))
+    order: list[int] = []
+    for seq in (sorted(idx, key=lambda i: -ys[i])[:k], sorted(idx, key=lambda i: ys[i])[:2],
+                sorted(idx, key=lambda i: -(ys[i] - xs[i]))[:2], sorted(idx, key=lambda i: ys[i] - xs[i])[:2],
+                sorted(idx, key=lambda i: -xs[i])[:1], sorted(idx, key=lambda i: xs[i])[:1]):
+        order += [i for i in seq if i not in order]
+    return order
 
 
 def scatter(
     rows: list[dict[str, Any]], *, x: str, y: str, x_title: str, y_title: str, color: str, title: str
 ) -> dict[str, Any]:
-    """One point per run (label, tier, simulated flag in the tooltip), labelled."""
-    base = alt.Chart().encode(
-        x=alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(format=".0%"), scale=alt.Scale(zero=False)),
-        y=alt.Y(f"{y}:Q", title=y_title, axis=alt.Axis(format=".0%"), scale=alt.Scale(zero=False)),
+    """One point per run on equal axes with the diagonal y = x; notable points labelled without
+    overlap (every point's name, values and tier are in its tooltip); legends outside the plot."""
+    import altair as alt  # imported where used: about half a second the compare page does without
+
+    xs = [float(r[x]) for r in rows]
+    ys = [float(r[y]) for r in rows]
+    domain = _domain(xs + ys)
+    sides = place_labels([(a, b, str(r["run"])) for a, b, r in zip(xs, ys, rows)], notable_points(xs, ys),
+                         width=SCATTER_WIDTH, height=SCATTER_HEIGHT, domain=domain)
+    data = [{**r, "label_side": sides.get(i, "")} for i, r in enumerate(rows)]
+    scale = alt.Scale(domain=list(domain), nice=False, zero=False)
+    xenc = alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(format=".0%"), scale=scale)
+    yenc = alt.Y(f"{y}:Q", title=y_title, axis=alt.Axis(format=".0%"), scale=scale)
+    diagonal = alt.Chart(alt.Data(values=[{"d": domain[0]}, {"d": domain[1]}])).mark_line(
+        color="#8a96a3", strokeDash=[6, 4], strokeWidth=1.2
+    ).encode(x=alt.X("d:Q", scale=scale), y=alt.Y("d:Q", scale=scale))
+    base = alt.Chart(_data(data)).encode(x=xenc, y=yenc)
+    points = base.mark_point(size=80, filled=True, opacity=0.9).encode(
+        color=alt.Color(f"{color}:N", title=color, legend=alt.Legend(orient="right")),
+        shape=alt.Shape("kind:N", title="backend", legend=alt.Legend(orient="right")),
+        tooltip=[alt.Tooltip("run:N"), alt.Tooltip(f"{x}:Q", format=".1%", title=x_title),
+                 alt.Tooltip(f"{y}:Q", format=".1%", title=y_title), alt.Tooltip(f"{color}:N"),
+                 alt.Tooltip("kind:N", title="backend")],
     )
-    points = base.mark_point(size=70, filled=True).encode(
-        color=alt.Color(f"{color}:N", title=color),
-        shape=alt.Shape("kind:N", title="backend"),
-        tooltip=[alt.Tooltip("run:N"), alt.Tooltip(f"{x}:Q", format=".3f"), alt.Tooltip(f"{y}:Q", format=".3f"),
-                 alt.Tooltip(f"{color}:N")],
-    )
-    labels = base.mark_text(align="left", dx=6, fontSize=9).encode(text="run:N")
-    chart = alt.layer(points, labels, data=_data(rows)).properties(width=560, height=360, title=title)
+    text_layers = []
+    for side, kw in (("r", {"align": "left", "dx": 7}), ("l", {"align": "right", "dx": -7}),
+                     ("t", {"align": "center", "dy": -8, "baseline": "bottom"}),
+                     ("b", {"align": "center", "dy": 8, "baseline": "top"})):
+        kw.setdefault("baseline", "middle")
+        text_layers.append(base.transform_filter(f"datum.label_side == '{side}'").mark_text(
+            fontSize=LABEL_FONT, color="#333", **kw).encode(text="run:N"))
+    chart = alt.layer(diagonal, points, *text_layers).properties(
+        width=SCATTER_WIDTH, height=SCATTER_HEIGHT, title=title)
     return _spec(chart)
 
 
@@ -142,6 +296,8 @@ def simple_bars(
     x_type: str = "O", color: str | None = None,
 ) -> dict[str, Any]:
     """A plain bar chart (histograms computed upstream, per-replicate values, ...)."""
+    import altair as alt  # imported where used: about half a second the compare page does without
+
     enc: dict[str, Any] = {
         "x": alt.X(f"{x}:{x_type}", title=x_title, axis=alt.Axis(labelAngle=0)),
         "y": alt.Y(f"{y}:Q", title=y_title),
@@ -150,53 +306,63 @@ def simple_bars(
     if color:
         enc["color"] = alt.Color(f"{color}:N")
         enc["xOffset"] = alt.XOffset(f"{color}:N")
-    chart = alt.Chart(_data(rows)).mark_bar().encode(**enc).properties(width=WIDTH, height=HEIGHT, title=title)
-    return _spec(chart)
+    chart = alt.Chart(_data(rows)).mark_bar().encode(**enc).properties(height=HEIGHT, title=title)
+    return _spec(chart, container=True)
 
 
 def points_with_ci(
     rows: list[dict[str, Any]], *, category: str, value: str, lo: str, hi: str, title: str, color: str | None = None
 ) -> dict[str, Any]:
-    """Dots with interval rules, e.g. accuracy per replicate with Wilson intervals."""
+    """Dots with interval whiskers, e.g. accuracy per replicate with Wilson intervals.
+
+    The axis spans only the intervals (not 0-100 %), so replicates a point apart are visibly apart;
+    each dot is labelled with its value."""
+    import altair as alt  # imported where used: about half a second the compare page does without
+
+    lows = [float(r[lo]) for r in rows if r.get(lo) is not None]
+    highs = [float(r[hi]) for r in rows if r.get(hi) is not None]
+    span = (max(highs) - min(lows)) if lows and highs else 0.1
+    pad = max(0.005, span * 0.08)
+    domain = [max(0.0, min(lows) - pad), min(1.0, max(highs) + pad)] if lows and highs else [0.0, 1.0]
+    scale = alt.Scale(domain=domain, nice=False, zero=False)
     base = alt.Chart().encode(
-        y=alt.Y(f"{category}:N", title=None),
-        color=alt.Color(f"{color}:N") if color else alt.value("#1f77b4"),
+        y=alt.Y(f"{category}:N", title=None, sort=None, scale=alt.Scale(paddingInner=0.3)),
     )
+    tooltip = [alt.Tooltip(f"{category}:N"), alt.Tooltip(f"{value}:Q", format=".3f"),
+               alt.Tooltip(f"{lo}:Q", format=".3f", title="95% low"), alt.Tooltip(f"{hi}:Q", format=".3f", title="95% high")]
+    dot_color = alt.Color(f"{color}:N") if color else alt.value("#2458a6")
     chart = alt.layer(
-        base.mark_rule().encode(x=alt.X(f"{lo}:Q", title="accuracy", axis=alt.Axis(format=".0%")),
-                                x2=alt.X2(f"{hi}:Q")),
-        base.mark_point(filled=True, size=60).encode(
-            x=alt.X(f"{value}:Q"),
-            tooltip=[alt.Tooltip(f"{category}:N"), alt.Tooltip(f"{value}:Q", format=".3f"),
-                     alt.Tooltip(f"{lo}:Q", format=".3f"), alt.Tooltip(f"{hi}:Q", format=".3f")],
-        ),
+        base.mark_rule(strokeWidth=2, color="#5a6570").encode(
+            x=alt.X(f"{lo}:Q", title="accuracy (Wilson 95%)", axis=alt.Axis(format=".1%", tickCount=6), scale=scale),
+            x2=alt.X2(f"{hi}:Q")),
+        base.mark_point(filled=True, size=90, opacity=1).encode(x=alt.X(f"{value}:Q", scale=scale), color=dot_color,
+                                                                tooltip=tooltip),
+        base.mark_text(dy=-12, fontSize=LABEL_FONT).encode(x=alt.X(f"{value}:Q", scale=scale),
+                                                           text=alt.Text(f"{value}:Q", format=".1%")),
         data=_data(rows),
-    ).properties(width=WIDTH + 80, title=title)
-    return _spec(chart)
+    ).properties(height=max(90, 46 * len(rows)), title=title)
+    return _spec(chart, container=True)
 
 
 def step_lines(
     rows: list[dict[str, Any]], *, x: str, y: str, runs: Sequence[str], x_title: str, y_title: str, title: str
 ) -> dict[str, Any]:
-    """Cumulative quantities per run as step lines with points (tooltips carry the tool)."""
-    base = alt.Chart().encode(
-        x=alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(tickMinStep=1)),
-        y=alt.Y(f"{y}:Q", title=y_title),
-        color=_run_color(runs),
-    )
-    chart = alt.layer(
-        base.mark_line(interpolate="step-after"),
-        base.mark_point(filled=True, size=30).encode(
-            tooltip=[alt.Tooltip("run:N"), alt.Tooltip(f"{x}:Q"), alt.Tooltip("turn:Q"), alt.Tooltip("tool:N"),
-                     alt.Tooltip(f"{y}:Q")]
-        ),
-        data=_data(rows),
-    ).properties(width=WIDTH + 120, height=HEIGHT - 40, title=title)
-    return _spec(chart)
+    """Cumulative quantities per run as step lines with points (tooltips carry the tool); one per item
+    page, so hundreds per report: written as a dict."""
+    enc = {"x": {"field": x, "type": "quantitative", "title": x_title, "axis": {"tickMinStep": 1}},
+           "y": {"field": y, "type": "quantitative", "title": y_title}, "color": _run_color_dict(runs)}
+    tooltip = [{"field": "run", "type": "nominal"}, {"field": x, "type": "quantitative"},
+               {"field": "turn", "type": "quantitative"}, {"field": "tool", "type": "nominal"},
+               {"field": y, "type": "quantitative"}]
+    layers = [{"mark": {"type": "line", "interpolate": "step-after"}, "encoding": enc},
+              {"mark": {"type": "point", "filled": True, "size": 30}, "encoding": {**enc, "tooltip": tooltip}}]
+    return _plain(layers, rows, title=title, height=HEIGHT)
 
 
 def binned_bars(rows: list[dict[str, Any]], *, title: str, x_title: str, y_title: str = "items") -> dict[str, Any]:
     """A histogram from pre-binned rows (bin_start, bin_end, n) on a quantitative axis."""
+    import altair as alt  # imported where used: about half a second the compare page does without
+
     chart = (
         alt.Chart(_data(rows))
         .mark_bar(binSpacing=1)
@@ -207,6 +373,6 @@ def binned_bars(rows: list[dict[str, Any]], *, title: str, x_title: str, y_title
             tooltip=[alt.Tooltip("bin_start:Q", title="from"), alt.Tooltip("bin_end:Q", title="to"),
                      alt.Tooltip("n:Q", title=y_title)],
         )
-        .properties(width=WIDTH, height=HEIGHT, title=title)
+        .properties(height=HEIGHT, title=title)
     )
-    return _spec(chart)
+    return _spec(chart, container=True)

@@ -24,6 +24,7 @@ Examples:
   agenthop-report leaderboard
   agenthop-report reruns --model verifier
   agenthop-report item st_0042 --runs RUN_A,RUN_B
+  agenthop-report paper --condition full
   agenthop-report sql "SELECT model, accuracy FROM model_summary" --format csv
 
 Exit codes: 0 success, 2 user error (unknown model, missing marts, warehouse in use, bad SQL).
@@ -42,10 +43,23 @@ def db_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def out_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--single-file", "single_file", is_flag=True, default=False,
+        help="Inline everything (chart bundle, item pages) into the one HTML file, e.g. to send by mail.",
+    )(fn)
     return click.option(
         "--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-        help="Output HTML file (default: reports_out/<kind>-<names>.html).",
+        help="Output HTML file (default: reports_out/<kind>-<names>.html); item pages and the chart "
+             "bundle go to the folder <name>_files beside it.",
     )(fn)
+
+
+def open_site(wh: Warehouse, out: Path, single_file: bool) -> Any:  # returns reports.site.Site
+    """The checks every report runs first (marts current, dq warnings), then the report's Site."""
+    from .freshness import prepare
+    from .site import Site
+
+    return Site(out, single_file=single_file, dq_issues=prepare(wh))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
@@ -58,45 +72,50 @@ def main() -> None:
 @click.option("--models", help="Two model names, comma-separated (each: its --condition run, lowest replicate).")
 @click.option("--runs", "run_ids", help="Two run ids, comma-separated (instead of --models).")
 @click.option("--condition", default="full", show_default=True, help="Condition used to pick a model's run.")
-@click.option("--max-items", default=25, show_default=True, type=click.IntRange(0, 1000),
-              help="Win/loss items per side whose trajectories are embedded.")
 @db_option
 @out_option
 @cli_errors
-def compare(models: str | None, run_ids: str | None, condition: str, max_items: int, db: str | None,
-            out: Path | None) -> None:
-    """Compare two runs: profile, paired tests, behaviour, win/loss trajectories."""
+def compare(models: str | None, run_ids: str | None, condition: str, db: str | None,
+            out: Path | None, single_file: bool) -> None:
+    """Compare two runs: profile, paired tests, behaviour, win/loss items (each with its item page)."""
     from . import compare as mod
     from .queries import label_runs, resolve_runs
-    from .render import Provenance, default_out, render, write_html
+    from .render import Provenance, default_out
 
     names, ids = _split(models), _split(run_ids)
     if bool(names) == bool(ids):
         raise AgentHopError("compare: give exactly one of --models a,b or --runs r1,r2")
     if len(names or ids) != 2:
         raise AgentHopError(f"compare: needs exactly two {'models' if names else 'runs'}, got {len(names or ids)}")
-    with Warehouse(db) as wh:
-        runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
-        label_runs(runs)
-        context, box = mod.build(wh, runs, max_items=max_items)
-        html = render("compare.html.j2", context, box, Provenance.build(wh.path, runs))
     target = out or default_out("compare", *(names or ids))
-    click.echo(str(write_html(html, target)))
+    with Warehouse(db) as wh:
+        with open_site(wh, target, single_file) as site:
+            runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
+            label_runs(runs)
+            prov = Provenance.build(wh.path, runs)
+            context, box = mod.build(wh, runs)
+            site.write_item_pages(wh, context["item_ids"], runs, prov)
+            html = site.render_page("compare.html.j2", context, box, prov)
+    click.echo(str(site.write_page(html)))
 
 
 @main.command(epilog=EPILOG)
 @db_option
 @out_option
 @cli_errors
-def leaderboard(db: str | None, out: Path | None) -> None:
+def leaderboard(db: str | None, out: Path | None, single_file: bool) -> None:
     """Table 2 for every run by tier, accuracy vs recall, condition deltas, panel reliability."""
     from . import leaderboard as mod
-    from .render import Provenance, default_out, render, write_html
+    from .render import Provenance, default_out
 
     with Warehouse(db) as wh:
-        context, box, runs = mod.build(wh)
-        html = render("leaderboard.html.j2", context, box, Provenance.build(wh.path, runs))
-    click.echo(str(write_html(html, out or default_out("leaderboard"))))
+        with open_site(wh, out or default_out("leaderboard"), single_file) as site:
+            context, box, runs = mod.build(wh)
+            prov = Provenance.build(wh.path, runs)
+            rel = context["reliability"]
+            site.write_item_pages(wh, [w["sample_id"] for w in rel["worst"]], rel["item_runs"], prov)
+            html = site.render_page("leaderboard.html.j2", context, box, prov)
+    click.echo(str(site.write_page(html)))
 
 
 @main.command(epilog=EPILOG)
@@ -104,17 +123,24 @@ def leaderboard(db: str | None, out: Path | None) -> None:
 @db_option
 @out_option
 @cli_errors
-def reruns(model: str, db: str | None, out: Path | None) -> None:
+def reruns(model: str, db: str | None, out: Path | None, single_file: bool) -> None:
     """Rerun variance (Table 17), per-item flips, unstable items, noise floor."""
     from . import reruns as mod
-    from .render import Provenance, default_out, render, write_html
+    from .render import Provenance, default_out
+    from .site import MAX_ITEM_RUNS
 
     with Warehouse(db) as wh:
-        context, box, runs = mod.build(wh, model)
-        html = render("reruns.html.j2", context, box, Provenance.build(wh.path, runs))
+        with open_site(wh, out or default_out("reruns", model), single_file) as site:
+            context, box, runs = mod.build(wh, model)
+            prov = Provenance.build(wh.path, runs)
+            grouped = [r for g in context["groups"] for r in g["runs"]]
+            for g in context["groups"]:  # one page per item: every replicate of every group when they fit
+                shown = grouped if len(grouped) <= MAX_ITEM_RUNS else g["runs"][:MAX_ITEM_RUNS]
+                site.write_item_pages(wh, [u["sample_id"] for u in g["unstable"]], shown, prov)
+            html = site.render_page("reruns.html.j2", context, box, prov)
     if not context["groups"]:
         click.secho(f"warning: model {model!r} has no condition with two or more replicates", fg="yellow", err=True)
-    click.echo(str(write_html(html, out or default_out("reruns", model))))
+    click.echo(str(site.write_page(html)))
 
 
 @main.command(epilog=EPILOG)
@@ -126,21 +152,66 @@ def reruns(model: str, db: str | None, out: Path | None) -> None:
 @out_option
 @cli_errors
 def item(sample_id: str, run_ids: str | None, models: str | None, condition: str, db: str | None,
-         out: Path | None) -> None:
-    """One item's trajectories side by side, turn-aligned, outputs collapsed."""
+         out: Path | None, single_file: bool) -> None:
+    """One item and 1-6 runs' trajectories on it, side by side and turn-aligned."""
     from . import item as mod
     from .queries import label_runs, resolve_runs
-    from .render import Provenance, default_out, render, write_html
+    from .render import Provenance, default_out
+    from .site import MAX_ITEM_RUNS
 
     names, ids = _split(models), _split(run_ids)
     if not names and not ids:
         raise AgentHopError("item: give --runs r1,r2 (or --models a,b)")
     with Warehouse(db) as wh:
-        runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
-        label_runs(runs)
-        context, box = mod.build(wh, sample_id, runs)
-        html = render("item.html.j2", context, box, Provenance.build(wh.path, runs))
-    click.echo(str(write_html(html, out or default_out("item", sample_id))))
+        with open_site(wh, out or default_out("item", sample_id), single_file) as site:
+            runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
+            if len(runs) > MAX_ITEM_RUNS:
+                raise AgentHopError(f"item: shows at most {MAX_ITEM_RUNS} runs side by side, got {len(runs)}")
+            label_runs(runs)
+            context, box = mod.build(wh, sample_id, runs)
+            html = site.render_page("item.html.j2", context, box, Provenance.build(wh.path, runs))
+    click.echo(str(site.write_page(html)))
+
+
+@main.command(epilog=EPILOG)
+@click.option("--condition", default="full", show_default=True,
+              help="The panel: every model's run under this condition with the lowest replicate.")
+@click.option("--external", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="CSV model,benchmark,score of other benchmarks (Table 16).")
+@click.option("--covariates", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="CSV sample_id,<columns...> of item covariates; numeric columns give quartiles (Table 19).")
+@click.option("--pair", "pairs", multiple=True, metavar="A,B",
+              help="Two models whose bigram frequencies to test (repeatable; default: neighbours by accuracy).")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output directory (default: reports_out/paper): index.html, its folder index_files/ "
+                   "(item pages, chart bundle) and tables/.")
+@click.option("--single-file", "single_file", is_flag=True, default=False,
+              help="Inline the chart bundle and item pages into index.html (tables/ is still written).")
+@db_option
+@cli_errors
+def paper(condition: str, external: Path | None, covariates: Path | None, pairs: tuple[str, ...], out: Path | None,
+          single_file: bool, db: str | None) -> None:
+    """The paper's whole analysis for a panel: DIR/index.html plus every table as CSV and LaTeX."""
+    from .paper.build import build, write_report
+    from .paper.inputs import read_covariates, read_external
+    from .paper.page import render_page
+    from .render import DEFAULT_OUT_DIR
+
+    pair_list = []
+    for p in pairs:
+        names = _split(p)
+        if len(names) != 2 or names[0] == names[1]:
+            raise AgentHopError(f"--pair {p!r}: give two different model names, e.g. --pair model-a,model-b")
+        pair_list.append((names[0], names[1]))
+    scores = read_external(external) if external else None
+    cov = read_covariates(covariates) if covariates else None
+    target = out or DEFAULT_OUT_DIR / "paper"
+    with Warehouse(db) as wh:
+        site = open_site(wh, target / "index.html", single_file)
+        report = build(wh, condition, scores, cov, pair_list)
+        html = render_page(wh, report, site)  # writes the item pages into the site's folder
+        write_report(report, target)
+    click.echo(str(site.write_page(html)))
 
 
 @main.command(epilog=EPILOG)

@@ -10,7 +10,6 @@ from agenthop.harness.errors import AgentHopError
 from . import charts, queries, sections, stats
 from .queries import TOOLS, RunInfo
 from .render import Charts
-from .trajectories import align
 from .warehouse import Warehouse
 
 MARTS = (
@@ -19,8 +18,8 @@ MARTS = (
     "evidence_contact_summary", "fct_tool_call", "bigram_effects",
 )
 
-#: Win/loss items whose trajectories are embedded, per direction (keeps the page small).
-DEFAULT_MAX_ITEMS = 25
+#: Recall patterns of a win/loss item: which of the two runs read every gold paper.
+RECALL_PATTERNS = ("both recalled", "only A recalled", "only B recalled", "neither recalled")
 
 
 def _rates(c: dict[str, int], scope: str | None) -> stats.RunRates:
@@ -51,7 +50,43 @@ def paired_tests(wh: Warehouse, a: RunInfo, b: RunInfo) -> list[dict[str, Any]]:
     return out
 
 
-def build(wh: Warehouse, runs: Sequence[RunInfo], max_items: int = DEFAULT_MAX_ITEMS) -> tuple[dict[str, Any], Charts]:
+def _pattern(row: dict[str, Any]) -> str:
+    a, b = bool(row["a_recall"]), bool(row["b_recall"])
+    return RECALL_PATTERNS[0 if a and b else 1 if a else 2 if b else 3]
+
+
+def win_loss_strata(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Win/loss items grouped by cell and recall pattern: per stratum the items A won and B won."""
+    strata: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        key = (str(r["cell"]), _pattern(r))
+        s = strata.setdefault(key, {"cell": key[0], "recall": key[1], "a_wins": [], "b_wins": []})
+        (s["a_wins"] if r["a_correct"] else s["b_wins"]).append(r)
+    cells = [c for c in queries.CELLS if any(k[0] == c for k in strata)] + sorted(
+        {k[0] for k in strata} - set(queries.CELLS))
+    return [strata[(c, p)] for c in cells for p in RECALL_PATTERNS if (c, p) in strata]
+
+
+def summary(a: RunInfo, b: RunInfo, counts: dict[str, dict[str, int]], paired: list[dict[str, Any]],
+            decomposition_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The few numbers the page opens with: accuracies, the paired test, the main driver."""
+    ca, cb = counts.get(a.run_id, {}), counts.get(b.run_id, {})
+    acc = next((p for p in paired if p["comparison"] == "accuracy"), None)
+    d = decomposition_rows[0]["d"] if decomposition_rows else None
+    driver = None
+    if d is not None:
+        parts = {"finding the evidence (paper recall)": d.recall_driven,
+                 "using the evidence it found (conversion)": d.conversion_driven,
+                 "answering without the evidence": d.norecall_driven}
+        name, value = max(parts.items(), key=lambda kv: abs(kv[1] or 0))
+        driver = {"name": name, "value": value, "share": (abs(value) / sum(abs(v or 0) for v in parts.values()))
+                  if any(parts.values()) else None}
+    return {"acc_a": stats.format_acc_pm(ca.get("correct", 0), ca.get("n", 0)),
+            "acc_b": stats.format_acc_pm(cb.get("correct", 0), cb.get("n", 0)),
+            "test": acc["t"] if acc else None, "d": d, "driver": driver}
+
+
+def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Charts]:
     if len(runs) != 2:
         raise AgentHopError(f"compare needs exactly two models or runs, got {len(runs)}")
     wh.require(MARTS)
@@ -83,17 +118,12 @@ def build(wh: Warehouse, runs: Sequence[RunInfo], max_items: int = DEFAULT_MAX_I
         queries.reasoning_accuracy(wh, ids), runs, key="reasoning_type", preferred=sections.REASONING_ORDER,
         title="Accuracy per reasoning type (Wilson 95%)", chart_box=box)
 
-    # win/loss items and their trajectories
+    # win/loss items: each links to its item page (written by the caller's Site)
     wl = queries.win_loss_items(wh, a.run_id, b.run_id)
     a_wins = [r for r in wl if r["a_correct"]]
     b_wins = [r for r in wl if r["b_correct"]]
-    shown = [r["sample_id"] for r in a_wins[:max_items]] + [r["sample_id"] for r in b_wins[:max_items]]
-    traj = queries.trajectories(wh, ids, shown)
-    calls = queries.tool_calls(wh, ids, shown)
-    calls_by_item: dict[str, list[dict[str, Any]]] = {}
-    for c in calls:
-        calls_by_item.setdefault(c["sample_id"], []).append(c)
-    aligned = [align(s, runs, traj, calls_by_item.get(s, [])) for s in shown]
+    paired = paired_tests(wh, a, b)
+    decomp = decomposition(counts, a, b)
 
     context = {
         "title": f"Compare {a.label} vs {b.label}",
@@ -102,8 +132,9 @@ def build(wh: Warehouse, runs: Sequence[RunInfo], max_items: int = DEFAULT_MAX_I
         "b": b,
         "profile_rows": profile_rows,
         "profile_chart": profile_chart,
-        "decomposition": decomposition(counts, a, b),
-        "paired": paired_tests(wh, a, b),
+        "decomposition": decomp,
+        "paired": paired,
+        "summary": summary(a, b, counts, paired, decomp),
         "stopping": sections.side_by_side_shares(stop_rows, runs, key="category", preferred=sections.STOPPING_ORDER,
                                                  group="scope", group_order=sections.SCOPE_ORDER),
         "stopping_chart": box.add(sections.share_chart(stop_rows, runs, key="category",
@@ -137,8 +168,8 @@ def build(wh: Warehouse, runs: Sequence[RunInfo], max_items: int = DEFAULT_MAX_I
         "dist_summary": {r["run_id"]: r for r in queries.distribution_summary(wh, ids)},
         "a_wins": a_wins,
         "b_wins": b_wins,
-        "shown": set(shown),
-        "max_items": max_items,
-        "aligned": aligned,
+        "win_loss": wl,
+        "strata": win_loss_strata(wl),
+        "item_ids": [r["sample_id"] for r in wl],
     }
     return context, box

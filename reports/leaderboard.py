@@ -30,6 +30,14 @@ def panel_runs(runs: Sequence[RunInfo]) -> list[RunInfo]:
     return [best[m] for m in sorted(best)]
 
 
+def item_runs(panel: Sequence[RunInfo], k: int = 6) -> list[RunInfo]:
+    """The runs an item page of the leaderboard shows: the 3 most and 3 least accurate of the panel."""
+    ranked = sorted(panel, key=lambda r: (-(_f(r.summary.get("accuracy")) or 0), r.label))
+    if len(ranked) <= k:
+        return ranked
+    return ranked[: k // 2] + ranked[-(k - k // 2):]
+
+
 def reliability(wh: Warehouse, panel: Sequence[RunInfo], chart_box: Charts) -> dict[str, Any]:
     """Cronbach's alpha over the models x items matrix and corrected item-total correlations."""
     items, matrix = queries.correctness_matrix(wh, [r.run_id for r in panel])
@@ -64,6 +72,7 @@ def reliability(wh: Warehouse, panel: Sequence[RunInfo], chart_box: Charts) -> d
                   for s, d in worst],
         "chart": cid,
         "panel": panel,
+        "item_runs": item_runs(panel),
     }
 
 

@@ -418,8 +418,9 @@ def distribution_summary(wh: Warehouse, run_ids: Sequence[str]) -> list[dict[str
 # ------------------------------------------------------------------------------------------------
 
 _TRAJ_COLS = (
-    "sample_id", "predicted_answer", "question_type", "cell", "reasoning_type", "is_correct", "terminated_by", "paper_recall",
+    "sample_id", "predicted_answer", "predicted_index", "question_type", "cell", "reasoning_type", "is_correct", "terminated_by", "paper_recall",
     "section_recall", "evidence_contact", "total_tokens", "total_turns", "budget_used", "n_tool_calls",
+    "n_attempts",
 )
 
 
@@ -437,10 +438,10 @@ def trajectories(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequence[str
 
 _CALL_COLS = (
     "seq", "turn", "call_index", "tool", "args_json", "paper_id", "is_gold_paper", "status", "cost",
-    "output_chars", "resolved_header",
+    "output_chars", "resolved_header", "budget_after",
 )
 #: Optional columns shown when the mart carries them.
-_CALL_OPTIONAL = ("output_text", "output", "section_query")
+_CALL_OPTIONAL = ("output_text", "output", "section_query", "search_query", "answer", "tokens_after")
 
 
 def tool_calls(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -541,7 +542,9 @@ def flip_histogram(wh: Warehouse, model: str) -> list[dict[str, Any]]:
 
 
 def unstable_items(wh: Warehouse, run_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """Items whose correctness differs across the given runs, with the per-run pattern (run order)."""
+    """Items whose correctness differs across the given runs, with the per-run pattern (run order).
+
+    Most unstable first: correct in about half of the runs (|2·k − n| smallest), then by id."""
     if len(run_ids) < 2:
         return []
     order = " ".join(f"WHEN ? THEN {i}" for i in range(len(run_ids)))
@@ -553,7 +556,7 @@ def unstable_items(wh: Warehouse, run_ids: Sequence[str]) -> list[dict[str, Any]
         SELECT sample_id, any_value(cell) AS cell, any_value(reasoning_type) AS reasoning_type,
                list(c ORDER BY pos) AS pattern, sum(c) AS n_correct, count(*) AS n_runs
         FROM t GROUP BY sample_id HAVING min(c) <> max(c)
-        ORDER BY n_correct DESC, sample_id
+        ORDER BY abs(2 * sum(c) - count(*)), sample_id
         """,
         [*run_ids, *run_ids],
     )
@@ -569,3 +572,78 @@ def item_correct_counts(wh: Warehouse, run_ids: Sequence[str]) -> list[int]:
         [*run_ids, len(run_ids)],
     ).fetchall()
     return [int(r[0]) for r in rows]
+
+
+# ------------------------------------------------------------------------------------------------
+# Item pages: the item itself (raw benchmark tables) and what each run recorded
+# ------------------------------------------------------------------------------------------------
+
+
+def _raw_tables(wh: Warehouse) -> set[str]:
+    return {r[0] for r in wh.con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw' "
+        "AND table_catalog = current_database()").fetchall()}
+
+
+def item_rows(wh: Warehouse, sample_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """raw.items rows (question, options, correct_index, seed, ...) of the given items."""
+    if not sample_ids or "items" not in _raw_tables(wh):
+        return {}
+    rows = wh.rows(
+        f"SELECT * FROM raw.items WHERE sample_id IN {_in_list(len(sample_ids))}", list(sample_ids))
+    return {r["sample_id"]: r for r in rows}
+
+
+def item_papers(wh: Warehouse, sample_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Seed, bridge and gold papers of the items with their titles (graph node, else paper pool)."""
+    tables = _raw_tables(wh)
+    if not sample_ids or "item_papers" not in tables:
+        return []
+    node_title = "gn.title" if "graph_nodes" in tables else "NULL"
+    pool_title = "p.title" if "papers" in tables else "NULL"
+    joins = ("LEFT JOIN raw.graph_nodes gn ON gn.sample_id = ip.sample_id AND gn.paper_id = ip.paper_id "
+             if "graph_nodes" in tables else "")
+    joins += "LEFT JOIN raw.papers p ON p.arxiv_id = ip.arxiv_id " if "papers" in tables else ""
+    return wh.rows(
+        f"""SELECT ip.sample_id, ip.role, ip.rank, ip.paper_id, ip.arxiv_id,
+                   coalesce({node_title}, {pool_title}) AS title
+            FROM raw.item_papers ip {joins}
+            WHERE ip.sample_id IN {_in_list(len(sample_ids))}
+            ORDER BY ip.sample_id, CASE ip.role WHEN 'seed' THEN 0 WHEN 'bridge' THEN 1 ELSE 2 END, ip.rank""",
+        list(sample_ids))
+
+
+def direct_labels(wh: Warehouse, sample_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The `direct` recall labels of the items (the sections that hold the evidence)."""
+    if not sample_ids or "recall_labels" not in _raw_tables(wh):
+        return []
+    return wh.rows(
+        f"""SELECT sample_id, label_index, arxiv_id, paper_title, label_section FROM raw.recall_labels
+            WHERE relevance = 'direct' AND sample_id IN {_in_list(len(sample_ids))}
+            ORDER BY sample_id, label_index""",
+        list(sample_ids))
+
+
+def called_paper_titles(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequence[str]) -> dict[tuple[str, str], str]:
+    """(sample_id, paper_id) -> title for every paper the given runs passed to a tool on these items."""
+    if not run_ids or not sample_ids or "graph_nodes" not in _raw_tables(wh):
+        return {}
+    rows = wh.con.execute(
+        f"""SELECT DISTINCT gn.sample_id, gn.paper_id, gn.title
+            FROM (SELECT DISTINCT sample_id, paper_id FROM fct_tool_call
+                  WHERE run_id IN {_in_list(len(run_ids))} AND sample_id IN {_in_list(len(sample_ids))}
+                    AND paper_id IS NOT NULL) c
+            JOIN raw.graph_nodes gn ON gn.sample_id = c.sample_id AND gn.paper_id = c.paper_id
+            WHERE gn.title IS NOT NULL""",
+        [*run_ids, *sample_ids]).fetchall()
+    return {(s, p): t for s, p, t in rows}
+
+
+def runs_with_messages(wh: Warehouse, run_ids: Sequence[str]) -> set[str]:
+    """The runs whose calls carry recorded output text (the run recorded its messages)."""
+    if not run_ids or not wh.has("fct_tool_call", "output_text"):
+        return set()
+    rows = wh.con.execute(
+        f"SELECT DISTINCT run_id FROM fct_tool_call WHERE run_id IN {_in_list(len(run_ids))} "
+        "AND output_text IS NOT NULL", list(run_ids)).fetchall()
+    return {r[0] for r in rows}

@@ -82,6 +82,12 @@ def pval(v: Any) -> str:
     return stats.format_p(_num(v))
 
 
+def pstat(v: Any) -> str:
+    """'p = 0.0480' or 'p < 0.001' for running text."""
+    text = stats.format_p(_num(v))
+    return f"p {text[0]} {text[1:]}" if text.startswith("<") else f"p = {text}"
+
+
 def acc_pm(k: Any, n: Any) -> str:
     if k is None or n is None:
         return "n/a"
@@ -132,10 +138,10 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        script_json=script_json, cell=cell, pct=pct, pp=pp, num=num, pval=pval, pretty_json=pretty_json, clip=clip,
+        script_json=script_json, cell=cell, pct=pct, pp=pp, num=num, pval=pval, pstat=pstat, pretty_json=pretty_json, clip=clip,
         anchor=lambda v, *rest: anchor(v, *rest),
     )
-    env.globals.update(acc_pm=acc_pm, anchor=anchor)
+    env.globals.update(acc_pm=acc_pm, anchor=anchor, significant=stats.significant)
     return env
 
 
@@ -188,22 +194,32 @@ class Charts:
         return cid
 
 
-def render(template: str, context: dict[str, Any], charts: Charts, provenance: Provenance) -> str:
-    """Render a report page to a string."""
+def render(template: str, context: dict[str, Any], charts: Charts, provenance: Provenance, *,
+           bundle: Markup | None = None, specs: dict[str, dict[str, Any]] | None = None) -> str:
+    """Render a report page to a string.
+
+    `bundle` is the chart-library markup (a ``<script src>`` tag from :class:`reports.site.Site`, or
+    the inlined bundle when None); `specs` the chart specs to embed (default: `charts.specs`)."""
     env = environment()
-    bundle = Markup(javascript_bundle()) if charts.specs else Markup("")  # trusted library code
+    specs = charts.specs if specs is None else specs
+    if bundle is None:
+        bundle = Markup("<script>") + Markup(javascript_bundle()) + Markup("</script>") if specs else Markup("")
+    ctx = {"item_href": None, "item_appendix": [], "dq_issues": [], **context}
     return env.get_template(template).render(
-        **context, charts=charts.specs, vega_bundle=bundle, provenance=provenance
+        **ctx, charts=specs, vega_bundle=bundle, provenance=provenance
     )
 
 
-def write_html(html: str, out: Path) -> Path:
-    """Write atomically (temporary file + rename) so a crash never leaves half a report."""
+def write_html(html: str, out: Path, report: Path | None = None) -> Path:
+    """Write atomically (temporary file + rename) so a crash never leaves half a report.
+
+    Errors name `report` (the --out page) when `out` is a file of its folder."""
+    label = report or out
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
     except OSError as exc:
-        raise AgentHopError(f"--out {out}: cannot write the report ({_os_reason(exc)})") from None
+        raise AgentHopError(f"--out {label}: cannot write the report ({_os_reason(exc)})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(html)
@@ -211,7 +227,7 @@ def write_html(html: str, out: Path) -> Path:
         os.replace(tmp, out)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise AgentHopError(f"--out {out}: cannot write the report ({_os_reason(exc)})") from None
+        raise AgentHopError(f"--out {label}: cannot write the report ({_os_reason(exc)})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -15,7 +15,6 @@ MARTS = ("model_summary", "fct_trajectory", "rerun_variance")
 METRIC_ORDER = ("accuracy", "section_recall", "conversion", "avg_tokens_k")
 FRACTION_METRICS = {"accuracy", "section_recall", "conversion", "paper_recall"}
 MAX_PAIRS = 45  # pairwise McNemar tables up to 10 replicates
-MAX_UNSTABLE_ROWS = 200
 
 
 
@@ -41,7 +40,7 @@ def _group(wh: Warehouse, model: str, condition: str, runs: list[RunInfo], box: 
         reps.append({"run": r, "n": n, "k": k, "text": stats.format_acc_pm(k, n),
                      "acc": k / n if n else None, "lo": ci[0] if ci else None, "hi": ci[1] if ci else None})
     rep_chart = box.add(charts.points_with_ci(
-        [{"replicate": f"{r['run'].label} ({r['run'].run_id})", "accuracy": r["acc"], "lo": r["lo"], "hi": r["hi"]}
+        [{"replicate": r["run"].chart_label, "run_id": r["run"].run_id, "accuracy": r["acc"], "lo": r["lo"], "hi": r["hi"]}
          for r in reps if r["acc"] is not None],
         category="replicate", value="accuracy", lo="lo", hi="hi",
         title=f"Accuracy per replicate ({condition}), Wilson 95%")) if any(r["acc"] is not None for r in reps) else None
@@ -84,7 +83,7 @@ def _group(wh: Warehouse, model: str, condition: str, runs: list[RunInfo], box: 
         "floor": floor,
         "pairs": pairs,
         "n_pairs_total": len(runs) * (len(runs) - 1) // 2,
-        "unstable": unstable[:MAX_UNSTABLE_ROWS],
+        "unstable": unstable,
         "n_unstable": len(unstable),
     }
 

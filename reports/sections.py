@@ -216,7 +216,7 @@ def bigram_table(rows: list[dict[str, Any]], runs: Sequence[RunInfo], top: int =
             n_with, n_without = int(r["n_with"]), int(r["n_without"])
             p = stats.fisher_p(int(r["correct_with"]), n_with, int(r["correct_without"]), n_without)
             p_adj = stats.bonferroni(p)
-            mine.append({**r, "p": p, "p_bonf": p_adj, "significant": p_adj < 0.05})
+            mine.append({**r, "p": p, "p_bonf": p_adj, "significant": stats.significant(p_adj)})
         mine.sort(key=lambda x: (x["p"], x["bigram"]))
         shown = [m for i, m in enumerate(mine) if int(m["n_with"]) > 0 and (i < top or m["significant"])]
         out.append({"run": run, "rows": shown, "n_total": sum(1 for m in mine if int(m["n_with"]) > 0),

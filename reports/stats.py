@@ -11,8 +11,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
-from scipy.stats import binomtest, fisher_exact
 
 #: z of the two-sided 95% normal interval used for Wilson intervals (SPEC §5.10).
 Z95 = 1.959964
@@ -72,24 +72,42 @@ def mcnemar_exact(b: int, c: int) -> float:
         raise ValueError(f"mcnemar_exact: discordant counts must be >= 0, got b={b}, c={c}")
     if b + c == 0:
         return 1.0
-    return float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
+    return _binomial_half_two_sided(min(b, c), b + c)
+
+
+@lru_cache(maxsize=65536)
+def _binomial_half_two_sided(k: int, n: int) -> float:
+    """scipy.stats.binomtest(k, n, 0.5).pvalue in exact integer arithmetic (no scipy import on the
+    report's path): the distribution is symmetric, so p = min(1, 2·P(X <= k)) for k < n/2."""
+    if 2 * k >= n:
+        return 1.0
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
 
 
 def format_p(p: float | None) -> str:
-    """A p-value the way the paper prints it.
+    """A p-value with three significant digits; below 0.001 as "<0.001".
 
-    p >= 0.01 with two decimals ("0.27", "0.09"); 0.001 <= p < 0.01 with three; smaller with four
-    ("0.0005", "0.0001"); below 0.00005 as "<0.0001".
+    0.27 -> "0.270", 0.048 -> "0.0480", 0.00349 -> "0.00349", 1.0 -> "1.00", 0.0004 -> "<0.001".
     """
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return "n/a"
-    if p >= 0.01:
-        return f"{p:.2f}"
-    if p >= 0.001:
-        return f"{p:.3f}"
-    if p >= 0.00005:
-        return f"{p:.4f}"
-    return "<0.0001"
+    if p < 0.001:
+        return "<0.001"
+    text = f"{p:.3g}"
+    if "e" in text:  # not reached for p >= 0.001, kept for safety
+        text = f"{p:.6f}"
+    digits = text.replace(".", "").lstrip("0")
+    if len(digits) < 3:  # keep trailing zeros: 0.27 -> 0.270, 1 -> 1.00
+        text += ("" if "." in text else ".") + "0" * (3 - len(digits))
+    return text
+
+
+def significant(p: float | None, alpha: float = 0.05) -> bool:
+    """Whether p counts as below alpha, decided on the printed value so the badge agrees with it."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return False
+    printed = format_p(p)
+    return printed == "<0.001" or float(printed) < alpha
 
 
 @lru_cache(maxsize=4096)
@@ -169,15 +187,42 @@ def paired_test_from_counts(n: int, a_only: int, b_only: int, alpha: float = 0.0
 def fisher_p(correct_with: int, n_with: int, correct_without: int, n_without: int) -> float:
     """Two-sided Fisher exact p of the 2x2 table (with/without bigram) x (correct/wrong).
 
-    An empty row makes the table degenerate (no comparison possible): p = 1.
+    The p-value scipy.stats.fisher_exact returns (tested against it): with the margins fixed, the
+    hypergeometric probability of every table at most as likely as the observed one (relative tolerance
+    1e-7 for ties), summed, from log-gamma (a panel report runs thousands of these tests). An empty row
+    or column makes the table degenerate (no comparison possible): p = 1.
     """
     for name, k, n in (("with", correct_with, n_with), ("without", correct_without, n_without)):
         if n < 0 or k < 0 or k > n:
             raise ValueError(f"fisher_p: need 0 <= correct_{name} <= n_{name}, got {k}/{n}")
-    if n_with == 0 or n_without == 0:
+    total_correct = correct_with + correct_without
+    if n_with == 0 or n_without == 0 or total_correct == 0 or total_correct == n_with + n_without:
         return 1.0
-    table = [[correct_with, n_with - correct_with], [correct_without, n_without - correct_without]]
-    return float(fisher_exact(table, alternative="two-sided").pvalue)
+    return _fisher_two_sided(correct_with, n_with, n_without, total_correct)
+
+
+@lru_cache(maxsize=8)
+def _log_factorials(size: int) -> Any:
+    """log(k!) for k = 0 .. size as a numpy array (cumulated logs; size is a power of two, so few tables)."""
+    import numpy as np
+
+    return np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, size + 1, dtype=np.float64)))))
+
+
+@lru_cache(maxsize=65536)
+def _fisher_two_sided(x: int, n1: int, n2: int, k: int) -> float:
+    """What scipy.stats.fisher_exact returns: with the margins fixed, the hypergeometric probability of
+    every table at most as likely as the observed one (relative tolerance 1e-7), summed. Vectorised over
+    the support with numpy (a panel report runs thousands of these on ~1,000-item tables)."""
+    import numpy as np
+
+    lf = _log_factorials(1 << max(4, (n1 + n2).bit_length()))
+    lo, hi = max(0, k - n2), min(k, n1)
+    y = np.arange(lo, hi + 1)
+    logp = lf[n1] - lf[y] - lf[n1 - y] + lf[n2] - lf[k - y] - lf[n2 - k + y]
+    probs = np.exp(logp - logp.max())
+    observed = probs[x - lo]
+    return min(1.0, float(probs[probs <= observed * (1 + 1e-7)].sum() / probs.sum()))
 
 
 def bonferroni(p: float, m: int = BIGRAM_FAMILY) -> float:
@@ -401,14 +446,140 @@ def cronbach_alpha_ci(alpha: float | None, n_subjects: int, k_items: int, level:
     """Feldt confidence interval of Cronbach's alpha: 1 − (1 − α)·F⁻¹(q; n−1, (n−1)(k−1)).
 
     n_subjects = rows of the matrix (models), k_items = columns; lower bound with q = 1 − a/2,
-    upper with q = a/2. None when alpha is None or the degrees of freedom are not positive.
+    upper with q = a/2. None when alpha is None or the degrees of freedom are not positive. The F
+    quantile is scipy.special.fdtri (what scipy.stats.f.ppf computes, without importing scipy.stats).
     """
-    from scipy.stats import f as f_dist
+    from scipy.special import fdtri
 
     if alpha is None or n_subjects < 2 or k_items < 2:
         return None
     a = 1 - level
     df1, df2 = n_subjects - 1, (n_subjects - 1) * (k_items - 1)
-    lo = 1 - (1 - alpha) * float(f_dist.ppf(1 - a / 2, df1, df2))
-    hi = 1 - (1 - alpha) * float(f_dist.ppf(a / 2, df1, df2))
+    lo = 1 - (1 - alpha) * float(fdtri(df1, df2, 1 - a / 2))
+    hi = 1 - (1 - alpha) * float(fdtri(df1, df2, a / 2))
     return lo, hi
+
+
+# --------------------------------------------------------------------------------------------------
+# Panel analyses: correlations with confidence intervals, multiple testing, discrimination summary
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """A correlation coefficient with its 95% interval (Fisher z) and two-sided p-value."""
+
+    n: int
+    r: float | None
+    lo: float | None
+    hi: float | None
+    p: float | None
+
+
+def _fisher_z_interval(r: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """tanh(atanh(r) ± z_(1+level)/2 / sqrt(n − 3)); the bounds are ±1 when |r| = 1."""
+    from statistics import NormalDist
+
+    if abs(r) >= 1.0:
+        return (r, r)
+    z = math.atanh(r)
+    half = NormalDist().inv_cdf((1 + level) / 2) / math.sqrt(n - 3)
+    return math.tanh(z - half), math.tanh(z + half)
+
+
+def pearson_ci(x: Sequence[float], y: Sequence[float], level: float = 0.95) -> Correlation:
+    """Pearson's r of paired values with scipy's p-value and the Fisher-z interval.
+
+    The interval is the one scipy's ``pearsonr(...).confidence_interval()`` returns. r, p and the
+    interval are None with fewer than 4 pairs (the interval needs n > 3) or when either side is constant.
+    """
+    from scipy.stats import pearsonr
+
+    if len(x) != len(y):
+        raise ValueError(f"pearson_ci: {len(x)} x values but {len(y)} y values")
+    n = len(x)
+    if n < 4 or len(set(x)) < 2 or len(set(y)) < 2:
+        return Correlation(n, None, None, None, None)
+    res = pearsonr(list(x), list(y))
+    r = float(res.statistic)
+    lo, hi = _fisher_z_interval(r, n, level)
+    return Correlation(n, r, lo, hi, float(res.pvalue))
+
+
+def spearman_ci(x: Sequence[float], y: Sequence[float], level: float = 0.95) -> Correlation:
+    """Spearman's rho with scipy's p-value and a Fisher-z interval (1/sqrt(n − 3)) on rho.
+
+    rho is Pearson's r of the average ranks (scipy.stats.spearmanr); None under the same conditions as
+    pearson_ci.
+    """
+    from scipy.stats import spearmanr
+
+    if len(x) != len(y):
+        raise ValueError(f"spearman_ci: {len(x)} x values but {len(y)} y values")
+    n = len(x)
+    if n < 4 or len(set(x)) < 2 or len(set(y)) < 2:
+        return Correlation(n, None, None, None, None)
+    res = spearmanr(list(x), list(y))
+    rho = float(res.statistic)
+    lo, hi = _fisher_z_interval(rho, n, level)
+    return Correlation(n, rho, lo, hi, float(res.pvalue))
+
+
+def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (q-values), in input order.
+
+    q_(i) = min over j >= i of p_(j) · m / j on the ascending p-values, capped at 1 (what
+    scipy.stats.false_discovery_control returns). An empty input gives an empty list.
+    """
+    m = len(pvalues)
+    for p in pvalues:
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"benjamini_hochberg: p-value {p} outside [0, 1]")
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    q = [0.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, pvalues[i] * m / rank)
+        q[i] = min(1.0, running)
+    return q
+
+
+def bonferroni_significant(p: float, alpha: float = 0.05, m: int = BIGRAM_FAMILY) -> bool:
+    """True when the Bonferroni-adjusted p (family m) is below alpha."""
+    return bonferroni(p, m) < alpha
+
+
+@dataclass(frozen=True)
+class DiscriminationSummary:
+    """Distribution of corrected item-total correlations over the items where they are defined."""
+
+    n_items: int  # items with a defined correlation
+    median: float | None
+    q1: float | None
+    q3: float | None
+    share_above: float | None  # share of those items with a correlation above the threshold
+    threshold: float
+
+
+def _quantile(sorted_xs: Sequence[float], q: float) -> float:
+    """Linear-interpolation quantile (numpy's default method) of sorted values."""
+    pos = (len(sorted_xs) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_xs) - 1)
+    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
+
+
+def discrimination_summary(values: Sequence[float | None], threshold: float = 0.2) -> DiscriminationSummary:
+    """Median, quartiles (linear interpolation) and share above `threshold` of the defined values."""
+    xs = sorted(v for v in values if v is not None)
+    if not xs:
+        return DiscriminationSummary(0, None, None, None, None, threshold)
+    return DiscriminationSummary(
+        n_items=len(xs),
+        median=_quantile(xs, 0.5),
+        q1=_quantile(xs, 0.25),
+        q3=_quantile(xs, 0.75),
+        share_above=sum(1 for v in xs if v > threshold) / len(xs),
+        threshold=threshold,
+    )

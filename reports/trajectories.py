@@ -15,6 +15,7 @@ class Side:
     summary: dict[str, Any] | None  # fct_trajectory row, None when the run has no trajectory for the item
     n_calls: int = 0
     budget_spent: int = 0
+    has_messages: bool = True  # False: the run recorded no transcript, so outputs cannot be shown
 
 
 @dataclass

@@ -50,6 +50,8 @@ RUNS = pa.schema(
         pa.field("tier", pa.string()),
         pa.field("started_at", TS),
         pa.field("finished_at", TS),
+        # added after the first release: run files written before it lack the column (read as null)
+        pa.field("generation", pa.string(), metadata={b"absent_means_null": b"true"}),
     ]
 )
 

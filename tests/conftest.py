@@ -72,3 +72,38 @@ def built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> BuiltWarehouse:
                           env=env, capture_output=True, text=True), "ingest")
     _check(run_dbt_build(db, work), "dbt build")
     return BuiltWarehouse(db=db, benchmark=bench, runs=runs, work=work)
+
+
+@dataclass(frozen=True)
+class MessagesWarehouse:
+    db: Path  # built_warehouse plus two runs recorded with messages, dbt-built again
+    stale_db: Path  # the same after the ingest, before that dbt build (marts are stale)
+    run_ids: tuple[str, ...]  # the runs recorded with messages
+
+
+TRANSCRIBED_PANEL = """\
+defaults: {backend: sim, conditions: [full], replicates: 1}
+models:
+  - {name: verifier-transcribed, backend: sim, family: sim-test, tier: closed_frontier, sim: {archetype: verifier}}
+  - {name: greedy-transcribed, backend: sim, family: sim-test, tier: open_frontier, sim: {archetype: greedy_reader}}
+"""
+
+
+@pytest.fixture(scope="session")
+def messages_warehouse(built_warehouse: BuiltWarehouse, tmp_path_factory: pytest.TempPathFactory) -> MessagesWarehouse:
+    """built_warehouse plus two simulated runs that recorded their messages (for item pages that show
+    what the agent received), and a copy taken between that ingest and the next dbt build."""
+    work = tmp_path_factory.mktemp("messages")
+    db, stale, runs, panel = work / "warehouse.duckdb", work / "stale.duckdb", work / "runs", work / "panel.yaml"
+    shutil.copyfile(built_warehouse.db, db)
+    panel.write_text(TRANSCRIBED_PANEL)
+    env = dbt_env(db)
+    _check(subprocess.run([cli("agenthop-harness"), "run", "--panel", str(panel), "--data", str(built_warehouse.benchmark),
+                           "--out", str(runs), "--messages", "--no-progress"], env=env, capture_output=True, text=True),
+           "harness run --messages")
+    _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--runs", str(runs)],
+                          env=env, capture_output=True, text=True), "ingest")
+    shutil.copyfile(db, stale)
+    _check(run_dbt_build(db, work), "dbt build")
+    ids = tuple(sorted(p.name for p in runs.iterdir() if p.is_dir()))
+    return MessagesWarehouse(db=db, stale_db=stale, run_ids=ids)

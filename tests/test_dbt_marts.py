@@ -42,6 +42,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from agenthop.ingest import ddl
 from agenthop.schemas import benchmark as bschema
 from agenthop.schemas import trajectory as tschema
 
@@ -345,6 +346,7 @@ def create_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"create table raw.{name} as select * from empty")
     con.execute("alter table raw.runs add column _partial boolean")
     con.execute("alter table raw.runs add column _source varchar")
+    con.execute(ddl.create_table_sql("ingest_log", ddl.INGEST_LOG))  # empty: build_info reads it
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, schema: pa.Schema, rows: list[dict]) -> None:

@@ -1,14 +1,18 @@
-"""Every report renders offline in headless Chromium: each chart becomes an SVG with marks, no errors.
+"""Every report in headless Chromium, offline, at 1,024 and 1,440 px: charts render, nothing scrolls
+sideways, no two chart texts overlap, chart text is at least 11 px, every relative link resolves, no
+console or page errors; and a demo item page shows the item as the warehouse holds it.
 
 Needs Debian's `chromium-headless-shell` (apt-get install chromium-headless-shell) and playwright; the
-test skips LOUDLY without them. Screenshots go to test-artifacts/.
+tests skip LOUDLY without them. Screenshots go to test-artifacts/.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import warnings
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import duckdb
 import pytest
@@ -21,6 +25,8 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
 CANDIDATES = ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium", "chromium-headless-shell", "chromium")
+WIDTHS = (1024, 1440)
+KINDS = ("compare", "leaderboard", "reruns", "item", "compare-single")
 
 
 def _browser_binary() -> str | None:
@@ -53,20 +59,25 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def reports(built_warehouse, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    db = built_warehouse.db
+def demo(messages_warehouse, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Every report over the warehouse with transcribed runs (item pages show received text)."""
+    db = messages_warehouse.db
     out = tmp_path_factory.mktemp("reports")
     con = duckdb.connect(str(db), read_only=True)
-    runs = [r[0] for r in con.execute(
-        "SELECT run_id FROM model_summary WHERE model IN ('verifier', 'balanced') AND condition = 'full' "
-        "ORDER BY model, replicate").fetchall()]
-    sample = con.execute("SELECT min(sample_id) FROM fct_trajectory").fetchone()[0]
+    plain = con.execute("SELECT min(run_id) FROM model_summary WHERE model = 'balanced' AND condition = 'full'").fetchone()[0]
+    ids = [*messages_warehouse.run_ids, plain]
+    # an item on which the transcribed runs made delivered reads
+    sample = con.execute(
+        f"SELECT sample_id FROM fct_tool_call WHERE run_id IN (?, ?) AND tool = 'read_section' AND status = 'ok' "
+        f"AND output_text IS NOT NULL GROUP BY sample_id HAVING count(DISTINCT run_id) = 2 ORDER BY sample_id LIMIT 1",
+        list(messages_warehouse.run_ids)).fetchone()[0]
     con.close()
     commands = {
-        "compare": ["compare", "--models", "verifier,metadata-looper"],
+        "compare": ["compare", "--models", "verifier-transcribed,greedy-transcribed"],
         "leaderboard": ["leaderboard"],
         "reruns": ["reruns", "--model", "verifier"],
-        "item": ["item", sample, "--runs", ",".join(runs)],
+        "item": ["item", sample, "--runs", ",".join(ids)],
+        "compare-single": ["compare", "--models", "verifier,metadata-looper", "--single-file"],
     }
     paths = {}
     for kind, args in commands.items():
@@ -74,13 +85,11 @@ def reports(built_warehouse, tmp_path_factory: pytest.TempPathFactory) -> dict[s
         res = CliRunner().invoke(main, [*args, "--db", str(db), "--out", str(path)])
         assert res.exit_code == 0, (kind, res.stderr)
         paths[kind] = path
-    return paths
+    return {"paths": paths, "db": db, "sample": sample, "runs": ids, "out": out}
 
 
-@pytest.mark.parametrize("kind", ["compare", "leaderboard", "reruns", "item"])
-def test_report_renders_offline(browser, reports: dict[str, Path], kind: str) -> None:
-    path = reports[kind]
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+def _open(browser, path: Path, width: int):
+    page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     blocked: list[str] = []
     page.on("console", lambda m: errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
@@ -96,28 +105,197 @@ def test_report_renders_offline(browser, reports: dict[str, Path], kind: str) ->
     page.route("**/*", route)
     page.goto(path.resolve().as_uri())
     n_charts = page.locator("div.chart").count()
+    if n_charts:
+        page.wait_for_function(f"document.querySelectorAll('div.chart svg').length >= {n_charts}", timeout=30_000)
+        page.wait_for_timeout(300)  # container-width charts re-render once after their first layout
+    return page, errors, blocked, n_charts
+
+
+OVERLAPS_JS = """() => {
+  const hidden = (el, stop) => {
+    for (let e = el; e && e !== stop; e = e.parentNode) {
+      if (e.getAttribute && e.getAttribute('opacity') === '0') return true;
+      const cs = e.nodeType === 1 ? getComputedStyle(e) : null;
+      if (cs && (cs.opacity === '0' || cs.visibility === 'hidden' || cs.display === 'none')) return true;
+    }
+    return false;
+  };
+  const problems = [], small = [];
+  document.querySelectorAll('div.chart svg').forEach((svg, ci) => {
+    const boxes = [];
+    svg.querySelectorAll('text').forEach(t => {
+      if (!t.textContent.trim() || hidden(t, svg)) return;
+      const r = t.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) return;
+      const size = parseFloat(getComputedStyle(t).fontSize);
+      if (size < 11) small.push(`chart ${ci}: '${t.textContent}' at ${size}px`);
+      boxes.push({s: t.textContent, r: r});
+    });
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i].r, b = boxes[j].r, tol = 1;
+      if (a.left + tol < b.right && b.left + tol < a.right && a.top + tol < b.bottom && b.top + tol < a.bottom)
+        problems.push(`chart ${ci}: '${boxes[i].s}' overlaps '${boxes[j].s}'`);
+    }
+  });
+  return {problems, small};
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_report_renders_offline(browser, demo: dict, kind: str, width: int) -> None:
+    path = demo["paths"][kind]
+    page, errors, blocked, n_charts = _open(browser, path, width)
     assert n_charts >= 1, f"{kind}: no chart containers"
-    page.wait_for_selector(".vega-embed svg", state="attached", timeout=20_000)
-    page.wait_for_function(f"document.querySelectorAll('div.chart svg').length >= {n_charts}", timeout=20_000)
-    # every chart rendered an SVG document with at least one mark (Vega's aria role per mark item)
     marks = page.evaluate("""() => Array.from(document.querySelectorAll('div.chart')).map(d => {
         const svg = d.querySelector('svg');
         return svg ? svg.querySelectorAll('[role="graphics-symbol"]').length : -1;
     })""")
     assert all(m > 0 for m in marks), f"{kind}: charts without marks: {marks}"
-    assert page.locator('div.chart.vega-embed[role="graphics-document"]').count() == n_charts
+    scroll = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert scroll[0] <= scroll[1], f"{kind} at {width}px scrolls sideways: {scroll}"
+    wide = page.evaluate("""() => Array.from(document.querySelectorAll('main *')).filter(e =>
+        e.getBoundingClientRect().right > document.documentElement.clientWidth + 1 && !e.closest('.tablewrap, .scroll')
+        ).map(e => e.tagName + '.' + e.className).slice(0, 5)""")
+    assert not wide, f"{kind} at {width}px: elements beyond the page edge: {wide}"
+    text = page.evaluate(OVERLAPS_JS)
+    assert not text["problems"], f"{kind} at {width}px: {text['problems'][:10]}"
+    assert not text["small"], f"{kind} at {width}px: chart text below 11px: {text['small'][:10]}"
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"report-{kind}.png"), full_page=True)
+    # the single file holds every item page: its full height is too tall for one screenshot
+    page.screenshot(path=str(ARTIFACTS / f"report-{kind}-{width}.png"), full_page=kind != "compare-single")
     page.close()
     assert not errors, f"{kind}: {errors}"
     assert not blocked, f"{kind} tried to load external resources: {blocked}"
 
 
-def test_simulated_badge_is_visible(browser, reports: dict[str, Path]) -> None:
-    page = browser.new_page()
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort())
-    page.goto(reports["compare"].resolve().as_uri())
+_LINK_RE = re.compile(r'(?:href|src)="([^"]*)"')
+_ID_RE = re.compile(r'\bid="([^"]+)"')
+
+
+def _check_links(page_path: Path) -> int:
+    html = page_path.read_text(encoding="utf-8")
+    html = re.sub(r"<script>.*?</script>", "", html, flags=re.S)  # an inlined library's own strings are no links
+    ids = set(_ID_RE.findall(html))
+    n = 0
+    for link in _LINK_RE.findall(html):
+        url = urlparse(link)
+        assert not url.scheme and not url.netloc, f"{page_path.name}: non-relative link {link}"
+        target = page_path.parent / unquote(url.path) if url.path else page_path
+        assert target.is_file(), f"{page_path.name}: broken link {link}"
+        if url.fragment and target == page_path:
+            assert url.fragment in ids, f"{page_path.name}: no element #{url.fragment}"
+        n += 1
+    return n
+
+
+def test_every_relative_link_resolves(demo: dict) -> None:
+    checked = 0
+    for kind, path in demo["paths"].items():
+        pages = [path]
+        folder = path.with_name(path.stem + "_files")
+        if kind == "compare-single":
+            assert not folder.exists(), "--single-file wrote a folder"
+        else:
+            assert len(list(folder.glob("vega-*.js"))) == 1, f"{kind}: one shared chart bundle"
+            pages += sorted((folder / "items").glob("*.html"))
+        for p in pages:
+            checked += _check_links(p)
+    assert checked > 50
+    compare_items = list((demo["paths"]["compare"].with_name("compare_files") / "items").glob("*.html"))
+    assert compare_items, "compare wrote no item pages"
+
+
+def test_an_item_page_of_the_folder_renders(browser, demo: dict) -> None:
+    items = sorted((demo["paths"]["compare"].with_name("compare_files") / "items").glob("*.html"))
+    page, errors, blocked, n_charts = _open(browser, items[0], 1024)
+    assert n_charts == 1 and page.locator("ol.options li").count() == 4
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    page.screenshot(path=str(ARTIFACTS / "report-compare-item-1024.png"), full_page=True)
+    page.close()
+    assert not errors and not blocked
+
+
+def test_item_page_shows_the_item_as_in_the_warehouse(browser, demo: dict) -> None:
+    sample, db = demo["sample"], demo["db"]
+    con = duckdb.connect(str(db), read_only=True)
+    question, options, correct, seed_title = con.execute(
+        "SELECT question, options, correct_index, seed_title FROM raw.items WHERE sample_id = ?", [sample]).fetchone()
+    titles = [r[0] for r in con.execute(
+        "SELECT gn.title FROM raw.item_papers ip JOIN raw.graph_nodes gn USING (sample_id, paper_id) "
+        "WHERE ip.sample_id = ? AND ip.role IN ('gold', 'bridge')", [sample]).fetchall()]
+    chosen = dict(con.execute("SELECT run_id, predicted_index FROM fct_trajectory WHERE sample_id = ? AND run_id IN "
+                              f"({','.join('?' * len(demo['runs']))})", [sample, *demo["runs"]]).fetchall())
+    labels = {r[0]: r[1] for r in con.execute("SELECT run_id, model FROM model_summary").fetchall()}
+    # what each transcribed run received for its delivered reads, straight from the recorded messages
+    delivered = con.execute(
+        """WITH m AS (SELECT run_id, attempt, content, row_number() OVER (PARTITION BY run_id, attempt ORDER BY idx) AS k
+                      FROM raw.messages WHERE sample_id = ? AND role = 'tool'),
+                c AS (SELECT run_id, attempt, seq, tool, status,
+                             row_number() OVER (PARTITION BY run_id, attempt ORDER BY seq) AS k
+                      FROM raw.tool_calls WHERE sample_id = ? AND status <> 'not_executed'),
+                f AS (SELECT run_id, attempt FROM raw.trajectories WHERE sample_id = ? AND is_final)
+           SELECT c.run_id, m.content FROM c JOIN f USING (run_id, attempt) JOIN m USING (run_id, attempt, k)
+           WHERE c.tool = 'read_section' AND c.status = 'ok' AND c.run_id IN (?, ?)""",
+        [sample, sample, sample, *demo["runs"][:2]]).fetchall()
+    sections = [r[0] for r in con.execute(
+        """SELECT s.text FROM raw.tool_calls c JOIN raw.trajectories t USING (run_id, sample_id, attempt)
+           JOIN raw.graph_nodes gn ON gn.sample_id = c.sample_id AND gn.paper_id = c.paper_id
+           JOIN raw.sections s ON s.arxiv_id = gn.arxiv_id AND s.section_index = c.resolved_section_index
+           WHERE c.sample_id = ? AND c.run_id IN (?, ?) AND t.is_final AND c.tool = 'read_section' AND c.status = 'ok'
+             AND s.text IS NOT NULL""",
+        [sample, *demo["runs"][:2]]).fetchall()]
+    con.close()
+    assert delivered and sections
+
+    page, errors, _, _ = _open(browser, demo["paths"]["item"], 1440)
+    assert page.locator("p.question").inner_text().strip() == question.strip()
+    items = page.locator("ol.options li")
+    assert items.count() == 4
+    for i, text in enumerate(options):
+        li = items.nth(i)
+        assert li.locator(".otext").inner_text().strip() == text.strip()
+        assert ("correct" in (li.get_attribute("class") or "").split()) == (i == correct)
+    for run_id, idx in chosen.items():
+        if idx is not None and idx >= 0:
+            assert labels[run_id] in items.nth(idx).locator(".chosen").all_inner_texts().__str__(), (run_id, idx)
+    body = page.locator("main").inner_text()
+    assert seed_title in body
+    for t in titles:
+        assert t in body, t
+    received = page.evaluate("Array.from(document.querySelectorAll('pre.received-text')).map(p => p.textContent)")
+    for run_id, content in delivered:
+        assert content in received, run_id
+    for text in sections:
+        assert any(text[:200] in r for r in received)
+    # the run recorded without messages says so, once
+    assert page.locator(".nomsg").count() == 1
+    page.screenshot(path=str(ARTIFACTS / "report-item-content-1440.png"), full_page=True)
+    page.close()
+    assert not errors
+
+
+def test_simulated_badge_is_visible(browser, demo: dict) -> None:
+    page, _, _, _ = _open(browser, demo["paths"]["compare"], 1440)
     badge = page.locator(".badge.sim").first
     assert badge.is_visible()
     assert badge.inner_text().strip() == "SIMULATED"
     page.close()
+
+
+def test_tables_sort_and_filter_in_the_page(browser, demo: dict) -> None:
+    page, errors, _, _ = _open(browser, demo["paths"]["reruns"], 1024)
+    table = page.locator("table.sortable").first
+    rows = table.locator("tbody tr")
+    n = rows.count()
+    assert n >= 2
+    first_id = rows.nth(0).locator("td").first.inner_text()
+    page.locator(".filterbox input").first.fill(first_id)
+    visible = [r for r in range(n) if rows.nth(r).is_visible()]
+    assert visible and all(first_id in rows.nth(r).inner_text() for r in visible)
+    page.locator(".filterbox input").first.fill("")
+    table.locator("thead th").first.click()
+    ids = [rows.nth(r).locator("td").first.inner_text() for r in range(n)]
+    assert ids == sorted(ids)
+    page.close()
+    assert not errors

@@ -246,15 +246,19 @@ def test_compare_numbers_match_the_marts(tmp_path: Path, db: Path, panel: dict) 
     # McNemar row: n, b, c, p as printed
     p = stats.format_p(stats.mcnemar_exact(b_only, c_only))
     assert re.search(rf"accuracy all shared items {len(shared)} {b_only} {c_only} \S+ {re.escape(p)}", text), text[:3000]
-    # every win/loss item is listed; embedded trajectories link inside the file
+    # every win/loss item is listed and links to its item page in cmp_files/items/
     for s in shared:
         if ca[s] != cb[s]:
-            assert f">{s}<" in html
+            assert f'<a href="cmp_files/items/{s}.html">{s}</a>' in html
+            assert (tmp_path / "cmp_files" / "items" / f"{s}.html").is_file()
     for anchor_id in re.findall(r'href="#([^"]+)"', html):
         assert f'id="{anchor_id}"' in html
     # provenance footer and simulated badges
     assert a in html and b in html and "benchmark sha256" in html and "SIMULATED" in html
-    assert html.count("<script>") == 2  # bundle once + the embed calls
+    # the chart bundle is one shared file in the folder, not inlined; no trajectory is inlined
+    bundles = list((tmp_path / "cmp_files").glob("vega-*.js"))
+    assert len(bundles) == 1 and f'<script src="cmp_files/{bundles[0].name}"></script>' in html
+    assert 'class="call' not in html and len(html) < 300_000  # 0.9 MB of bundle is not in the page
 
 
 def test_default_output_path(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -262,7 +266,8 @@ def test_default_output_path(db: Path, tmp_path: Path, monkeypatch: pytest.Monke
     code, out, _ = run("compare", "--models", "verifier,balanced", "--db", str(db))
     assert code == 0
     assert out.strip() == "reports_out/compare-verifier-vs-balanced.html"
-    assert (tmp_path / out.strip()).stat().st_size > 100_000
+    assert (tmp_path / out.strip()).stat().st_size > 20_000
+    assert list((tmp_path / "reports_out" / "compare-verifier-vs-balanced_files" / "items").glob("*.html"))
 
 
 def test_chart_data_stays_small(db: Path) -> None:
@@ -277,9 +282,18 @@ def test_chart_data_stays_small(db: Path) -> None:
         _, box2, _ = leaderboard.build(wh)
     specs = list(box.specs.values()) + list(box2.specs.values())
     assert len(specs) >= 10
+    def inline_rows(node) -> int:  # rows of every inline dataset, at any level of the spec
+        if isinstance(node, dict):
+            own = sum(len(v) for v in node.get("datasets", {}).values())
+            data = node.get("data")
+            own += len(data.get("values", [])) if isinstance(data, dict) else 0
+            return own + sum(inline_rows(v) for k, v in node.items() if k not in ("datasets", "data"))
+        if isinstance(node, list):
+            return sum(inline_rows(v) for v in node)
+        return 0
+
     for spec in specs:
-        rows = sum(len(v) for v in spec.get("datasets", {}).values()) + len(spec.get("data", {}).get("values", []))
-        assert 0 < rows <= charts.MAX_ROWS
+        assert 0 < inline_rows(spec) <= charts.MAX_ROWS
 
 
 def test_reruns_report(tmp_path: Path, db: Path, panel: dict) -> None:
@@ -335,6 +349,9 @@ def test_hostile_strings_are_escaped_in_every_report(tmp_path: Path, hostile_db:
         # chart data and JSON never contain a raw '</' sequence from data
         for block in re.findall(r"<script>(.*?)</script>", html, flags=re.S)[1:]:
             assert "alert(1)</" not in block
+        folder = out.with_name(out.stem + "_files")
+        for page in folder.rglob("*.html"):  # item pages of the report's folder
+            assert HOSTILE not in page.read_text(), (kind, page.name)
     item_html = (tmp_path / "item.html").read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in item_html  # args_json shown escaped
     assert "=== Output ===\n\n&lt;script&gt;alert(1)&lt;/script&gt;" in item_html  # the tool output too
@@ -354,3 +371,74 @@ def test_help_examples_with_model_names_work_on_the_demo_panel(db: Path, tmp_pat
         extra = ["--db", str(db)] + ([] if args[0] == "sql" or "--out" in args else ["--out", str(tmp_path / f"{i}.html")])
         code, _, err = run(*args, *extra)
         assert code == 0, (example, err)
+
+
+# ----------------------------------------------------------------------------------------------
+# a report site: page + folder, or one file; freshness; data-quality warnings
+# ----------------------------------------------------------------------------------------------
+
+
+def test_single_file_inlines_bundle_and_item_pages(tmp_path: Path, db: Path) -> None:
+    out = tmp_path / "one.html"
+    code, _, err = run("compare", "--models", "verifier,metadata-looper", "--single-file", "--db", str(db),
+                       "--out", str(out))
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.html"]
+    html = out.read_text()
+    assert "<script src=" not in html and "vegaEmbed" in html
+    links = re.findall(r'href="#(item-[^"]+)"', html)
+    assert links and all(f'<section class="item-section" id="{a}">' in html for a in links)
+
+
+def test_item_page_shows_at_most_six_runs(tmp_path: Path, db: Path, panel: dict) -> None:
+    ids = [rid for runs in panel.values() for rid, _, _ in runs]
+    assert len(ids) > 6
+    code, _, err = run("item", "st_0001", "--runs", ",".join(ids), "--db", str(db), "--out", str(tmp_path / "i.html"))
+    assert code == 2 and "at most 6 runs" in err
+
+
+REPORTS = [["compare", "--models", "verifier,balanced"], ["leaderboard"], ["reruns", "--model", "verifier"],
+           ["item", "st_0001", "--models", "verifier,balanced"]]
+
+
+@pytest.mark.parametrize("args", REPORTS, ids=[a[0] for a in REPORTS])
+def test_ingest_after_the_last_build_makes_reports_refuse(tmp_path: Path, messages_warehouse, args: list[str]) -> None:
+    code, _, err = run(*args, "--db", str(messages_warehouse.stale_db), "--out", str(tmp_path / "r.html"))
+    assert code == 2, err
+    assert "marts are stale: run dbt build" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r.html").exists()
+    code, _, err = run(*args, "--db", str(messages_warehouse.db), "--out", str(tmp_path / "r.html"))
+    assert code == 0, err
+
+
+def test_half_rebuilt_marts_are_stale(tmp_path: Path, db: Path) -> None:
+    copy = tmp_path / "half.duckdb"
+    copy.write_bytes(db.read_bytes())
+    con = duckdb.connect(str(copy))
+    con.execute("DELETE FROM main.model_summary WHERE run_id = (SELECT max(run_id) FROM main.model_summary)")
+    con.close()
+    code, _, err = run("leaderboard", "--db", str(copy), "--out", str(tmp_path / "lb.html"))
+    assert code == 2 and "marts are stale: run dbt build" in err and "model_summary has" in err
+
+
+def test_data_quality_warning_block(tmp_path: Path, db: Path) -> None:
+    con = duckdb.connect(str(db), read_only=True)
+    dq = {name: con.execute(f'SELECT count(*) FROM main."{name}"').fetchone()[0] for (name,) in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_name LIKE 'dq\\_%' ESCAPE '\\'"
+    ).fetchall()}
+    con.close()
+    assert dq and any(dq.values()), dq  # the synthetic benchmark has unresolvable labels
+    out = tmp_path / "lb.html"
+    assert run("leaderboard", "--db", str(db), "--out", str(out))[0] == 0
+    text = _text(out.read_text())
+    assert "Data-quality warnings" in text
+    for name, n in dq.items():
+        assert bool(re.search(rf"{name} ?: {n} rows?\b", text)) == (n > 0), name
+    clean = tmp_path / "clean.duckdb"
+    clean.write_bytes(db.read_bytes())
+    con = duckdb.connect(str(clean))
+    for name in dq:
+        con.execute(f'DELETE FROM main."{name}"')
+    con.close()
+    assert run("leaderboard", "--db", str(clean), "--out", str(out))[0] == 0
+    assert "Data-quality warnings" not in out.read_text()

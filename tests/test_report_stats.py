@@ -10,12 +10,15 @@ from agenthop.reports import stats
 
 
 @pytest.mark.parametrize(
-    ("b", "c", "printed"),
-    [(20, 3, "0.0005"), (24, 16, "0.27"), (36, 22, "0.09"), (35, 21, "0.08"), (42, 12, "0.0001")],
+    ("b", "c", "paper", "printed"),
+    [(20, 3, "0.0005", "<0.001"), (24, 16, "0.27", "0.268"), (36, 22, "0.09", "0.0869"), (35, 21, "0.08", "0.0814"),
+     (42, 12, "0.0001", "<0.001")],
 )
-def test_mcnemar_reproduces_paper_table_12(b: int, c: int, printed: str) -> None:
+def test_mcnemar_reproduces_paper_table_12(b: int, c: int, paper: str, printed: str) -> None:
     p = stats.mcnemar_exact(b, c)
-    assert stats.format_p(p) == printed
+    decimals = len(paper.split(".")[1])
+    assert round(p, decimals) == pytest.approx(float(paper))  # the paper's value at the paper's precision
+    assert stats.format_p(p) == printed  # our one style: three significant digits
     # symmetric in the two runs
     assert stats.mcnemar_exact(c, b) == pytest.approx(p)
 
@@ -31,12 +34,22 @@ def test_mcnemar_exact_values_and_edge_cases() -> None:
         stats.mcnemar_exact(-1, 2)
 
 
-def test_format_p_bands() -> None:
-    assert stats.format_p(0.5) == "0.50"
-    assert stats.format_p(0.0123) == "0.01"
-    assert stats.format_p(0.00349) == "0.003"
-    assert stats.format_p(0.00004) == "<0.0001"
+def test_format_p_three_significant_digits() -> None:
+    assert stats.format_p(0.5) == "0.500"
+    assert stats.format_p(1.0) == "1.00"
+    assert stats.format_p(0.0123) == "0.0123"
+    assert stats.format_p(0.048) == "0.0480"
+    assert stats.format_p(0.00349) == "0.00349"
+    assert stats.format_p(0.001) == "0.00100"
+    assert stats.format_p(0.000999) == "<0.001"
+    assert stats.format_p(0.00004) == "<0.001"
     assert stats.format_p(None) == "n/a"
+
+
+def test_significance_badge_agrees_with_the_printed_p() -> None:
+    assert stats.significant(0.048) and stats.format_p(0.048) == "0.0480"
+    assert not stats.significant(0.04996) and stats.format_p(0.04996) == "0.0500"  # printed 0.0500: no badge
+    assert stats.significant(0.0004) and not stats.significant(None) and not stats.significant(0.27)
 
 
 @pytest.mark.parametrize(
@@ -167,3 +180,20 @@ def test_accuracy_decomposition_undefined_rates_keep_identity() -> None:
     assert d.recall_driven == pytest.approx(0.5)
     assert d.conversion_driven == 0.0 and d.norecall_driven == 0.0
     assert stats.decompose_accuracy(stats.RunRates(0, 0, 0, 0), b) is None
+
+
+def test_exact_tests_agree_with_scipy() -> None:
+    """mcnemar_exact and fisher_p are computed without scipy on the report's path; scipy is the yardstick."""
+    import random
+
+    from scipy.stats import binomtest, fisher_exact
+
+    rng = random.Random(7)
+    for _ in range(400):
+        b, c = rng.randint(0, 150), rng.randint(0, 150)
+        want = 1.0 if b + c == 0 else binomtest(b, b + c, 0.5).pvalue
+        assert stats.mcnemar_exact(b, c) == pytest.approx(want, rel=1e-9, abs=1e-300)
+        n1, n2 = rng.randint(1, 200), rng.randint(1, 200)
+        k1, k2 = rng.randint(0, n1), rng.randint(0, n2)
+        want = fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue
+        assert stats.fisher_p(k1, n1, k2, n2) == pytest.approx(want, rel=1e-9, abs=1e-300)

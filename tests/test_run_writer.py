@@ -59,6 +59,7 @@ def meta(run_id: str = RUN_ID) -> dict[str, Any]:
         "run_id": run_id, "model": "demo", "backend": "sim", "condition": "full", "replicate": 0,
         "benchmark_sha256": "0" * 16, "budget_total": 30, "max_turns": 20, "max_total_tokens": 200_000,
         "harness_version": "0.1.0", "config_json": "{}", "family": None, "tier": None,
+        "generation": None,
     }
 
 

@@ -30,9 +30,13 @@ select
     calls.next_tool::varchar as next_tool,
     calls.wrong_read_next_action::varchar as wrong_read_next_action,
     calls.submit_within_3_after::boolean as submit_within_3_after,
-    outputs.output_text::varchar as output_text
+    outputs.output_text::varchar as output_text,
+    turns.cumulative_tokens::bigint as tokens_after
 from {{ ref('int_tool_calls_final') }} as calls
 join {{ ref('int_trajectories_final') }} as traj
     on traj.run_id = calls.run_id and traj.sample_id = calls.sample_id
 left join {{ ref('int_tool_outputs') }} as outputs
     on outputs.run_id = calls.run_id and outputs.sample_id = calls.sample_id and outputs.seq = calls.seq
+left join {{ ref('stg_harness__turns') }} as turns
+    on turns.run_id = calls.run_id and turns.sample_id = calls.sample_id
+    and turns.attempt = calls.attempt and turns.turn = calls.turn

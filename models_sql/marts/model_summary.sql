@@ -89,7 +89,8 @@ select
     per_run.section_hit_hard_rate::double as section_hit_hard_rate,
     per_run.ref_conversion::double as ref_conversion,
     per_run.early_submit_rate::double as early_submit_rate,
-    trigram_concentration.trigram_concentration::double as trigram_concentration
+    trigram_concentration.trigram_concentration::double as trigram_concentration,
+    runs.generation::varchar as generation
 from per_run
 join {{ ref('stg_harness__runs') }} as runs on runs.run_id = per_run.run_id
 left join trigram_concentration on trigram_concentration.run_id = per_run.run_id

@@ -14,6 +14,7 @@ select
     tier::varchar as tier,
     started_at::timestamptz as started_at,
     finished_at::timestamptz as finished_at,
+    generation::varchar as generation,
     (backend = 'sim')::boolean as is_simulated,
     coalesce(_partial, false)::boolean as is_partial,
     _source::varchar as source_path

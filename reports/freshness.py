@@ -1,0 +1,94 @@
+"""Before any report renders: are the marts current, and do the data-quality marts list anything?
+
+`check_fresh` refuses marts that predate the last ingest: the `build_info` mart records the highest
+`raw.ingest_log.load_id` at build time, and dbt builds it after every mart the reports read. The marts
+are stale when an ingest that changed data (action inserted or replaced) came later, when
+model_summary disagrees with the run count build_info recorded (a half-finished rebuild), or when a
+run loaded in `raw` with final trajectories is missing from model_summary.
+
+`dq_issues` reads every relation of schema main whose name starts with ``dq_`` generically: its row
+count and, when it has an ``issue`` / ``check_name`` column, the count per value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agenthop.harness.errors import AgentHopError
+
+from .warehouse import Warehouse
+
+STALE = "marts are stale: run dbt build"
+#: Columns that name the kind of a data-quality row, in order of preference.
+DQ_KIND_COLUMNS = ("issue", "check_name", "problem", "kind", "rule")
+
+
+@dataclass
+class DqIssue:
+    mart: str
+    n_rows: int
+    kinds: list[tuple[str, int]] = field(default_factory=list)  # (issue value, rows), largest first
+
+
+def _raw_has(wh: Warehouse, table: str) -> bool:
+    (n,) = wh.con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = ? "
+        "AND table_catalog = current_database()", [table]).fetchone()  # type: ignore[misc]
+    return bool(n)
+
+
+def staleness(wh: Warehouse) -> str | None:
+    """Why the marts are stale (None when they are current). Needs model_summary and build_info."""
+    info = wh.rows("SELECT built_at, last_load_id, n_runs FROM build_info ORDER BY built_at DESC LIMIT 1")
+    if not info:
+        return "build_info is empty"
+    built = info[0]
+    if _raw_has(wh, "ingest_log"):
+        later = wh.rows(
+            "SELECT load_id, loaded_at FROM raw.ingest_log WHERE load_id > ? AND action <> 'unchanged' "
+            "ORDER BY load_id DESC LIMIT 1", [built["last_load_id"]])
+        if later:
+            return (f"ingest load {later[0]['load_id']} at {later[0]['loaded_at']:%Y-%m-%d %H:%M:%S} came after "
+                    f"the dbt build at {built['built_at']:%Y-%m-%d %H:%M:%S}")
+    (n_summary,) = wh.con.execute("SELECT count(*) FROM model_summary").fetchone()  # type: ignore[misc]
+    if n_summary != built["n_runs"]:
+        return f"model_summary has {n_summary} runs, the last complete build had {built['n_runs']}"
+    if _raw_has(wh, "runs") and _raw_has(wh, "trajectories"):
+        missing = [r[0] for r in wh.con.execute(
+            "SELECT DISTINCT t.run_id FROM raw.trajectories t WHERE t.is_final "
+            "AND t.run_id IN (SELECT run_id FROM raw.runs) "
+            "AND t.run_id NOT IN (SELECT run_id FROM model_summary) ORDER BY 1 LIMIT 4").fetchall()]
+        if missing:
+            return f"run(s) {', '.join(missing)} are loaded but not in model_summary"
+    return None
+
+
+def check_fresh(wh: Warehouse) -> None:
+    """Exit-2 user error when the marts are stale (module docstring)."""
+    wh.require(["model_summary", "build_info"])
+    wh.require_runs()
+    why = staleness(wh)
+    if why:
+        raise AgentHopError(f"{STALE} (warehouse {wh.path}: {why})")
+
+
+def dq_issues(wh: Warehouse) -> list[DqIssue]:
+    """Every non-empty dq_* relation of schema main with its row count and counts per issue."""
+    out = []
+    for name in sorted(n for n in wh.relations() if n.startswith("dq_")):
+        (n,) = wh.con.execute(f'SELECT count(*) FROM main."{name}"').fetchone()  # type: ignore[misc]
+        if not n:
+            continue
+        kind_col = next((c for c in DQ_KIND_COLUMNS if wh.has(name, c)), None)
+        kinds: list[tuple[str, int]] = []
+        if kind_col:
+            kinds = [(str(k), int(c)) for k, c in wh.con.execute(
+                f'SELECT "{kind_col}", count(*) AS c FROM main."{name}" GROUP BY 1 ORDER BY c DESC, 1').fetchall()]
+        out.append(DqIssue(mart=name, n_rows=int(n), kinds=kinds))
+    return out
+
+
+def prepare(wh: Warehouse) -> list[DqIssue]:
+    """The checks every report runs first: marts present, not empty, current; then the dq warnings."""
+    check_fresh(wh)
+    return dq_issues(wh)

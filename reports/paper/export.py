@@ -1,0 +1,98 @@
+"""Tables as files: CSV (the machine-readable contract of docs/reports.md) and LaTeX booktabs fragments."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from typing import Any
+
+from ..values import jsonable
+from .table import Table
+
+# -- CSV ----------------------------------------------------------------------------------------------
+
+
+def csv_value(v: Any) -> str:
+    """Raw values: floats at full precision (repr round-trips), NULL as empty, booleans as true/false."""
+    v = jsonable(v)
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "" if math.isnan(v) else repr(v)
+    return str(v)
+
+
+def to_csv(table: Table) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([c.key for c in table.columns])
+    for row in table.rows:
+        w.writerow([csv_value(row.get(c.key)) for c in table.columns])
+    return buf.getvalue()
+
+
+# -- LaTeX --------------------------------------------------------------------------------------------
+
+_LATEX_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+_LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_ESCAPES))
+_UNICODE = {"–": "--", "—": "---", "−": "-", "±": r"$\pm$", "Δ": r"$\Delta$", "→": r"$\to$", "≤": r"$\le$",
+            "≥": r"$\ge$", "×": r"$\times$", "<": r"\textless{}", ">": r"\textgreater{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX's special characters (and a few Unicode signs) so any text typesets literally."""
+    out = _LATEX_RE.sub(lambda m: _LATEX_ESCAPES[m.group(0)], text)
+    return "".join(_UNICODE.get(ch, ch) for ch in out)
+
+
+def _latex_cell(text: str, marks: set[str]) -> str:
+    cell = latex_escape(text)
+    if "best" in marks:
+        cell = rf"\textbf{{{cell}}}"
+    if "leader" in marks:
+        cell += r"$^{\ast}$"
+    if "sig" in marks:
+        cell += r"$^{\dagger}$"
+    return cell
+
+
+def to_latex(table: Table) -> str:
+    """A booktabs tabular fragment: \\begin{tabular} ... \\toprule header \\midrule body \\bottomrule.
+
+    Text columns are left-aligned, numbers right-aligned; group headers span every column."""
+    cols = table.shown_columns
+    spec = "".join("l" if c.kind == "text" else "r" for c in cols)
+    lines = [
+        f"% {latex_escape(table.ref)}: {latex_escape(table.title)} (agenthop-report paper; tables/{table.key}.csv)",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(latex_escape(c.header or c.key) for c in cols) + r" \\",
+        r"\midrule",
+    ]
+    groups = table.groups()
+    for gi, (group, rows) in enumerate(groups):
+        if group is not None:
+            if gi > 0:
+                lines.append(r"\midrule")
+            lines.append(rf"\multicolumn{{{len(cols)}}}{{l}}{{\textit{{{latex_escape(group)}}}}} \\")
+        for i, row in rows:
+            cells = [_latex_cell(c.format(row.get(c.key)), table.marks.get((i, c.key), set())) for c in cols]
+            lines.append(" & ".join(cells) + r" \\")
+    lines.append(r"\bottomrule")
+    lines.append(r"\end{tabular}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,120 @@
+"""The two optional input files of `paper`: external scores (--external) and item covariates (--covariates).
+
+Both are CSV with a header row. Every problem is an AgentHopError naming the file, the line and the
+problem, so the CLI exits with code 2 and one clear line.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from agenthop.harness.errors import AgentHopError
+
+
+@dataclass(frozen=True)
+class ExternalScore:
+    model: str
+    benchmark: str
+    score: float
+
+
+def _open_csv(path: Path, what: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise AgentHopError(f"{what} {path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise AgentHopError(f"{what} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise AgentHopError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        rows = list(csv.reader(text.splitlines()))
+    except csv.Error as exc:
+        raise AgentHopError(f"{what} {path}: not valid CSV ({exc})") from None
+    if not rows or not any(cell.strip() for cell in rows[0]):
+        raise AgentHopError(f"{what} {path}: empty file; expected a header row")
+    header = [h.strip() for h in rows[0]]
+    body = [(i + 2, r) for i, r in enumerate(rows[1:]) if any(cell.strip() for cell in r)]
+    for line, r in body:
+        if len(r) != len(header):
+            raise AgentHopError(f"{what} {path}:{line}: {len(r)} fields, the header has {len(header)}")
+    return header, body
+
+
+def _number(text: str) -> float | None:
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def read_external(path: Path) -> list[ExternalScore]:
+    """model, benchmark, score per line; a (model, benchmark) pair at most once; scores numeric."""
+    header, body = _open_csv(path, "--external")
+    missing = [c for c in ("model", "benchmark", "score") if c not in header]
+    if missing:
+        raise AgentHopError(f"--external {path}: header lacks column(s) {', '.join(missing)} "
+                            "(expected: model,benchmark,score)")
+    im, ib, isc = header.index("model"), header.index("benchmark"), header.index("score")
+    out: list[ExternalScore] = []
+    seen: set[tuple[str, str]] = set()
+    for line, r in body:
+        model, bench, raw = r[im].strip(), r[ib].strip(), r[isc].strip()
+        if not model or not bench:
+            raise AgentHopError(f"--external {path}:{line}: empty model or benchmark")
+        score = _number(raw)
+        if score is None:
+            raise AgentHopError(f"--external {path}:{line}: score {raw!r} is not a number")
+        if (model, bench) in seen:
+            raise AgentHopError(f"--external {path}:{line}: model {model!r} has a second {bench!r} score")
+        seen.add((model, bench))
+        out.append(ExternalScore(model, bench, score))
+    return out
+
+
+@dataclass(frozen=True)
+class Covariates:
+    """Item covariates: the numeric columns (all non-empty values numbers), per sample_id."""
+
+    numeric: dict[str, dict[str, float]]  # column -> sample_id -> value
+    skipped: list[str]  # non-numeric columns
+
+
+def read_covariates(path: Path) -> Covariates:
+    """sample_id, then any columns; a sample_id at most once. Empty cells are missing values."""
+    header, body = _open_csv(path, "--covariates")
+    if not header or header[0] != "sample_id":
+        raise AgentHopError(f"--covariates {path}: the first column must be sample_id, got {header[0]!r}")
+    if len(header) < 2:
+        raise AgentHopError(f"--covariates {path}: no covariate columns after sample_id")
+    seen: set[str] = set()
+    for line, r in body:
+        sid = r[0].strip()
+        if not sid:
+            raise AgentHopError(f"--covariates {path}:{line}: empty sample_id")
+        if sid in seen:
+            raise AgentHopError(f"--covariates {path}:{line}: sample_id {sid!r} appears twice")
+        seen.add(sid)
+    numeric: dict[str, dict[str, float]] = {}
+    skipped: list[str] = []
+    for j, name in enumerate(header[1:], start=1):
+        values: dict[str, float] = {}
+        ok = True
+        for _, r in body:
+            cell = r[j].strip()
+            if not cell:
+                continue
+            x = _number(cell)
+            if x is None:
+                ok = False
+                break
+            values[r[0].strip()] = x
+        if ok and values:
+            numeric[name] = values
+        else:
+            skipped.append(name)
+    return Covariates(numeric, skipped)

@@ -1,0 +1,166 @@
+"""One table of the paper report: its columns, rows and how each cell is printed.
+
+The same object is written as CSV (every column, raw values: rates as fractions), as a LaTeX booktabs
+fragment and as an HTML table (the shown columns, formatted the way the paper prints them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import stats
+from ..values import jsonable
+
+#: How a cell is printed in LaTeX and HTML, by column kind.
+FORMATS: dict[str, Callable[[Any], str]] = {}
+
+
+def _fmt(kind: str) -> Callable[[Callable[[Any], str]], Callable[[Any], str]]:
+    def register(fn: Callable[[Any], str]) -> Callable[[Any], str]:
+        FORMATS[kind] = fn
+        return fn
+
+    return register
+
+
+def _number(v: Any) -> float | None:
+    v = jsonable(v)
+    if v is None or isinstance(v, (str, bytes, bool)):
+        return None
+    return float(v)
+
+
+@_fmt("text")
+def _text(v: Any) -> str:
+    v = jsonable(v)
+    return "" if v is None else str(v)
+
+
+@_fmt("int")
+def _int(v: Any) -> str:
+    x = _number(v)
+    return "–" if x is None else f"{int(x)}"
+
+
+@_fmt("rate")
+def _rate(v: Any) -> str:
+    """A fraction printed as a percentage with one decimal (0.8541 -> 85.4)."""
+    x = _number(v)
+    return "–" if x is None else f"{100 * x:.1f}"
+
+
+@_fmt("pp")
+def _pp(v: Any) -> str:
+    """Percentage points with a sign (3.1 -> +3.1)."""
+    x = _number(v)
+    return "–" if x is None else f"{x:+.1f}"
+
+
+@_fmt("p")
+def _p(v: Any) -> str:
+    x = _number(v)
+    return "–" if x is None else stats.format_p(x)
+
+
+@_fmt("num1")
+def _num1(v: Any) -> str:
+    x = _number(v)
+    return "–" if x is None else f"{x:.1f}"
+
+
+@_fmt("num2")
+def _num2(v: Any) -> str:
+    x = _number(v)
+    return "–" if x is None else f"{x:.2f}"
+
+
+@_fmt("num3")
+def _num3(v: Any) -> str:
+    x = _number(v)
+    return "–" if x is None else f"{x:.3f}"
+
+
+@_fmt("usd")
+def _usd(v: Any) -> str:
+    x = _number(v)
+    return "–" if x is None else f"{x:.2f}"
+
+
+@_fmt("usd4")
+def _usd4(v: Any) -> str:
+    x = _number(v)
+    return "–" if x is None else f"{x:.4f}"
+
+
+@_fmt("bool")
+def _bool(v: Any) -> str:
+    return "" if v is None else ("yes" if v else "no")
+
+
+@dataclass(frozen=True)
+class Column:
+    """A CSV column; `header` set means it is also shown (LaTeX and HTML) with `kind`'s format."""
+
+    key: str
+    kind: str = "text"
+    header: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in FORMATS:
+            raise ValueError(f"column {self.key}: unknown kind {self.kind!r}")
+
+    @property
+    def shown(self) -> bool:
+        return self.header is not None
+
+    def format(self, value: Any) -> str:
+        return FORMATS[self.kind](value)
+
+
+#: Cell marks: `best` (bold), `leader` (asterisk), `sig` (dagger).
+MARKS = ("best", "leader", "sig")
+
+
+@dataclass
+class Table:
+    """A paper table (or the data of a figure): CSV columns, rows, and its place in the paper."""
+
+    key: str  # file stem under tables/, e.g. table02_main
+    ref: str  # what it reproduces, e.g. "Table 2"
+    title: str
+    definition: str  # anchor of its definition in docs/metrics.md
+    columns: list[Column]
+    rows: list[dict[str, Any]]
+    note: str = ""
+    group_by: str | None = None  # shown rows are grouped under a header row per value of this column
+    marks: dict[tuple[int, str], set[str]] = field(default_factory=dict)  # (row index, column key) -> marks
+    latex: bool = True  # also written as LaTeX (figure data are CSV only)
+
+    def __post_init__(self) -> None:
+        keys = [c.key for c in self.columns]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"table {self.key}: duplicate column names")
+        for (i, key), marks in self.marks.items():
+            if key not in keys or not 0 <= i < len(self.rows) or not marks <= set(MARKS):
+                raise ValueError(f"table {self.key}: bad mark {marks} at row {i}, column {key}")
+
+    @property
+    def shown_columns(self) -> list[Column]:
+        return [c for c in self.columns if c.shown and c.key != self.group_by]
+
+    def mark(self, i: int, key: str, mark: str) -> None:
+        self.marks.setdefault((i, key), set()).add(mark)
+
+    def groups(self) -> list[tuple[str | None, list[tuple[int, dict[str, Any]]]]]:
+        """Rows in order, split into consecutive runs of the group_by value (one group without it)."""
+        if self.group_by is None:
+            return [(None, list(enumerate(self.rows)))]
+        out: list[tuple[str | None, list[tuple[int, dict[str, Any]]]]] = []
+        for i, row in enumerate(self.rows):
+            g = _text(row.get(self.group_by)) or "–"
+            if not out or out[-1][0] != g:
+                out.append((g, []))
+            out[-1][1].append((i, row))
+        return out

@@ -1,0 +1,277 @@
+"""A report site: one HTML page plus its folder of item pages and one shared chart bundle.
+
+Layout for ``--out compare.html`` (folder mode, the default)::
+
+    compare.html                      the report page
+    compare_files/vega-<hash>.js      the offline Vega/Vega-Lite/vega-embed bundle, written once
+    compare_files/items/<id>.html     one page per linked item (sample_id made file-name safe)
+
+With ``single_file=True`` nothing but ``compare.html`` is written: the bundle is inlined and each item
+page becomes a section of an "Items" appendix at the end of the page, linked by ``#`` anchors. All
+links are relative, so the page and its folder open from ``file://`` and from any static host.
+
+API (stable; other report modules, e.g. the paper report, build on it)::
+
+    site = Site(Path("compare.html"), single_file=False)
+    href = site.item_href("ST-0001")                # link from the main page
+    href = site.item_href("ST-0001", from_page=p)    # link from another page p of this site
+    site.write_item_pages(wh, ["ST-0001", ...], runs)  # 1-6 runs shown as turn-aligned columns
+    html = site.render_page("compare.html.j2", context, charts, provenance)
+    site.write_page(html)                            # swaps the folder in whole, then the page (atomic)
+
+    # a further page of the same site (e.g. a paper report's section pages in the same folder):
+    html = site.render_page("x.html.j2", ctx, charts, prov, page=site.folder / "x.html")
+    site.write_page(html, page=site.folder / "x.html")
+
+``render_page`` injects into the template: ``item_href(sample_id)`` (relative to that page),
+``vega_bundle`` (a ``<script src=...>`` tag or the inlined bundle), the data-quality warnings
+(``dq_issues``) given to the Site, and in single-file mode the item appendix. Item pages are
+rendered by :mod:`reports.item` (question, options with the correct and chosen answers, seed,
+gold and bridge papers, direct-labelled sections, every call with what the agent received).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from markupsafe import Markup
+
+from agenthop.harness.errors import AgentHopError
+
+from .bundle import javascript_bundle
+from .queries import RunInfo
+from .render import Charts, Provenance, render, write_html
+from .warehouse import Warehouse
+
+_SAFE_RE = re.compile(r"[^A-Za-z0-9._-]+")
+
+#: Most runs an item page shows side by side.
+MAX_ITEM_RUNS = 6
+
+
+def item_file_name(sample_id: str) -> str:
+    """``<sample_id>.html`` when the id is file-name safe, else a sanitised name plus a short hash."""
+    safe = _SAFE_RE.sub("_", sample_id).strip("._") or "item"
+    if safe != sample_id:
+        safe = f"{safe[:60]}-{hashlib.sha1(sample_id.encode()).hexdigest()[:8]}"
+    return f"{safe}.html"
+
+
+def item_anchor(sample_id: str) -> str:
+    """The element id of an item's section in single-file mode."""
+    return "item-" + item_file_name(sample_id)[: -len(".html")]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _relative(target: Path, from_page: Path) -> str:
+    rel = os.path.relpath(target.resolve(), from_page.resolve().parent)
+    return "/".join(quote(part) for part in Path(rel).parts)
+
+
+@dataclass
+class _InlineItem:
+    sample_id: str
+    anchor: str
+    html: Markup  # rendered by our autoescaped templates
+
+
+@dataclass
+class Site:
+    """One report page (``out``) and its folder ``<stem>_files`` (or one inlined file)."""
+
+    out: Path
+    single_file: bool = False
+    dq_issues: Sequence[Any] = ()
+    _items: dict[str, Path] = field(default_factory=dict)
+    _inline: list[_InlineItem] = field(default_factory=list)
+    _inline_charts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _bundle_file: Path | None = None
+    _staging: Path | None = None  # the folder being written, renamed to `folder` by write_page
+    _committed: bool = False
+
+    def __post_init__(self) -> None:
+        self.out = Path(self.out)
+
+    # -- the folder is written beside its final place and swapped in whole -----------------------------
+    def _stage(self, path: Path) -> Path:
+        """Where a file of the folder is written before the main page commits the folder."""
+        if self._committed or self.single_file:
+            return path
+        rel = path.relative_to(self.folder)
+        if self._staging is None:
+            try:
+                self.out.parent.mkdir(parents=True, exist_ok=True)
+                self._staging = Path(tempfile.mkdtemp(dir=self.out.parent, prefix=f".{self.folder.name}.", suffix=".tmp"))
+            except OSError as exc:
+                raise AgentHopError(f"--out {self.out}: cannot write the report ({exc.strerror or exc}: "
+                                    f"{exc.filename or self.out.parent})") from None
+        return self._staging / rel
+
+    def _write_folder_file(self, text: str, path: Path) -> None:
+        target = self._stage(path)
+        if target == path:
+            write_html(text, path, report=self.out)
+            return
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise AgentHopError(f"--out {self.out}: cannot write the report ({exc.strerror or exc})") from None
+
+    def _commit_folder(self) -> None:
+        """Replace `folder` by the staged one (old item pages of an earlier report go with it)."""
+        if self._staging is None or self._committed:
+            self._committed = True
+            return
+        old = None
+        try:
+            os.chmod(self._staging, 0o777 & ~_umask())
+            if self.folder.exists():
+                old = Path(tempfile.mkdtemp(dir=self.out.parent, prefix=f".{self.folder.name}.", suffix=".old"))
+                os.replace(self.folder, old / "x")
+            os.replace(self._staging, self.folder)
+        except OSError as exc:
+            raise AgentHopError(f"--out {self.out}: cannot write the report ({exc.strerror or exc})") from None
+        finally:
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        self._staging, self._committed = None, True
+
+    def __enter__(self) -> Site:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove a half-written folder (the CLI calls this when a report fails)."""
+        if self._staging is not None:
+            shutil.rmtree(self._staging, ignore_errors=True)
+            self._staging = None
+
+    # -- paths ---------------------------------------------------------------------------------------
+    @property
+    def folder(self) -> Path:
+        """``X_files`` next to ``X.html``: item pages and the chart bundle."""
+        return self.out.with_name(self.out.stem + "_files")
+
+    @property
+    def items_dir(self) -> Path:
+        return self.folder / "items"
+
+    def item_path(self, sample_id: str) -> Path:
+        return self.items_dir / item_file_name(sample_id)
+
+    def item_href(self, sample_id: str, from_page: Path | None = None) -> str:
+        """Relative link to an item's page (``#item-...`` in single-file mode)."""
+        if self.single_file:
+            return "#" + item_anchor(sample_id)
+        return _relative(self.item_path(sample_id), from_page or self.out)
+
+    def has_item(self, sample_id: str) -> bool:
+        return sample_id in self._items
+
+    # -- the chart bundle -----------------------------------------------------------------------------
+    def bundle_path(self) -> Path:
+        """Where the shared bundle lives (written on first use)."""
+        if self._bundle_file is None:
+            body = javascript_bundle()
+            digest = hashlib.sha256(body.encode()).hexdigest()[:12]
+            path = self.folder / f"vega-{digest}.js"
+            self._write_folder_file(body, path)
+            self._bundle_file = path
+        return self._bundle_file
+
+    def bundle_tag(self, page: Path | None = None) -> Markup:
+        """``<script>`` for the bundle: inlined (single file) or a relative ``src``."""
+        if self.single_file:
+            return Markup("<script>") + Markup(javascript_bundle()) + Markup("</script>")  # trusted library
+        src = _relative(self.bundle_path(), page or self.out)
+        return Markup('<script src="{}"></script>').format(src)
+
+    # -- pages ----------------------------------------------------------------------------------------
+    def render_page(self, template: str, context: dict[str, Any], charts: Charts, provenance: Provenance,
+                    page: Path | None = None) -> str:
+        """Render one page of the site (the main page unless `page` is given)."""
+        page = page or self.out
+        main = page == self.out
+        specs = dict(charts.specs)
+        appendix: list[_InlineItem] = []
+        if self.single_file and main:
+            specs.update(self._inline_charts)
+            appendix = list(self._inline)
+        extra = {
+            "item_href": lambda sid: self.item_href(sid, from_page=page),
+            "item_appendix": appendix,
+            "dq_issues": list(self.dq_issues),
+        }
+        bundle = self.bundle_tag(page) if specs else Markup("")
+        return render(template, {**extra, **context}, charts, provenance, bundle=bundle, specs=specs)
+
+    def write_page(self, html: str, page: Path | None = None) -> Path:
+        """Write a page atomically. The main page is written last: writing it first swaps the folder
+        (item pages, bundle) into place whole, so a failed report never leaves a mixed folder."""
+        page = page or self.out
+        if page == self.out:
+            try:
+                self._commit_folder()
+            except BaseException:
+                self.discard()
+                raise
+            return write_html(html, page)
+        if self.folder in page.parents:
+            self._write_folder_file(html, page)
+            return page
+        return write_html(html, page, report=self.out)
+
+    def write_item_pages(self, wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunInfo],
+                         provenance: Provenance | None = None) -> list[str]:
+        """Render one page per item showing `runs` (1-6) side by side; returns the ids written.
+
+        Items already written by this Site are skipped. In single-file mode the pages are kept for the
+        main page's appendix instead of being written."""
+        from . import item as item_mod
+
+        if not runs:
+            raise AgentHopError("item pages need at least one run")
+        if len(runs) > MAX_ITEM_RUNS:
+            raise AgentHopError(f"item pages show at most {MAX_ITEM_RUNS} runs side by side, got {len(runs)}")
+        prov = provenance or Provenance.build(wh.path, runs)
+        todo = [s for s in dict.fromkeys(sample_ids) if s not in self._items]
+        if not todo:
+            return []
+        data = item_mod.load_items(wh, todo, runs)
+        for sid in todo:
+            page = self.item_path(sid)
+            if self.single_file:
+                box = Charts(prefix=item_anchor(sid) + "-chart")
+                ctx = item_mod.context(data, sid, runs, box)
+                html = render("_item_section.html.j2", {**ctx, "item_href": self.item_href,
+                                                         "section_id": item_anchor(sid)},
+                              box, prov, bundle=Markup(""), specs=box.specs)
+                self._inline.append(_InlineItem(sid, item_anchor(sid), Markup(html)))  # autoescaped output
+                self._inline_charts.update(box.specs)
+            else:
+                box = Charts()
+                ctx = item_mod.context(data, sid, runs, box)
+                ctx["back_href"] = _relative(self.out, page)
+                ctx["back_title"] = self.out.name
+                html = self.render_page("item.html.j2", ctx, box, prov, page=page)
+                self._write_folder_file(html, page)
+            self._items[sid] = page
+        return todo
