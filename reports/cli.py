@@ -21,13 +21,17 @@ EPILOG = """\b
 Examples:
   agenthop-report compare --models early-committer,verifier
   agenthop-report compare --runs RUN_A,RUN_B --out cmp.html
+  agenthop-report compare --models early-committer,verifier --single-file
   agenthop-report leaderboard
   agenthop-report reruns --model verifier
   agenthop-report item st_0042 --runs RUN_A,RUN_B
   agenthop-report paper --condition full
   agenthop-report sql "SELECT model, accuracy FROM model_summary" --format csv
 
-Exit codes: 0 success, 2 user error (unknown model, missing marts, warehouse in use, bad SQL).
+A report is a page plus its folder (cmp.html and cmp_files/ with item pages and the chart bundle);
+--single-file writes one self-contained file instead.
+
+Exit codes: 0 success, 2 user error (unknown model, missing or stale marts, warehouse in use, bad SQL).
 """
 
 
