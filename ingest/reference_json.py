@@ -24,6 +24,7 @@ import pyarrow as pa
 from agenthop.schemas import trajectory as tschema
 
 from .conform import IngestError, conform
+from .quality import Segments
 from .runs import Checks, RunData, check_benchmark, validate_table
 
 BACKEND = "reference-json"
@@ -303,6 +304,7 @@ class _Builder:
         self.rows: dict[str, dict[str, list]] = {
             t: {f.name: [] for f in s} for t, s in tschema.TABLES.items() if t != "runs"
         }
+        self.segments = {t: Segments() for t in self.rows}
 
     def _add(self, table: str, **values: Any) -> None:
         cols = self.rows[table]
@@ -319,9 +321,8 @@ class _Builder:
     ) -> None:
         """Rows of one attempt; ``subtract`` removes failed attempts merged into the final record."""
         where = rec.where
+        before_rows = {t: len(cols["run_id"]) for t, cols in self.rows.items()}
         terminated_by = rec.str("terminated_by")
-        if terminated_by not in tschema.TERMINATIONS:
-            raise IngestError(f"{where}: unknown terminated_by {terminated_by!r}")
         budget_total = rec.int("budget_total")
         turns = rec.list("turns", required=True)
 
@@ -332,8 +333,6 @@ class _Builder:
         for pos, raw_turn in enumerate(turns):
             t = _Rec(raw_turn, f"{where}: turns[{pos}]")
             role = t.str("role")
-            if role not in tschema.TURN_ROLES:
-                raise IngestError(f"{t.where}: unknown role {role!r}")
             calls = t.list("tool_calls")
             results = t.list("tool_results")
             if len(results) > len(calls):
@@ -470,6 +469,8 @@ class _Builder:
                 tool_call_id=tcid,
                 content=content,
             )
+        for table, cols in self.rows.items():
+            self.segments[table].add(where, len(cols["run_id"]) - before_rows[table], "json")
 
     def tables(self, where: str) -> dict[str, pa.Table]:
         out = {}
@@ -616,6 +617,8 @@ def read_folder(
         schema=tschema.RUNS,
     )
     tables = {"runs": runs, **tables}
+    segments = {"runs": Segments(), **builder.segments}
+    segments["runs"].add(str(summary_path if summary else folder), 1, "json")
     return RunData(
         BACKEND,
         str(folder),
@@ -625,4 +628,5 @@ def read_folder(
         str(bsha),
         tables,
         {k: v.num_rows for k, v in tables.items()},
+        segments,
     )

@@ -117,7 +117,7 @@ def _bad_run(base: dict, kind: str) -> tuple[list[str], str, str]:
             lambda t: t.set_column(t.schema.get_field_index("status"), "status",
                                    pa.array(["ok"] * (t.num_rows - 1) + ["exploded"])),
         )
-        return ["--runs", str(d)], str(p), "unknown value(s) 'exploded'"
+        return ["--runs", str(d)], str(p), "row 4, column 'status' (tool_calls): has unknown value 'exploded'"
     if kind == "non_utf8":
         def bad_text(t: pa.Table) -> pa.Table:
             raw = pa.array([b"ok"] * (t.num_rows - 1) + [b"caf\xe9 \xff"], pa.binary()).view(pa.string())
