@@ -240,26 +240,21 @@ def _prepare(
     datas = [runsmod.validate_run(rf, checks) for rf in run_files]
     del run_files
 
-    bench_cache: list[refjson.BenchIndex | None] = []
+    def bench_tables() -> refjson.BenchTables | None:
+        """Graph nodes and sections for reference JSON, from the new release or the warehouse."""
+        if bt is not None:
+            return bt.tables["graph_nodes"], bt.tables["sections"].drop_columns(["text"])
+        if checks.sample_ids is None:
+            return None
+        nodes = con.sql(
+            "SELECT sample_id, paper_id, arxiv_id FROM raw.graph_nodes WHERE has_full_text"
+        ).to_arrow_table()
+        secs = con.sql("SELECT arxiv_id, section_index, header, n_chars FROM raw.sections").to_arrow_table()
+        return nodes, secs
 
-    def bench_index() -> refjson.BenchIndex | None:
-        """Section lookup for reference JSON, from the new release or the warehouse (built once)."""
-        if not bench_cache:
-            if bt is not None:
-                bench_cache.append(refjson.BenchIndex(bt.tables["graph_nodes"], bt.tables["sections"]))
-            elif checks.sample_ids is not None:
-                nodes = con.sql(
-                    "SELECT sample_id, paper_id, arxiv_id FROM raw.graph_nodes WHERE has_full_text"
-                ).to_arrow_table()
-                secs = con.sql("SELECT arxiv_id, section_index, header, n_chars FROM raw.sections").to_arrow_table()
-                bench_cache.append(refjson.BenchIndex(nodes, secs))
-            else:
-                bench_cache.append(None)
-        return bench_cache[0]
-
-    for f in progress.iterate(ref_dirs, "reading reference JSON", "folder"):
-        datas.append(refjson.read_folder(f, checks, state.run_hashes, bench_index))
-    bench_cache.clear()
+    if ref_dirs:
+        progress.phase(f"reading reference JSON ({len(ref_dirs)} folders)", big=len(ref_dirs) >= 5)
+        datas += refjson.read_folders(ref_dirs, checks, state.run_hashes, bench_tables)
 
     by_id: dict[str, runsmod.RunData] = {}
     for rd in datas:
