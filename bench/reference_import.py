@@ -163,14 +163,19 @@ JSON_LOAD = ("import json, pathlib, sys\n"
              "print(n)\n")
 
 
-def reference_stages(work: Path, bench_dir: Path, runs_dir: Path, env: dict[str, str]) -> list[StageResult]:
-    """Export, then measure json.load, the import and dbt build (see the module docstring)."""
+def reference_stages(work: Path, bench_dir: Path, runs_dir: Path, env: dict[str, str],
+                     export: bool = True) -> list[StageResult]:
+    """Export (unless ``export`` is false and a previous export exists), then measure json.load, the
+    import and dbt build (see the module docstring)."""
     experiments = work / "reference" / "experiments"
-    if experiments.exists():
-        shutil.rmtree(experiments)
-    experiments.mkdir(parents=True)
-    bsha = hashlib.sha256((bench_dir / "qa" / "full.jsonl").read_bytes()).hexdigest()[:16]
-    n_files = sum(export_run(d, experiments, bsha) for d in sorted(p.parent for p in runs_dir.glob("*/_SUCCESS")))
+    if export or not experiments.is_dir():
+        if experiments.exists():
+            shutil.rmtree(experiments)
+        experiments.mkdir(parents=True)
+        bsha = hashlib.sha256((bench_dir / "qa" / "full.jsonl").read_bytes()).hexdigest()[:16]
+        for d in sorted(p.parent for p in runs_dir.glob("*/_SUCCESS")):
+            export_run(d, experiments, bsha)
+    n_files = sum(1 for p in experiments.rglob("*.json") if p.name != "summary.json")
     logs = work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     results = []
@@ -213,9 +218,10 @@ def main() -> int:
     ap.add_argument("--runs", required=True, type=Path, help="a harness --out directory (19 runs of 1,011 items)")
     ap.add_argument("--benchmark", required=True, type=Path)
     ap.add_argument("--work", type=Path, default=REPO / "out" / "bench")
+    ap.add_argument("--reuse-export", action="store_true", help="keep a previous export under --work")
     args = ap.parse_args()
     env = dict(os.environ, DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
-    results = reference_stages(args.work, args.benchmark, args.runs, env)
+    results = reference_stages(args.work, args.benchmark, args.runs, env, export=not args.reuse_export)
     print(json.dumps([r.as_dict() for r in results], indent=2))
     return 0 if all(r.returncode == 0 for r in results) else 1
 

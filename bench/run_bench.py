@@ -30,6 +30,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import StageResult, best_of, dir_bytes, run_stage  # noqa: E402
+from reference_import import reference_stages  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 #: dbt stages and the hand-written query are short and this machine is noisy: best of this many runs
@@ -267,6 +268,9 @@ def markdown(info: dict[str, object], results: list[StageResult], missed: list[s
                                                for t, v in r.extra["profile"]["by_type"].items()))
         if "ratio_to_handwritten" in r.extra:
             out.append(f"{r.extra['minus_startup_s']} s without start-up = {r.extra['ratio_to_handwritten']}x hand-written SQL")
+        if "ratio_to_json_load" in r.extra:
+            out.append(f"{r.extra['ratio_to_json_load']}x json.load; with dbt build "
+                       f"{r.extra['ingest_plus_dbt_to_evaluate_py']}x evaluate.py (estimated)")
         status = "" if r.returncode == 0 else f" (exit {r.returncode})"
         lines.append(f"| {r.name}{status} | {r.wall_s:.2f} | {r.cpu_s:.2f} | {r.peak_rss_mib:.0f} | {'; '.join(out)} | {tgt} |")
     lines.append("")
@@ -303,6 +307,7 @@ def main() -> int:
     r.extra = {"bytes_written": dir_bytes(bench_dir)}
     results.append(r)
     scale("1x", 1, work, bench_dir, results, env)
+    results += reference_stages(work, bench_dir, work / "runs_1x", env)  # reference JSON import
     if not args.skip_10x:
         scale("10x", 10, work, bench_dir, results, env)
     info = machine()

@@ -21,7 +21,7 @@ import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -200,16 +200,14 @@ class _Folder:
     samples: list[Sample] = field(default_factory=list)
 
 
-def _plan_folder(folder: Path, checks: Checks, loaded_hashes: dict[str, str]) -> _Folder | RunData:
+def _plan_folder(folder: Path, sha: str, checks: Checks, loaded_hashes: dict[str, str]) -> _Folder | RunData:
     """Identity, summary and sample list of one folder; a RunData when it is unchanged."""
-    folder = folder.resolve()
     name = folder.name
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
         raise IngestError(f"{folder}: the folder name is not valid UTF-8 (it becomes the model name)") from None
     run_id = run_id_of(name)
-    sha = content_sha256(folder)
     summary: dict[str, Any] = {}
     summary_path = folder / SUMMARY
     if summary_path.is_file():
@@ -265,22 +263,47 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]]) -> Iterator[dict[str,
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def resolve_sections(calls: pa.Table, bench: BenchTables | None) -> pa.Table:
+class SectionIndex:
+    """The benchmark's sections by (sample, graph node, displayed header), in an in-memory DuckDB
+    (built once per ingest; a header shows as ``Section {i+1}`` when empty, as in the tools)."""
+
+    def __init__(self, bench: BenchTables | None) -> None:
+        self.con: duckdb.DuckDBPyConnection | None = None
+        if bench is None:
+            return
+        nodes, sections = bench
+        self.con = duckdb.connect()
+        self.con.register("nodes", nodes.select(["sample_id", "paper_id", "arxiv_id"]))
+        self.con.register("secs", sections.select(["arxiv_id", "section_index", "header", "n_chars"]))
+        self.con.execute("""
+            CREATE TABLE node_sections AS
+            SELECT n.sample_id, n.paper_id, s.section_index, s.n_chars,
+                   coalesce(nullif(s.header, ''), 'Section ' || (s.section_index + 1)) AS shown_header
+            FROM nodes AS n JOIN secs AS s ON s.arxiv_id = n.arxiv_id
+            WHERE n.arxiv_id IS NOT NULL AND n.arxiv_id <> ''
+        """)
+        self.con.unregister("nodes")
+        self.con.unregister("secs")
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+
+
+def resolve_sections(calls: pa.Table, index: SectionIndex) -> pa.Table:
     """Fill resolved_section_index and the full output length of read_section calls, in one join.
 
     A call's section is the one of its paper (``paper_id`` -> arXiv id through the item's graph)
-    whose displayed header (``Section {i+1}`` when empty) is the header the output shows; among
-    several, the one the queried alias names, else the first.
+    whose displayed header is the header the output shows; among several, the one the queried
+    alias names, else the first.
     """
     calls = calls.append_column("_i", pa.array(np.arange(calls.num_rows, dtype=np.int64)))
-    if bench is None or calls.num_rows == 0:
+    con = index.con
+    if con is None or calls.num_rows == 0:
         return calls.drop_columns(["_i", ALIAS_COLUMN])
-    nodes, sections = bench
-    con = duckdb.connect()
+    reads = calls.filter(pc.is_valid(calls.column("resolved_header")))
+    con.register("calls", reads.select(["_i", "sample_id", "paper_id", "resolved_header", ALIAS_COLUMN]))
     try:
-        con.register("calls", calls.select(["_i", "sample_id", "paper_id", "resolved_header", ALIAS_COLUMN]))
-        con.register("nodes", nodes.select(["sample_id", "paper_id", "arxiv_id"]))
-        con.register("secs", sections.select(["arxiv_id", "section_index", "header", "n_chars"]))
         picked = con.sql(f"""
             SELECT _i, section_index, length(resolved_header) + 10 + n_chars AS output_chars FROM (
                 SELECT c._i, c.resolved_header, s.section_index, s.n_chars,
@@ -288,15 +311,12 @@ def resolve_sections(calls: pa.Table, bench: BenchTables | None) -> pa.Table:
                                           ORDER BY (s.section_index = c.{ALIAS_COLUMN}) DESC NULLS LAST,
                                                    s.section_index) AS k
                 FROM calls AS c
-                JOIN nodes AS n ON n.sample_id = c.sample_id AND n.paper_id = c.paper_id
-                                   AND n.arxiv_id IS NOT NULL AND n.arxiv_id <> ''
-                JOIN secs AS s ON s.arxiv_id = n.arxiv_id
-                    AND coalesce(nullif(s.header, ''), 'Section ' || (s.section_index + 1)) = c.resolved_header
-                WHERE c.resolved_header IS NOT NULL
+                JOIN node_sections AS s ON s.sample_id = c.sample_id AND s.paper_id = c.paper_id
+                    AND s.shown_header = c.resolved_header
             ) WHERE k = 1 ORDER BY _i
         """).fetchnumpy()
     finally:
-        con.close()
+        con.unregister("calls")
     rows = np.asarray(picked["_i"], dtype=np.int64)
     calls = calls.drop_columns(["_i", ALIAS_COLUMN])
     if not len(rows):
@@ -312,7 +332,7 @@ def resolve_sections(calls: pa.Table, bench: BenchTables | None) -> pa.Table:
     return calls
 
 
-def _folder_data(plan: _Folder, results: list[dict[str, Any]], checks: Checks, bench: BenchTables | None) -> RunData:
+def _folder_data(plan: _Folder, results: list[dict[str, Any]], checks: Checks, sections: SectionIndex) -> RunData:
     """One folder's task results -> a validated RunData."""
     folder = str(plan.path)
     tables: dict[str, pa.Table] = {}
@@ -328,7 +348,7 @@ def _folder_data(plan: _Folder, results: list[dict[str, Any]], checks: Checks, b
         for r in results:
             for file, n in r["segments"][name]:
                 segments[name].add(file, n, "json")
-    tables["tool_calls"] = resolve_sections(tables["tool_calls"], bench)
+    tables["tool_calls"] = resolve_sections(tables["tool_calls"], sections)
     known = checks.sample_ids
     sample_ids = [s for r in results for s in r["sample_ids"]]
     if known is not None and sample_ids:
@@ -364,7 +384,11 @@ def read_folders(
 
     ``bench`` returns the loaded benchmark's graph nodes and sections (fetched only when needed).
     """
-    planned = [_plan_folder(f, checks, loaded_hashes) for f in folders]
+    folders = [f.resolve() for f in folders]
+    # hashing reads every byte once; reads and SHA-256 release the GIL, so threads use every core
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        shas = list(pool.map(content_sha256, folders))
+    planned = [_plan_folder(f, sha, checks, loaded_hashes) for f, sha in zip(folders, shas)]
     todo = [p for p in planned if isinstance(p, _Folder)]
     per_folder: list[list[dict[str, Any]]] = [[] for _ in todo]
     tasks = _tasks(todo)
@@ -372,6 +396,9 @@ def read_folders(
         if result["error"] is not None:
             raise IngestError(result["error"])
         per_folder[i].append(result)
-    bench_tables = bench() if todo else None
-    done = iter(_folder_data(p, r, checks, bench_tables) for p, r in zip(todo, per_folder))
+    index = SectionIndex(bench() if todo else None)
+    try:
+        done = iter([_folder_data(p, r, checks, index) for p, r in zip(todo, per_folder)])
+    finally:
+        index.close()
     return [next(done) if isinstance(p, _Folder) else p for p in planned]

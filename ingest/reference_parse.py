@@ -126,13 +126,28 @@ def _is_tool_error(output: str) -> bool:
 
 
 class _Rec:
-    """Typed access to one JSON object, with errors naming the file and field."""
+    """Typed access to one JSON object, with errors naming the file and field.
 
-    def __init__(self, data: Any, where: str) -> None:
+    ``where`` is the file, or (parent record, list name, index) for a nested object; its text is
+    only built for an error message.
+    """
+
+    __slots__ = ("d", "_where")
+
+    def __init__(self, data: Any, where: str | tuple[_Rec, str, int]) -> None:
+        self._where = where
         if not isinstance(data, dict):
-            raise ParseError(f"{where}: expected a JSON object, found {type(data).__name__}")
+            raise ParseError(f"{self.where}: expected a JSON object, found {type(data).__name__}")
         self.d = data
-        self.where = where
+
+    @property
+    def where(self) -> str:
+        w = self._where
+        if isinstance(w, str):
+            return w
+        parent, name, index = w
+        sep = ": " if isinstance(parent._where, str) else "."
+        return f"{parent.where}{sep}{name}[{index}]"
 
     def has(self, key: str) -> bool:
         return key in self.d and self.d[key] is not None
@@ -140,6 +155,8 @@ class _Rec:
     def int(self, key: str, default: int | None = None, *, wide: bool = False) -> int:
         """An integer field that fits its column (64-bit when ``wide``, else 32-bit)."""
         v = self.d.get(key)
+        if type(v) is int and -INT32_MAX <= v <= INT32_MAX:
+            return v
         if v is None:
             if default is None:
                 raise ParseError(f"{self.where}: missing field '{key}'")
@@ -174,6 +191,8 @@ class _Rec:
 
     def str(self, key: str, *, required: bool = True) -> str | None:
         v = self.d.get(key)
+        if type(v) is str:
+            return v
         if v is None:
             if required:
                 raise ParseError(f"{self.where}: missing field '{key}'")
@@ -197,10 +216,14 @@ TOKEN_FIELDS = ("total_prompt_tokens", "total_completion_tokens", "cache_read_to
 MERGED_COUNTS = ("api_error_count", "transient_retry_count")
 
 
+#: json.dumps(v, ensure_ascii=False) without its per-call set-up
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _scalar_text(v: Any) -> str | None:
     if v is None:
         return None
-    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+    return v if isinstance(v, str) else _dumps(v)
 
 
 def _message_row(m: Any) -> tuple[str, str | None, str | None, str | None]:
@@ -223,17 +246,10 @@ class _Builder:
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
-        self.rows: dict[str, dict[str, list]] = {
-            t: {f.name: [] for f in s} for t, s in tschema.TABLES.items() if t != "runs"
-        }
-        self.rows["tool_calls"][ALIAS_COLUMN] = []
+        #: table -> rows as tuples in schema order (tool_calls: plus ALIAS_COLUMN)
+        self.rows: dict[str, list[tuple]] = {t: [] for t in tschema.TABLES if t != "runs"}
         #: table -> [(file, rows)] in row order
         self.segments: dict[str, list[tuple[str, int]]] = {t: [] for t in self.rows}
-
-    def _add(self, table: str, **values: Any) -> None:
-        cols = self.rows[table]
-        for k, v in values.items():
-            cols[k].append(v)
 
     def add_attempt(
         self,
@@ -245,7 +261,9 @@ class _Builder:
     ) -> None:
         """Rows of one attempt; ``subtract`` removes failed attempts merged into the final record."""
         where = rec.where
-        before_rows = {t: len(cols["run_id"]) for t, cols in self.rows.items()}
+        run_id = self.run_id
+        turn_rows, call_rows = self.rows["turns"], self.rows["tool_calls"]
+        before_rows = {t: len(rows) for t, rows in self.rows.items()}
         terminated_by = rec.str("terminated_by")
         budget_total = rec.int("budget_total")
         turns = rec.list("turns", required=True)
@@ -255,7 +273,7 @@ class _Builder:
         seq = 0
         tool_errors = 0
         for pos, raw_turn in enumerate(turns):
-            t = _Rec(raw_turn, f"{where}: turns[{pos}]")
+            t = _Rec(raw_turn, (rec, "turns", pos))
             role = t.str("role")
             calls = t.list("tool_calls")
             results = t.list("tool_results")
@@ -270,34 +288,20 @@ class _Builder:
             else:  # error turns, nudges and the token-limit turn keep the budget as it was
                 before = after = budget
             content = t.d.get("content")
-            self._add(
-                "turns",
-                run_id=self.run_id,
-                sample_id=sample_id,
-                attempt=attempt,
-                turn=pos,
-                role=role,
-                n_tool_calls=len(calls),
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                cache_read_tokens=0,
-                cache_creation_tokens=0,
-                cumulative_tokens=cumulative,
-                budget_before=before,
-                budget_after=after,
-                content_chars=len(content) if isinstance(content, str) else 0,
-                t_offset_s=t.float("timestamp", 0.0),
-            )
+            turn_rows.append((
+                run_id, sample_id, attempt, pos, role, len(calls), prompt, completion, 0, 0, cumulative,
+                before, after, len(content) if isinstance(content, str) else 0, t.float("timestamp", 0.0),
+            ))
             running = before
             for ci, raw_call in enumerate(calls):
-                c = _Rec(raw_call, f"{t.where}.tool_calls[{ci}]")
+                c = _Rec(raw_call, (t, "tool_calls", ci))
                 tool = c.str("name")
                 args = c.d.get("args")
                 if args is None:
                     args = {}
                 argd = args if isinstance(args, dict) else {}
                 if ci < len(results):
-                    r = _Rec(results[ci], f"{t.where}.tool_results[{ci}]")
+                    r = _Rec(results[ci], (t, "tool_results", ci))
                     output = r.str("output")
                     cost = r.int("cost", 0)
                     status = status_of(output)
@@ -315,28 +319,13 @@ class _Builder:
                     if m:
                         resolved_header = m.group(1)
                         alias = alias_index(section_query)
-                self._add(
-                    "tool_calls",
-                    run_id=self.run_id,
-                    sample_id=sample_id,
-                    attempt=attempt,
-                    turn=pos,
-                    call_index=ci,
-                    seq=seq,
-                    tool=tool,
-                    args_json=json.dumps(args, ensure_ascii=False),
-                    paper_id=paper_id,
-                    section_query=section_query,
-                    resolved_header=resolved_header,
-                    resolved_section_index=None,
-                    search_query=_scalar_text(argd.get("query")) if tool == "search_papers" else None,
-                    answer=_scalar_text(argd.get("answer")) if tool == "submit_answer" else None,
-                    cost=cost,
-                    status=status,
-                    output_chars=output_chars,
-                    budget_after=running,
-                    **{ALIAS_COLUMN: alias},
-                )
+                call_rows.append((
+                    run_id, sample_id, attempt, pos, ci, seq, tool, "{}" if type(args) is dict and not args else _dumps(args), paper_id,
+                    section_query, resolved_header, None,
+                    _scalar_text(argd.get("query")) if tool == "search_papers" else None,
+                    _scalar_text(argd.get("answer")) if tool == "submit_answer" else None,
+                    cost, status, output_chars, running, alias,
+                ))
                 seq += 1
             budget = after
 
@@ -353,57 +342,32 @@ class _Builder:
                 src[k] -= subtract.get(k, 0)
         predicted = rec.str("predicted_answer", required=False)
         reasoning = rec.str("reasoning", required=False)
-        self._add(
-            "trajectories",
-            run_id=self.run_id,
-            sample_id=sample_id,
-            attempt=attempt,
-            is_final=is_final,
-            predicted_answer=predicted or None,
-            predicted_index=rec.int("predicted_index"),
-            is_correct=rec.bool("is_correct"),
-            terminated_by=terminated_by,
-            total_turns=len(turns),
-            budget_used=rec.int("budget_used"),
-            total_prompt_tokens=totals["total_prompt_tokens"],
-            total_completion_tokens=totals["total_completion_tokens"],
-            cache_read_tokens=totals["cache_read_tokens"],
-            cache_creation_tokens=totals["cache_creation_tokens"],
-            total_tokens=totals["total_prompt_tokens"]
-            + totals["total_completion_tokens"]
-            + totals["cache_creation_tokens"],
-            tool_errors=tool_errors,
-            api_error_count=counts["api_error_count"],
-            transient_retry_count=counts["transient_retry_count"],
-            wall_time_s=rec.float("wall_time_s", 0.0),
-            reasoning=reasoning or None,
-        )
+        self.rows["trajectories"].append((
+            run_id, sample_id, attempt, is_final, predicted or None, rec.int("predicted_index"),
+            rec.bool("is_correct"), terminated_by, len(turns), rec.int("budget_used"),
+            totals["total_prompt_tokens"], totals["total_completion_tokens"], totals["cache_read_tokens"],
+            totals["cache_creation_tokens"],
+            totals["total_prompt_tokens"] + totals["total_completion_tokens"] + totals["cache_creation_tokens"],
+            tool_errors, counts["api_error_count"], counts["transient_retry_count"], rec.float("wall_time_s", 0.0),
+            reasoning or None,
+        ))
+        msg_rows = self.rows["messages"]
         for idx, m in enumerate(rec.list("messages")):
-            role, name, tcid, content = _message_row(m)
-            self._add(
-                "messages",
-                run_id=self.run_id,
-                sample_id=sample_id,
-                attempt=attempt,
-                idx=idx,
-                role=role,
-                name=name,
-                tool_call_id=tcid,
-                content=content,
-            )
-        for table, cols in self.rows.items():
-            n = len(cols["run_id"]) - before_rows[table]
+            msg_rows.append((run_id, sample_id, attempt, idx, *_message_row(m)))
+        for table, rows in self.rows.items():
+            n = len(rows) - before_rows[table]
             if n:
                 self.segments[table].append((where, n))
 
     def tables(self) -> dict[str, pa.Table]:
         out = {}
-        for name, cols in self.rows.items():
+        for name, rows in self.rows.items():
             schema = tschema.TABLES[name]
             if name == "tool_calls":
                 schema = schema.append(pa.field(ALIAS_COLUMN, pa.int32()))
             try:
-                out[name] = pa.table(cols, schema=schema)
+                cols = list(zip(*rows)) if rows else [[] for _ in schema]
+                out[name] = pa.table([pa.array(c, type=f.type) for c, f in zip(cols, schema)], schema=schema)
             except (pa.ArrowException, UnicodeError, OverflowError) as exc:
                 where = self.segments[name][0][0] if self.segments[name] else self.run_id
                 raise ParseError(f"{where}: cannot convert the {name} rows: {' '.join(str(exc).split())}") from None
