@@ -22,6 +22,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -259,6 +260,11 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]]) -> Iterator[dict[str,
         results = pool.map(parse_samples, [t[1] for t in tasks], [t[2] for t in tasks])
         try:
             yield from results
+        except BrokenProcessPool:
+            raise IngestError(
+                f"a process parsing reference JSON ({tasks[0][2][0][0]} and others) died, for instance "
+                f"out of memory; nothing was loaded (load fewer folders per invocation)"
+            ) from None
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
