@@ -76,7 +76,10 @@ def find_issues(tables: dict[str, pa.Table], segments: dict[str, Segments]) -> p
     try:
         for name, table in tables.items():
             con.register(name, table.append_column("_g", pa.array(np.arange(table.num_rows, dtype=np.int64))))
+        failing = _failing_row_rules(con)
         for rule in qschema.RULES:
+            if rule.where and rule not in failing:
+                continue
             found = con.sql(f"SELECT _g, value FROM ({rule.sql}) ORDER BY _g").fetchnumpy()
             if not len(found["_g"]):
                 continue
@@ -86,6 +89,20 @@ def find_issues(tables: dict[str, pa.Table], segments: dict[str, Segments]) -> p
     finally:
         con.close()
     return pa.table(out, schema=ISSUE_SCHEMA)
+
+
+def _failing_row_rules(con: duckdb.DuckDBPyConnection) -> set[qschema.Rule]:
+    """The single-row rules with at least one violation: one scan per table tests all of them."""
+    by_table: dict[str, list[qschema.Rule]] = {}
+    for rule in qschema.RULES:
+        if rule.where:
+            by_table.setdefault(rule.table, []).append(rule)
+    failing: set[qschema.Rule] = set()
+    for table, rules in by_table.items():
+        probes = ", ".join(f"coalesce(bool_or({r.where}), false)" for r in rules)
+        hits = con.execute(f"SELECT {probes} FROM {table}").fetchall()[0]
+        failing.update(r for r, hit in zip(rules, hits or ()) if hit)
+    return failing
 
 
 def _append(

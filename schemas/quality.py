@@ -63,6 +63,9 @@ class Rule:
     column: str
     message: str
     sql: str
+    #: for a rule on single rows: the condition a violating row of ``table`` meets (lets ingest
+    #: test every such rule of a table in one scan and query the details only of those that fail)
+    where: str = ""
 
 
 def _q(name: str) -> str:
@@ -92,20 +95,24 @@ def _range_rules() -> list[Rule]:
             cond = f"{col} < {lo}" + (f" OR {col} > {hi}" if hi is not None else "")
             bounds = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
             rules.append(Rule("out_of_range", table, f.name, f"is {{value}}, must be {bounds}",
-                              f"SELECT _g, {col}::VARCHAR AS value FROM {table} WHERE {cond}"))
+                              f"SELECT _g, {col}::VARCHAR AS value FROM {table} WHERE {cond}", cond))
             if pa.types.is_floating(f.type):
+                cond = f"NOT isfinite({col})"
                 rules.append(Rule("not_finite", table, f.name, "is {value}, must be a finite number",
-                                  f"SELECT _g, {col}::VARCHAR AS value FROM {table} WHERE NOT isfinite({col})"))
+                                  f"SELECT _g, {col}::VARCHAR AS value FROM {table} WHERE {cond}", cond))
     return rules
 
 
 def _allowed_rules() -> list[Rule]:
-    return [
-        Rule("unknown_value", table, column, f"has unknown value {{value}} (allowed: {', '.join(values)})",
-             f"SELECT _g, concat('''', {_q(column)}, '''') AS value FROM {table} WHERE {_q(column)} NOT IN ({_sql_list(values)})")
-        for table, cols in ALLOWED_VALUES.items()
-        for column, values in cols.items()
-    ]
+    rules = []
+    for table, cols in ALLOWED_VALUES.items():
+        for column, values in cols.items():
+            cond = f"{_q(column)} NOT IN ({_sql_list(values)})"
+            rules.append(Rule(
+                "unknown_value", table, column, f"has unknown value {{value}} (allowed: {', '.join(values)})",
+                f"SELECT _g, concat('''', {_q(column)}, '''') AS value FROM {table} WHERE {cond}", cond,
+            ))
+    return rules
 
 
 _ATTEMPT = "run_id, sample_id, attempt"
