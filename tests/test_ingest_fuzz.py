@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from agenthop.ingest.cli import main
 from agenthop.schemas import trajectory as tschema
-from ingest_fixtures import ref_trajectory, ref_turn, run_rows, write_json, write_release, write_run
+from ingest_fixtures import ref_trajectory, ref_turn, run_rows, write_release, write_run
 
 FUZZ = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow],
                 derandomize=True)
