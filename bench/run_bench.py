@@ -33,6 +33,7 @@ from measure import StageResult, best_of, dir_bytes, run_stage  # noqa: E402
 import harness_real  # noqa: E402
 import reports as reports_bench  # noqa: E402
 import paper as paper_bench  # noqa: E402
+from reference_import import reference_stages  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 #: dbt stages and the hand-written query are short and this machine is noisy: best of this many runs
@@ -275,6 +276,9 @@ def markdown(info: dict[str, object], results: list[StageResult], missed: list[s
             out.append(str(r.extra["summary"]))
         if "ratio_to_handwritten" in r.extra:
             out.append(f"{r.extra['minus_startup_s']} s without start-up = {r.extra['ratio_to_handwritten']}x hand-written SQL")
+        if "ratio_to_json_load" in r.extra:
+            out.append(f"{r.extra['ratio_to_json_load']}x json.load; with dbt build "
+                       f"{r.extra['ingest_plus_dbt_to_evaluate_py']}x evaluate.py (estimated)")
         status = "" if r.returncode == 0 else f" (exit {r.returncode})"
         lines.append(f"| {r.name}{status} | {r.wall_s:.2f} | {r.cpu_s:.2f} | {r.peak_rss_mib:.0f} | {'; '.join(out)} | {tgt} |")
     lines.append("")
@@ -311,6 +315,7 @@ def main() -> int:
     r.extra = {"bytes_written": dir_bytes(bench_dir)}
     results.append(r)
     scale("1x", 1, work, bench_dir, results, env)
+    results += reference_stages(work, bench_dir, work / "runs_1x", env)  # reference JSON import
     results += harness_real.run(work / "harness_real")
     if not args.skip_10x:
         scale("10x", 10, work, bench_dir, results, env)

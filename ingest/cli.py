@@ -43,6 +43,12 @@ _DIR = click.Path(path_type=Path, file_okay=False)
     help="Accept runs made on another benchmark than the loaded one, and replace a benchmark that "
     "loaded runs were made on.",
 )
+@click.option(
+    "--accept-dq",
+    is_flag=True,
+    help="Load rows that break the data-quality rules (negative counts, totals that disagree, ...) "
+    "instead of refusing the ingest; every violation is recorded in raw.dq_issues.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no summary line (errors only).")
 @cli_errors
 def main(
@@ -52,6 +58,7 @@ def main(
     reference_json: tuple[Path, ...],
     partial: bool,
     force: bool,
+    accept_dq: bool,
     quiet: bool,
 ) -> None:
     """Load the benchmark and trajectories into the warehouse, in one transaction.
@@ -69,6 +76,7 @@ def main(
         reference_json=reference_json,
         partial=partial,
         force=force,
+        accept_dq=accept_dq,
         progress=Progress(quiet=quiet),
     )
     if not quiet:

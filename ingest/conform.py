@@ -123,18 +123,6 @@ def conform(table: pa.Table, schema: pa.Schema, where: str) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=schema)
 
 
-def check_values(table: pa.Table, column: str, allowed: Sequence[str], where: str) -> None:
-    """Every non-null value of ``column`` is in ``allowed``."""
-    col = table.column(column)
-    bad = pc.unique(pc.filter(col, pc.invert(pc.is_in(col, value_set=pa.array(list(allowed))))))
-    bad = [v for v in bad.to_pylist() if v is not None]
-    if bad:
-        shown = ", ".join(repr(v) for v in sorted(bad)[:5])
-        raise IngestError(
-            f"{where}: column '{column}' has unknown value(s) {shown} (allowed: {', '.join(allowed)})"
-        )
-
-
 def find_duplicate(table: pa.Table, keys: Sequence[str]) -> dict[str, object] | None:
     """The first duplicated key (as a dict) of ``table`` over ``keys``, or None (in-memory DuckDB)."""
     if table.num_rows < 2:

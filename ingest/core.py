@@ -1,7 +1,8 @@
 """One ingest invocation: read and validate every input, then write it in one transaction.
 
 Order: (1) find the inputs and hash them, (2) open the warehouse and read its state, (3) parse and
-validate everything that changed (nothing is written yet), (4) BEGIN; create the layout if needed;
+validate everything that changed, including the data-quality rules of schemas/quality.py (nothing
+is written yet; a violation refuses the whole ingest unless ``accept_dq``), (4) BEGIN; create the layout if needed;
 replace the benchmark and the changed runs; log; COMMIT. Any error before COMMIT leaves the
 warehouse file as it was (see warehouse.py).
 """
@@ -21,6 +22,7 @@ import duckdb
 import pyarrow as pa
 
 from . import ddl
+from . import quality
 from . import reference_json as refjson
 from . import runs as runsmod
 from .benchmark import BenchmarkTables, load_benchmark, release_content_sha256
@@ -51,6 +53,8 @@ class IngestResult:
     run_actions: Counter = field(default_factory=Counter)
     rows: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    #: data-quality violations loaded with accept_dq (recorded in raw.dq_issues)
+    dq_issues: int = 0
 
     def summary(self) -> str:
         parts = []
@@ -63,7 +67,10 @@ class IngestResult:
             )
         rows = " ".join(f"{t}={n}" for t, n in self.rows.items())
         what = "; ".join(parts) or "nothing to do"
-        return f"ingested into {self.db} in {self.seconds:.1f} s: {what}; rows loaded: {rows}"
+        out = f"ingested into {self.db} in {self.seconds:.1f} s: {what}; rows loaded: {rows}"
+        if self.dq_issues:
+            out += f"; {self.dq_issues} data-quality violation(s) accepted, listed in raw.dq_issues"
+        return out
 
 
 @dataclass(slots=True)
@@ -79,6 +86,8 @@ class _Plan:
     replaced: list[str]
     #: run table -> rows of every changed run
     combined: dict[str, pa.Table]
+    #: violations accepted with --accept-dq (quality.ISSUE_SCHEMA)
+    dq_issues: pa.Table
 
 
 def _dedupe(paths: Sequence[Path]) -> list[Path]:
@@ -96,11 +105,17 @@ def _sample_ids(con: duckdb.DuckDBPyConnection, state: WarehouseState, bt: Bench
     return None
 
 
-def _combine(changed: Sequence[runsmod.RunData]) -> dict[str, pa.Table]:
-    """Concatenate the changed runs' tables per run table; frees each run's own tables."""
+def _combine(changed: Sequence[runsmod.RunData]) -> tuple[dict[str, pa.Table], dict[str, quality.Segments]]:
+    """Concatenate the changed runs' tables per run table, with where their rows came from.
+
+    Frees each run's own tables.
+    """
     parts: dict[str, list[pa.Table]] = {name: [] for name in ddl.RUN_TABLES}
+    segments = {name: quality.Segments() for name in ddl.RUN_TABLES}
     for rd in changed:
-        assert rd.tables is not None
+        assert rd.tables is not None and rd.segments is not None
+        for name in ddl.RUN_TABLES:
+            segments[name].extend(rd.segments[name])
         for name in ddl.RUN_TABLES:
             t = rd.tables[name]
             if name == "runs":
@@ -109,10 +124,12 @@ def _combine(changed: Sequence[runsmod.RunData]) -> dict[str, pa.Table]:
                 t = t.append_column(ddl.RUNS_EXTRA.field("_source"), pa.array([rd.source] * n, pa.string()))
             parts[name].append(t)
         rd.tables = None
-    return {
+        rd.segments = None
+    combined = {
         name: pa.concat_tables(ts) if ts else ddl.warehouse_schema(name).empty_table()
         for name, ts in parts.items()
     }
+    return combined, segments
 
 
 def run_ingest(
@@ -123,6 +140,7 @@ def run_ingest(
     reference_json: Sequence[Path] = (),
     partial: bool = False,
     force: bool = False,
+    accept_dq: bool = False,
     progress: Progress | None = None,
 ) -> IngestResult:
     """Load the given inputs into the warehouse at ``db`` in one transaction (module docstring)."""
@@ -136,7 +154,9 @@ def run_ingest(
     try:
         with open_warehouse(db) as con:
             state = read_state(con, db)  # (2)
-            plan = _prepare(con, state, benchmark, bench_content, run_dirs, ref_dirs, partial, force, progress)
+            plan = _prepare(
+                con, state, benchmark, bench_content, run_dirs, ref_dirs, partial, force, accept_dq, progress
+            )
             n_rows = sum(t.num_rows for t in plan.combined.values())
             n_rows += sum(plan.bench.counts().values()) if plan.bench is not None else 0
             progress.phase(f"writing {n_rows:,} rows to {db}", big=n_rows > BIG_WRITE_ROWS)
@@ -184,6 +204,7 @@ def _prepare(
     ref_dirs: list[Path],
     partial: bool,
     force: bool,
+    accept_dq: bool,
     progress: Progress,
 ) -> _Plan:
     """(3) Parse and validate every changed input; nothing is written.
@@ -219,26 +240,21 @@ def _prepare(
     datas = [runsmod.validate_run(rf, checks) for rf in run_files]
     del run_files
 
-    bench_cache: list[refjson.BenchIndex | None] = []
+    def bench_tables() -> refjson.BenchTables | None:
+        """Graph nodes and sections for reference JSON, from the new release or the warehouse."""
+        if bt is not None:
+            return bt.tables["graph_nodes"], bt.tables["sections"].drop_columns(["text"])
+        if checks.sample_ids is None:
+            return None
+        nodes = con.sql(
+            "SELECT sample_id, paper_id, arxiv_id FROM raw.graph_nodes WHERE has_full_text"
+        ).to_arrow_table()
+        secs = con.sql("SELECT arxiv_id, section_index, header, n_chars FROM raw.sections").to_arrow_table()
+        return nodes, secs
 
-    def bench_index() -> refjson.BenchIndex | None:
-        """Section lookup for reference JSON, from the new release or the warehouse (built once)."""
-        if not bench_cache:
-            if bt is not None:
-                bench_cache.append(refjson.BenchIndex(bt.tables["graph_nodes"], bt.tables["sections"]))
-            elif checks.sample_ids is not None:
-                nodes = con.sql(
-                    "SELECT sample_id, paper_id, arxiv_id FROM raw.graph_nodes WHERE has_full_text"
-                ).to_arrow_table()
-                secs = con.sql("SELECT arxiv_id, section_index, header, n_chars FROM raw.sections").to_arrow_table()
-                bench_cache.append(refjson.BenchIndex(nodes, secs))
-            else:
-                bench_cache.append(None)
-        return bench_cache[0]
-
-    for f in progress.iterate(ref_dirs, "reading reference JSON", "folder"):
-        datas.append(refjson.read_folder(f, checks, state.run_hashes, bench_index))
-    bench_cache.clear()
+    if ref_dirs:
+        progress.phase(f"reading reference JSON ({len(ref_dirs)} folders)", big=len(ref_dirs) >= 5)
+        datas += refjson.read_folders(ref_dirs, checks, state.run_hashes, bench_tables)
 
     by_id: dict[str, runsmod.RunData] = {}
     for rd in datas:
@@ -248,8 +264,11 @@ def _prepare(
         by_id[rd.run_id] = rd
 
     changed = [rd for rd in datas if rd.tables is not None]
-    combined = _combine(changed)  # the per-run tables are dropped to keep memory down
+    combined, segments = _combine(changed)  # the per-run tables are dropped to keep memory down
     runsmod.check_keys(changed, combined)
+    issues = quality.find_issues(combined, segments)
+    if issues.num_rows and not accept_dq:
+        raise IngestError(quality.refusal(issues))
     return _Plan(
         benchmark=benchmark,
         bench_content=bench_content,
@@ -258,6 +277,7 @@ def _prepare(
         datas=datas,
         replaced=[rd.run_id for rd in changed if rd.run_id in state.run_benchmarks],
         combined=combined,
+        dq_issues=issues,
     )
 
 
@@ -295,7 +315,7 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
             )
         if plan.replaced:
             con.register("__ingest_replaced", pa.table({"run_id": pa.array(plan.replaced, pa.string())}))
-            for name in ddl.RUN_TABLES:
+            for name in (*ddl.RUN_TABLES, "dq_issues"):
                 con.execute(
                     f"DELETE FROM {ddl.RAW}.{name} WHERE run_id IN (SELECT run_id FROM __ingest_replaced)"
                 ).fetchall()
@@ -304,6 +324,11 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
             result.rows[name] = plan.combined[name].num_rows
             insert_arrow(con, name, plan.combined.pop(name))
             release_arrow_memory()
+        issues = plan.dq_issues
+        result.dq_issues = issues.num_rows
+        if issues.num_rows:
+            ids = pa.array([load_id] * issues.num_rows, pa.int64())
+            insert_arrow(con, "dq_issues", issues.add_column(0, ddl.warehouse_schema("dq_issues").field(0), ids))
         for rd in plan.datas:
             if not rd.counts:
                 action = "unchanged"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from agenthop.schemas import benchmark as bschema
+from agenthop.schemas import quality as qschema
 from agenthop.schemas import trajectory as tschema
 
 RAW = "raw"
@@ -60,6 +61,8 @@ def warehouse_schema(table: str) -> pa.Schema:
         return INGEST_LOG
     if table == "warehouse_meta":
         return WAREHOUSE_META
+    if table == "dq_issues":
+        return qschema.DQ_ISSUES
     raise KeyError(table)
 
 
@@ -68,7 +71,11 @@ ALL_TABLES: tuple[str, ...] = (
     *RUN_TABLES,
     "ingest_log",
     "warehouse_meta",
+    "dq_issues",
 )
+
+#: Tables a warehouse made by an earlier version may lack (created by its next ingest).
+LATER_TABLES: frozenset[str] = frozenset({"dq_issues"})
 
 _SIMPLE: dict[pa.DataType, str] = {
     pa.bool_(): "BOOLEAN",

@@ -20,19 +20,11 @@ import pyarrow.parquet as pq
 
 from agenthop.schemas import trajectory as tschema
 
-from .conform import IngestError, check_values, conform, find_duplicate, format_key
+from .conform import IngestError, conform, find_duplicate, format_key
+from .quality import Segments
 
 PART_RE = re.compile(r"^(runs|trajectories|turns|tool_calls|messages)-([^/]+)\.parquet$")
 SUCCESS = "_SUCCESS"
-
-#: Columns whose values must come from the SPEC's fixed vocabularies.
-VOCABULARIES: dict[str, dict[str, tuple[str, ...]]] = {
-    "runs": {"condition": tschema.CONDITIONS},
-    "trajectories": {"terminated_by": tschema.TERMINATIONS},
-    "turns": {"role": tschema.TURN_ROLES},
-    "tool_calls": {"status": tschema.TOOL_CALL_STATUSES},
-}
-
 
 @dataclass(slots=True)
 class Checks:
@@ -55,6 +47,8 @@ class RunData:
     #: table -> rows; None when the run is unchanged and was not read
     tables: dict[str, pa.Table] | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    #: table -> the files its rows came from (for data-quality messages); None when unchanged
+    segments: dict[str, Segments] | None = None
 
 
 def is_run_dir(d: Path) -> bool:
@@ -145,10 +139,11 @@ def check_benchmark(run_id: str, run_sha: str, checks: Checks, where: str) -> No
 
 
 def validate_table(table_name: str, table: pa.Table, run_id: str, checks: Checks, where: str) -> None:
-    """Row-level checks of one conformed table (one part file or one converted table)."""
+    """Identity checks of one conformed table (one part file or one converted table).
+
+    Value and consistency rules (schemas/quality.py) run later, over every table at once.
+    """
     _check_run_id(table, run_id, where)
-    for column, allowed in VOCABULARIES.get(table_name, {}).items():
-        check_values(table, column, allowed, where)
     if table_name != "runs":
         check_sample_ids(table, checks.sample_ids, where)
 
@@ -255,9 +250,12 @@ def validate_run(rf: RunFiles, checks: Checks) -> RunData:
         return RunData("runs", str(rf.source), rf.run_id, rf.content_sha256, not rf.finished, rf.benchmark_sha256)
     check_benchmark(rf.run_id, rf.benchmark_sha256, checks, str(rf.parts["runs"][0][0]))
     tables: dict[str, pa.Table] = {}
+    segments: dict[str, Segments] = {}
     for name, schema in tschema.TABLES.items():
+        segments[name] = Segments()
         for p, t in rf.parts[name]:
             validate_table(name, t, rf.run_id, checks, str(p))
+            segments[name].add(str(p), t.num_rows, "parquet")
         ts = [t for _, t in rf.parts[name]]
         tables[name] = pa.concat_tables(ts) if ts else schema.empty_table()
     rf.parts = None
@@ -272,4 +270,5 @@ def validate_run(rf: RunFiles, checks: Checks) -> RunData:
         rf.benchmark_sha256,
         tables,
         {k: v.num_rows for k, v in tables.items()},
+        segments,
     )

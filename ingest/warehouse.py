@@ -136,6 +136,8 @@ def check_layout(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
     for table in ddl.ALL_TABLES:
         expected = [f.name for f in ddl.warehouse_schema(table)]
         if table not in present:
+            if table in ddl.LATER_TABLES:
+                continue
             actual: list[str] = []
         else:
             actual = [

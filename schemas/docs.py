@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from . import benchmark, trajectory
+from . import benchmark, quality, trajectory
 
 
 def _table(name: str, schema: pa.Schema, keys: tuple[str, ...]) -> list[str]:
@@ -16,6 +16,42 @@ def _table(name: str, schema: pa.Schema, keys: tuple[str, ...]) -> list[str]:
              "| column | Arrow type | nullable |", "|---|---|---|"]
     lines += [f"| `{f.name}` | `{f.type}` | {'yes' if f.nullable else 'no'} |" for f in schema]
     return lines + [""]
+
+
+def _requirement(message: str) -> str:
+    """The rule's requirement without the ``{value} ...`` lead-in of its error message."""
+    for sep in ("; ", ": "):
+        if sep in message:
+            return message.split(sep, 1)[1]
+    return message
+
+
+def _quality() -> list[str]:
+    ranges = ", ".join(
+        f"`{t}.{c}` {lo}..{hi if hi is not None else ''}" for (t, c), (lo, hi) in quality.RANGE_OVERRIDES.items()
+    )
+    lines = [
+        "## Data-quality rules (checked by ingest before anything is written)",
+        "",
+        f"- Ranges: every integer and floating column of the trajectory tables is >= {quality.MIN_DEFAULT}, "
+        f"except {ranges}.",
+        "- Floating columns hold finite numbers (no NaN, no infinity).",
+        "- Allowed values: the vocabularies listed above.",
+        f"- Known tools: {', '.join(f'`{n}`' for n in quality.TOOL_NAMES)}.",
+        "",
+        "| rule | table.column | requirement |",
+        "|---|---|---|",
+    ]
+    lines += [
+        f"| `{r.name}` | `{r.table}.{r.column}` | {_requirement(r.message)} |"
+        for r in quality.CONSISTENCY
+    ]
+    lines += [
+        "",
+        "A violation refuses the whole ingest; `--accept-dq` loads the rows and records each violation:",
+        "",
+    ]
+    return lines + _table("dq_issues", quality.DQ_ISSUES, ("load_id", "file", "row", "column_name", "rule"))
 
 
 def render() -> str:
@@ -39,6 +75,7 @@ def render() -> str:
     out += ["## Benchmark tables in the warehouse (SPEC §4, schema `raw`)", ""]
     for name, schema in benchmark.TABLES.items():
         out += _table(name, schema, benchmark.KEYS[name])
+    out += _quality()
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -213,6 +213,18 @@ def test_bad_json_names_file_and_line(tmp_path: Path) -> None:
     assert "qa/full.jsonl:2: expected a JSON object, got list" in errors
 
 
+def test_lone_surrogate_escape_names_file_line_and_field(tmp_path: Path) -> None:
+    files = _release()
+    qa = json.dumps(files["qa/full.jsonl"][0]).replace('"options": ["', '"options": ["\\ud800 ', 1)
+    files["qa/full.jsonl"][0] = qa
+    paper = json.dumps(files["paper_pool/papers.jsonl"][0])
+    files["paper_pool/papers.jsonl"][0] = paper.replace('"text": "', '"text": "x\\udfff', 1)
+    errors = errors_of(write(tmp_path, files))
+    assert "qa/full.jsonl:1: field 'options[0]': holds a lone surrogate escape (\\ud800), which is not text" in errors
+    assert any(e.startswith("paper_pool/papers.jsonl:1: field 'sections[0].text': holds a lone surrogate")
+               for e in errors), errors
+
+
 @pytest.mark.parametrize("field", ["correct_index", "options", "question", "gold_paper_ids", "seed_paper_id",
                                    "question_type", "depth", "seed_arxiv_id"])
 def test_missing_required_qa_field_is_an_error_not_a_default(tmp_path: Path, field: str) -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -370,9 +371,11 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     con.execute("update raw.runs set _partial = false, _source = 'fixture/' || run_id")
     con.close()
     env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    # r4 holds impossible accounting on purpose (budget_used 6 for calls costing 5), which the dq tests
+    # at severity error reject: they are left out here and run in test_dq_error_tests_fail_the_build
     proc = subprocess.run(
         [str(DBT), "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO),
-         "--target-path", str(work / "target"), "--log-path", str(work / "logs")],
+         "--target-path", str(work / "target"), "--log-path", str(work / "logs"), "--exclude", "tag:dq_error"],
         cwd=REPO, env=env, capture_output=True, text=True,
     )
     if proc.returncode != 0:
@@ -680,9 +683,28 @@ def test_label_resolution_and_data_quality(warehouse: Path) -> None:
         ("st_b", "empty_arxiv_id", 2, None),
         ("st_d", "unknown_arxiv_id", 1, None),                  # 'zz-unknown'
     ]
-    acc = q(warehouse, "select run_id, sample_id, attempt, check_name, expected_value, observed_value "
+    acc = q(warehouse, "select run_id, sample_id, attempt, check_name, expected_value, observed_value, severity "
                        "from main.dq_trajectory_accounting")
-    assert acc == [("r4", "st_a", 1, "budget_used_vs_call_costs", 5, 6)]
+    assert acc == [("r4", "st_a", 1, "budget_used_vs_call_costs", 5, 6, "error")]
+    # the generic list: no raw.dq_issues in this warehouse (an older layout), so only the dbt check
+    assert q(warehouse, "select detected_by, run_id, file, row_place, column_name, rule, severity, value "
+                        "from main.dq_issues") == [
+        ("dbt", "r4", "fixture/r4", "sample st_a attempt 1", "budget_used", "budget_used_vs_call_costs", "error", "6")]
+
+
+def test_dq_error_tests_fail_the_build(warehouse: Path) -> None:
+    """The dq tests at severity error fail on r4's impossible budget; the warn-level ones do not."""
+    work = warehouse.parent
+    env = dict(os.environ, AGENTHOP_DB=str(warehouse), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    proc = subprocess.run(
+        [str(DBT), "test", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--select", "dq_issues",
+         "dq_trajectory_accounting", "--target-path", str(work / "target_dq"), "--log-path", str(work / "logs")],
+        cwd=REPO, env=env, capture_output=True, text=True,
+    )
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    failed = set(re.findall(r"Failure in test (\w+)", proc.stdout))
+    assert failed == {"dq_issues_no_error_rows"}, proc.stdout[-3000:]
+    assert "WARN=1 ERROR=1" in proc.stdout, proc.stdout[-3000:]  # dq_trajectory_accounting_no_rows warns
 
 
 SPEC_MART_COLUMNS = {
@@ -756,7 +778,7 @@ def test_marts_are_tables_with_spec_columns_contracts_and_docs(warehouse: Path) 
 def test_staging_and_intermediate_live_outside_main(warehouse: Path) -> None:
     rows = q(warehouse, "select table_schema, count(*) from information_schema.tables "
                         "where table_schema in ('staging', 'intermediate') group by 1 order by 1")
-    assert rows == [("intermediate", 9), ("staging", 12)]
+    assert rows == [("intermediate", 9), ("staging", 13)]
 
 
 def test_wilson_literals_agree_with_formula() -> None:

@@ -117,7 +117,7 @@ def _bad_run(base: dict, kind: str) -> tuple[list[str], str, str]:
             lambda t: t.set_column(t.schema.get_field_index("status"), "status",
                                    pa.array(["ok"] * (t.num_rows - 1) + ["exploded"])),
         )
-        return ["--runs", str(d)], str(p), "unknown value(s) 'exploded'"
+        return ["--runs", str(d)], str(p), "row 4, column 'status' (tool_calls): has unknown value 'exploded'"
     if kind == "non_utf8":
         def bad_text(t: pa.Table) -> pa.Table:
             raw = pa.array([b"ok"] * (t.num_rows - 1) + [b"caf\xe9 \xff"], pa.binary()).view(pa.string())
@@ -170,6 +170,27 @@ def _bad_reference(base: dict, kind: str) -> tuple[list[str], str, str]:
     if kind == "json_missing_failed_attempt":
         write_json(p, ref_trajectory("st_0002", [], retry_count=1))
         return ["--reference-json", str(folder)], str(p), "retry_count is 1"
+    if kind == "summary_huge_budget":
+        write_json(folder / "summary.json", {"config": {"budget": 10**12}})
+        return ["--reference-json", str(folder)], str(folder / "summary.json"), \
+            "field 'config.budget' is 1000000000000, outside the 32-bit integer range"
+    if kind == "json_lone_surrogate":
+        rec = json.dumps(ref_trajectory("st_0002", [], reasoning="x"), ensure_ascii=True)
+        p.write_text(rec.replace('"reasoning": "x"', '"reasoning": "\\ud800x"'), encoding="ascii")
+        return ["--reference-json", str(folder)], str(p), \
+            "field 'reasoning' holds a lone surrogate escape (\\ud800), which is not text"
+    if kind == "json_lone_surrogate_in_turn":
+        rec = ref_trajectory("st_0002", [ref_turn(0, [("think", {"thought": "x"})], [("ok", 0)], before=30, after=30)])
+        text = json.dumps(rec, ensure_ascii=True).replace('"thought": "x"', '"thought": "\\udc00"')
+        p.write_text(text, encoding="ascii")
+        return ["--reference-json", str(folder)], str(p), "field 'turns[0].tool_calls[0].args.thought' holds a lone"
+    if kind == "json_huge_count":
+        write_json(p, ref_trajectory("st_0002", [], budget_used=10**12))
+        return ["--reference-json", str(folder)], str(p), \
+            "field 'budget_used' is 1000000000000, outside the 32-bit integer range"
+    if kind == "json_too_deep":
+        p.write_text('{"sample_id": "st_0002", "messages": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+        return ["--reference-json", str(folder)], str(p), "nested too deeply"
     raise AssertionError(kind)
 
 
@@ -180,7 +201,8 @@ RUN_CASES = [
 ]
 REF_CASES = [
     "malformed_json", "json_non_utf8", "json_missing_field", "json_unknown_sample", "json_sha_mismatch",
-    "json_missing_failed_attempt",
+    "json_missing_failed_attempt", "summary_huge_budget", "json_lone_surrogate", "json_lone_surrogate_in_turn",
+    "json_huge_count", "json_too_deep",
 ]
 
 

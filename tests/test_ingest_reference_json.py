@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -374,3 +375,23 @@ def test_status_of_agrees_with_the_sandbox_on_every_tool_outcome() -> None:
         assert status_of(text) == out.status, (name, args, out.text[:80])
         seen.add(out.status)
     assert seen == {"ok", "unknown_paper", "no_full_text", "section_not_found", "invalid_args", "unknown_tool"}
+
+
+def test_process_pool_gives_the_same_rows(imported: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big imports parse in spawned worker processes, one task per sample here; same rows, same order."""
+    from agenthop.ingest import reference_json as refjson
+
+    monkeypatch.setattr(refjson, "POOL_MIN_SAMPLES", 0)
+    monkeypatch.setattr(refjson, "TASK_SAMPLES", 1)
+    db = tmp_path / "pool.duckdb"
+    res = ingest("--db", str(db), "--benchmark", str(imported["bench"]), "--reference-json", str(imported["exp"]))
+    assert res.exit_code == 0, res.output
+    for table in ("trajectories", "turns", "tool_calls", "messages"):
+        sql = f"SELECT * FROM raw.{table} ORDER BY ALL"
+        assert q(db, sql) == q(imported["db"], sql), table
+    # an error found in a worker is the same one line
+    bad = tmp_path / "bad" / "ref-model"
+    shutil.copytree(imported["exp"] / "ref-model", bad)
+    (bad / "st_0002.json").write_text('{"sample_id": "st_0002", "turns": [', encoding="utf-8")
+    res = ingest("--db", str(db), "--reference-json", str(bad))
+    assert res.exit_code == 2 and res.stderr.startswith(f"error: {bad / 'st_0002.json'}: malformed JSON at line 1")

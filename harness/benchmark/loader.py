@@ -75,6 +75,32 @@ def benchmark_sha256(root: str | Path) -> str:
 # reading
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def find_lone_surrogate(obj: Any) -> tuple[str, str] | None:
+    """``(field path, surrogate)`` of the first string (or key) in parsed JSON that holds a lone
+    surrogate, or None. JSON escapes such as ``\\ud800`` parse into such strings, which are not text
+    and cannot be written anywhere as UTF-8."""
+    stack: list[tuple[Any, str]] = [(obj, "")]
+    while stack:
+        v, path = stack.pop()
+        if isinstance(v, str):
+            m = _SURROGATE_RE.search(v)
+            if m:
+                return path or "(the value)", m.group(0)
+        elif isinstance(v, dict):
+            for k, x in reversed(list(v.items())):
+                m = _SURROGATE_RE.search(k) if isinstance(k, str) else None
+                if m:
+                    return (f"{path}.{k!a}" if path else f"{k!a}") + " (a key)", m.group(0)
+                stack.append((x, f"{path}.{k}" if path else str(k)))
+        elif isinstance(v, list):
+            for i in range(len(v) - 1, -1, -1):
+                stack.append((v[i], f"{path}[{i}]"))
+    return None
+
+
 def _type_name(value: Any) -> str:
     return "null" if value is None else _TYPE_NAMES.get(type(value), type(value).__name__)
 
@@ -147,6 +173,12 @@ class _Reader:
             if not isinstance(row, dict):
                 self.error(rel, no, None, f"expected a JSON object, got {_type_name(row)}")
                 continue
+            if "\\u" in text:  # only an escape can make a lone surrogate
+                found = find_lone_surrogate(row)
+                if found is not None:
+                    self.error(rel, no, found[0],
+                               f"holds a lone surrogate escape (\\u{ord(found[1]):04x}), which is not text")
+                    continue
             yield no, row, key
 
 

@@ -18,6 +18,10 @@
 --                                 highest attempt)
 --   trajectory_without_run / trajectory_without_item  the run or the item is not loaded (excluded from marts)
 -- Boolean checks report expected_value 0 and observed_value 1.
+-- severity: 'error' for what agenthop-ingest refuses by default (data that got here only through
+-- --accept-dq or around ingest): budget_used_vs_call_costs, total_tokens_vs_components,
+-- unknown_call_status, invalid_terminated_by, a negative budget_used, final_attempt_count of a finished
+-- run; 'warn' for the rest. The model's data tests fail `dbt build` on error rows and warn on the others.
 with traj as (
     select
         traj.*,
@@ -138,11 +142,20 @@ checks as (
     having count_if(is_final) <> 1
 )
 select
-    run_id::varchar as run_id,
-    sample_id::varchar as sample_id,
-    attempt::integer as attempt,
-    is_final::boolean as is_final,
-    check_name::varchar as check_name,
-    expected_value::bigint as expected_value,
-    observed_value::bigint as observed_value
+    checks.run_id::varchar as run_id,
+    checks.sample_id::varchar as sample_id,
+    checks.attempt::integer as attempt,
+    checks.is_final::boolean as is_final,
+    checks.check_name::varchar as check_name,
+    checks.expected_value::bigint as expected_value,
+    checks.observed_value::bigint as observed_value,
+    (case
+        when checks.check_name in (
+            'budget_used_vs_call_costs', 'total_tokens_vs_components', 'unknown_call_status', 'invalid_terminated_by'
+        ) then 'error'
+        when checks.check_name = 'budget_used_out_of_range' and checks.observed_value < 0 then 'error'
+        when checks.check_name = 'final_attempt_count' and not coalesce(runs.is_partial, false) then 'error'
+        else 'warn'
+    end)::varchar as severity
 from checks
+left join {{ ref('stg_harness__runs') }} as runs on runs.run_id = checks.run_id
