@@ -38,7 +38,7 @@ BACKENDS: tuple[str, ...] = ("sim", "openai", "anthropic")
 TIERS: tuple[str, ...] = ("closed_frontier", "open_frontier", "compute_efficient")
 DEFAULT_KEY_ENV: dict[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
-#: Simulated models never carry the names of real models (SPEC §2.4).
+#: Simulated models never carry the names of real models (docs/simulated_agents.md).
 _REAL_MODEL_NAME = re.compile(
     r"^(gpt|o[1-9]|claude|gemini|gemma|deepseek|llama|meta-llama|qwen|mistral|mixtral|grok|glm|kimi|minimax"
     r"|command|phi|codex|chatgpt|sonnet|opus|haiku)([-_.:/0-9]|$)",

@@ -1,4 +1,4 @@
-"""`agenthop-harness run`: run one model or a panel over a release (SPEC §2.5, docs/running.md)."""
+"""`agenthop-harness run`: run one model or a panel over a release (docs/running.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`agenthop-ingest`: load a benchmark release and trajectories into the DuckDB warehouse (SPEC §4)."""
+"""`agenthop-ingest`: load a benchmark release and trajectories into the DuckDB warehouse (docs/ingest.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Import reference-harness trajectory JSON (reference document §4) into the raw run tables.
+"""Import reference-harness trajectory JSON (the reference harness) into the raw run tables.
 
 ``--reference-json`` takes ``experiments/`` (every model folder below it) or one ``<model>/``
 folder. Each ``<sample_id>.json`` (``summary.json`` skipped as a trajectory, read for metadata) and
@@ -31,7 +31,7 @@ SUMMARY = "summary.json"
 FAILED_DIR = "_failed_attempts"
 FAILED_RE = re.compile(r"^(.+)\.attempt_(\d+)\.json$")
 
-#: Reference defaults (reference document §3.1), used when summary.json has no config.
+#: Reference defaults (the reference harness), used when summary.json has no config.
 DEFAULT_BUDGET = 30
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_TOTAL_TOKENS = 200_000
@@ -181,7 +181,7 @@ def resolve_section(
 
 
 def status_of(output: str) -> str:
-    """Call status from the reference's output text (reference document §2.3 / §3.4)."""
+    """Call status from the reference's output text (the reference harness)."""
     first = output.split("\n", 1)[0]
     if output.startswith("REJECTED: Insufficient budget"):
         return "rejected_budget"
@@ -203,7 +203,7 @@ def status_of(output: str) -> str:
 
 
 def _is_tool_error(output: str) -> bool:
-    """The reference's tool-error rule (reference document §2.3, dispatcher errors)."""
+    """The reference's tool-error rule (the reference harness, dispatcher errors)."""
     return output.startswith(("Unknown tool", "Error calling", "Tool '"))
 
 

@@ -18,8 +18,8 @@ from agenthop.harness.errors import AgentHopError
 
 DEFAULT_DB = Path("warehouse") / "agenthop.duckdb"
 
-#: The SPEC §6 marts plus the extra marts the reports read.
-SPEC_MARTS: tuple[str, ...] = (
+#: The contract marts (docs/metrics.md#marts) plus the extra marts the reports read.
+CONTRACT_MARTS: tuple[str, ...] = (
     "fct_trajectory",
     "model_summary",
     "stopping_behavior",

@@ -24,7 +24,7 @@ def _pyproject() -> dict:
 def test_src_layout_links_every_design_card_folder() -> None:
     """src/agenthop/ is a plain src layout made of links to the top-level folders and the dbt project."""
     src = REPO / "src" / "agenthop"
-    for top in PY_FOLDERS:
+    for top in (*PY_FOLDERS, "docs"):  # docs ship too: report captions link to them
         link = src / top
         assert link.is_symlink() and link.resolve() == REPO / top, f"src/agenthop/{top} must link to {top}/"
     for name in ("dbt_project.yml", "profiles.yml", "models_sql", "dbt_support"):
@@ -82,6 +82,7 @@ def test_wheel_contains_namespace_packages_and_dbt_project(wheel: Path) -> None:
     assert "agenthop/harness/__init__.py" in names
     assert "agenthop/dbt_project/dbt_project.yml" in names
     assert "agenthop/dbt_project/profiles.yml" in names
+    assert "agenthop/docs/metrics.md" in names, "report captions link to the shipped docs"
     assert any(n.startswith("agenthop/dbt_project/models_sql/marts/") and n.endswith(".sql") for n in names)
     assert not any(n.split("/")[0] in PY_FOLDERS for n in names), "a generic top-level name leaked into the wheel"
 

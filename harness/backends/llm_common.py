@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from ..errors import AgentHopError
 
-#: per-call output limit when the sampling settings name none (reference §3.1)
+#: per-call output limit when the sampling settings name none (the reference harness)
 DEFAULT_MAX_TOKENS = 16_384
 SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "reasoning_effort")
 #: api key sent to a custom base URL when none is configured (vLLM/sglang accept any key)

@@ -23,7 +23,7 @@ from .loader import load_release
 @click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
 @cli_errors
 def make_benchmark(out: Path, items: int, seed: int, force: bool) -> None:
-    """Write a deterministic SYNTHETIC AgentHop release (SPEC §1.2)."""
+    """Write a deterministic SYNTHETIC AgentHop release (docs/benchmark.md#synthetic-generator)."""
     if out.exists() and not out.is_dir():
         raise AgentHopError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):

@@ -1,4 +1,4 @@
-"""Parameters of a simulated agent policy (SPEC §2.4).
+"""Parameters of a simulated agent policy (docs/simulated_agents.md).
 
 Every field is a habit of the simulated agent, not a property of the benchmark. Probabilities are
 per decision (per choice of a paper, per delivered read, per turn), so the observable rates in the

@@ -1,4 +1,4 @@
--- SPEC §5.11 (paper Table 17): runs sharing model and condition with at least two distinct replicates
+-- docs/metrics.md#reruns (paper Table 17): runs sharing model and condition with at least two distinct replicates
 -- form a rerun group. Per group and metric (accuracy, section_recall = overall mean, conversion =
 -- mean(is_correct | paper_recall) over all items, avg_tokens_k): n_runs, mean, std (ddof = 0),
 -- range = max - min. A run whose metric is NULL (conversion without recalled items) is counted in
