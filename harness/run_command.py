@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..schemas.trajectory import CONDITIONS
+from .cli_examples import epilog
 from .errors import AgentHopError, cli_errors
 from .panel import BACKENDS, ModelSpec, Panel, RunSpec, load_panel, looks_like_real_model
 from .run_identity import RunCaps
@@ -42,11 +43,11 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
     return ModelSpec(name=name, backend=backend, model_id=model_id, base_url=base_url, api_key_env=api_key_env)
 
 
-@click.command("run")
-@click.option("--data", "data", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.command("run", epilog=epilog("agenthop-harness run"))
+@click.option("--data", "data", required=True, type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory (qa/, graphs/, paper_pool/, audit/).")
 @click.option("--model", "model", help="Model name (a sim archetype name such as early-committer, or a label).")
-@click.option("--panel", "panel_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--panel", "panel_file", type=click.Path(dir_okay=False, path_type=Path, resolve_path=True),
               help="Panel YAML: run several models / conditions / replicates.")
 @click.option("--backend", type=click.Choice(BACKENDS), help="Backend of --model (default sim).")
 @click.option("--model-id", help="Provider model id of --model (default: the name).")

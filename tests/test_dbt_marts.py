@@ -784,7 +784,9 @@ def test_build_on_a_warehouse_without_raw_tables_says_what_to_do(tmp_path: Path)
     """dbt_project.yml's on-run-start guard: one clear message instead of a dozen missing-schema errors."""
     from conftest import run_dbt_build
 
-    proc = run_dbt_build(tmp_path / "empty.duckdb", tmp_path)
+    empty = tmp_path / "empty.duckdb"
+    duckdb.connect(str(empty)).close()  # exists but was never loaded (a missing file: ingest/dbt_guard.py)
+    proc = run_dbt_build(empty, tmp_path)
     assert proc.returncode != 0
     assert "has no raw tables: load a benchmark and runs first with agenthop-ingest" in proc.stdout
     assert "does not exist" not in proc.stdout
