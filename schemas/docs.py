@@ -9,12 +9,14 @@ from __future__ import annotations
 import pyarrow as pa
 
 from . import benchmark, trajectory
+from .column_docs import COLUMN_DOCS
 
 
 def _table(name: str, schema: pa.Schema, keys: tuple[str, ...]) -> list[str]:
     lines = [f"### `{name}`", "", f"Key: {', '.join(f'`{k}`' for k in keys)}", "",
-             "| column | Arrow type | nullable |", "|---|---|---|"]
-    lines += [f"| `{f.name}` | `{f.type}` | {'yes' if f.nullable else 'no'} |" for f in schema]
+             "| column | Arrow type | nullable | meaning |", "|---|---|---|---|"]
+    lines += [f"| `{f.name}` | `{f.type}` | {'yes' if f.nullable else 'no'} | {COLUMN_DOCS.get((name, f.name), '–')} |"
+              for f in schema]
     return lines + [""]
 
 

@@ -61,7 +61,7 @@ def anchors(doc: Path) -> frozenset[str]:
 def _resolve(ref: str, source: Path) -> Path | None:
     """A path resolves from the citing file's folder, the repository root or docs/; a bare file name
     (code that writes `latest.md` into its results folder) may be any file of that name."""
-    for base in (source.parent, REPO, REPO / "docs"):
+    for base in (source.parent, REPO, REPO / "docs", REPO / "src"):  # src/: installed paths (agenthop/docs/…)
         cand = (base / ref).resolve()
         if cand.is_file():
             return cand
