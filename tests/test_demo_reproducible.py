@@ -1,5 +1,5 @@
 """The demo reruns to the same numbers: the demo's pipeline (panels/demo.yaml) run twice into one
-warehouse leaves every mart row as it was, and the offline demo records no `error` terminations."""
+warehouse leaves every mart row as it was, prints no warning, and records no `error` terminations."""
 
 from __future__ import annotations
 
@@ -22,9 +22,13 @@ def _pipeline(work: Path, db: Path) -> None:
         "ingest": [cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(bench), "--runs", str(runs)],
     }
     for what, cmd in steps.items():
-        _check(subprocess.run(cmd, env=env, capture_output=True, text=True), what)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        _check(proc, what)
+        assert "warn" not in (proc.stdout + proc.stderr).lower(), f"{what} printed a warning:\n{proc.stderr}"
     # models and seeds only: data and unit tests change no row (the suite runs them elsewhere)
-    _check(run_dbt_build(db, work, "--resource-type", "model", "--resource-type", "seed"), "dbt build")
+    proc = run_dbt_build(db, work, "--resource-type", "model", "--resource-type", "seed")
+    _check(proc, "dbt build")
+    assert "warn" not in proc.stdout.lower().replace("warn=0", ""), f"dbt build printed a warning:\n{proc.stdout}"
 
 
 #: Relations that describe the build itself (when it ran, which ingest load it saw), not the data.

@@ -30,8 +30,9 @@ select
     min(metric_order)::integer as metric_order,
     count(*)::integer as n_runs,
     count(value)::integer as n_values,
-    avg(value)::double as mean,
-    stddev_pop(value)::double as std,
+    -- ordered aggregates: float sums in a fixed order give the same bits on every rebuild
+    avg(value order by run_id)::double as mean,
+    stddev_pop(value order by run_id)::double as std,
     (max(value) - min(value))::double as range,
     min(value)::double as min_value,
     max(value)::double as max_value
