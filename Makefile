@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 # The whole pipeline on the embedded default: synthetic benchmark, simulated agents, local DuckDB
-# file, HTML report. No network, no API key.
+# file, HTML reports. No network, no API key. A second `make demo` changes no mart row.
 demo: $(STAMP)
 	$(BIN)/agenthop-harness make-benchmark --out $(DEMO_DIR)/benchmark --items $(DEMO_ITEMS) --seed 0
 	$(BIN)/agenthop-harness run --panel panels/demo.yaml --data $(DEMO_DIR)/benchmark --out $(DEMO_DIR)/runs
@@ -29,8 +29,12 @@ demo: $(STAMP)
 	$(BIN)/dbt build --quiet
 	$(BIN)/agenthop-report compare --models early-committer,verifier --out $(DEMO_DIR)/compare.html
 	$(BIN)/agenthop-report leaderboard --out $(DEMO_DIR)/leaderboard.html
+	$(BIN)/agenthop-report reruns --model verifier --out $(DEMO_DIR)/reruns.html
+	$(BIN)/agenthop-report item st_0001 --models early-committer,verifier --out $(DEMO_DIR)/item.html
 	@echo "demo report: $(abspath $(DEMO_DIR)/compare.html)"
 	@echo "leaderboard: $(abspath $(DEMO_DIR)/leaderboard.html)"
+	@echo "reruns:      $(abspath $(DEMO_DIR)/reruns.html)"
+	@echo "item:        $(abspath $(DEMO_DIR)/item.html)"
 
 # Headless Chromium for the report tests (Debian package); the tests skip loudly without it.
 browser:

@@ -27,7 +27,7 @@ FROM wh.raw.item_papers p
 LEFT JOIN wh.raw.graph_nodes n ON n.sample_id = p.sample_id AND n.paper_id = p.paper_id
 WHERE p.role = 'gold';
 
--- SPEC §5.3 label resolution: header match, else containment in the section text
+-- label resolution (docs/metrics.md#label-resolution): header match, else containment in the section text
 CREATE TEMP TABLE lab AS
 SELECT l.sample_id, g.paper_id, g.arxiv_id, l.label_index,
        trim(regexp_replace(regexp_replace(lower(l.label_section), '^[0-9]+(\.[0-9]+)*\.?\s+', ''), '\s+', ' ', 'g')) AS nl
@@ -111,7 +111,7 @@ LEFT JOIN per_traj_calls c USING (run_id, sample_id)
 LEFT JOIN tool_turns tt USING (run_id, sample_id)
 GROUP BY p.run_id;
 
--- SPEC §5.7 stopping behaviour
+-- stopping behaviour (docs/metrics.md#stopping-behaviour)
 CREATE TEMP TABLE anchored AS
 SELECT run_id, sample_id,
        CASE WHEN qt = 'ST' AND pr THEN 'ST' WHEN qt = 'MT' AND pr THEN 'MT-both' WHEN qt = 'MT' THEN 'MT-fail' END AS scope,
@@ -153,7 +153,7 @@ SELECT run_id, scope, category, n,
        n / sum(n) OVER (PARTITION BY run_id, scope) AS share
 FROM (SELECT run_id, scope, category, count(*) AS n FROM stop_cat GROUP BY run_id, scope, category);
 
--- SPEC §5.9 transitions
+-- transitions (docs/metrics.md#transitions)
 CREATE TABLE hw_tool_transitions AS
 WITH pairs AS (
   SELECT run_id, tool AS prev_tool, lead(tool) OVER (PARTITION BY run_id, sample_id ORDER BY seq) AS next_tool

@@ -1,4 +1,4 @@
-"""The agent loop (reference document §3.4-§3.7) and the sample-level retry (SPEC §2.2).
+"""The agent loop (the reference harness) and the sample-level retry (docs/harness.md#deliberate-differences).
 
 ``run_attempt`` plays one attempt of one sample against a backend conversation:
 

@@ -55,7 +55,7 @@ def default_key_env(backend: str) -> str | None:
         return None
     return next((n for n in names if os.environ.get(n)), names[0])
 
-#: Simulated models never carry the names of real models (SPEC §2.4).
+#: Simulated models never carry the names of real models (docs/simulated_agents.md).
 _REAL_MODEL_NAME = re.compile(
     r"^(gpt|o[1-9]|claude|gemini|gemma|deepseek|llama|meta-llama|qwen|mistral|mixtral|grok|glm|kimi|minimax"
     r"|command|phi|codex|chatgpt|sonnet|opus|haiku)([-_.:/0-9]|$)",

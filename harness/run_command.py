@@ -1,4 +1,4 @@
-"""`agenthop-harness run`: run one model or a panel over a release (SPEC §2.5, docs/running.md)."""
+"""`agenthop-harness run`: run one model or a panel over a release (docs/running.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..schemas.trajectory import CONDITIONS
+from .cli_examples import epilog
 from .errors import AgentHopError, cli_errors
 from .panel import BACKENDS, ModelSpec, RunSpec, load_panel, looks_like_real_model
 from .run_identity import RunCaps
@@ -91,11 +92,11 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
     return replace(run, model=replace(m, rpm=m.rpm or rpm, tpm=m.tpm or tpm))
 
 
-@click.command("run")
-@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path),
+@click.command("run", epilog=epilog("agenthop-harness run"))
+@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory (qa/, graphs/, paper_pool/, audit/). Required unless --dry-run.")
 @click.option("--model", "model", help="Model name (a sim archetype name such as early-committer, or a label).")
-@click.option("--panel", "panel_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--panel", "panel_file", type=click.Path(dir_okay=False, path_type=Path, resolve_path=True),
               help="Panel YAML: run several models / conditions / replicates.")
 @click.option("--backend", type=click.Choice(BACKENDS),
               help="Backend of --model (default: detected from a real model id as the reference does, e.g. "

@@ -84,7 +84,7 @@ def config_json(run: RunSpec, caps: RunCaps, benchmark_sha256: str, seed: int, e
     m = run.model
     cfg = identity_payload(run, caps, benchmark_sha256, seed)
     cfg["sim_spec"] = _jsonable(dict(m.sim)) if m.backend == "sim" else None
-    # The endpoint is never written (SPEC §2.3: no key or base URL in any output); only whether one was set.
+    # The endpoint is never written (docs/backends.md: no key or base URL in any output); only whether one was set.
     cfg["custom_base_url"] = bool(m.base_url)
     # the NAME of the variable whose key was sent (none: an explicit base URL without one gets a placeholder)
     cfg["api_key_env"] = m.api_key_env or (None if m.base_url else m.key_env)

@@ -42,7 +42,7 @@ from .run_identity import RunCaps, config_json, run_id_for
 from .writer import RunWriter
 
 #: (flush_every samples, flush_seconds) by backend kind. Real backends write every finished sample at
-#: once (SPEC §3: a crash loses at most the samples in flight; they cost money). Simulated runs are
+#: once (docs/formats.md#trajectory-store: a crash loses at most the samples in flight; they cost money). Simulated runs are
 #: free and deterministic to recompute, so they batch (documented deviation, docs/running.md).
 FLUSH_DEFAULTS: dict[str, tuple[int, float]] = {"sim": (250, 30.0), "real": (1, 10.0)}
 

@@ -1,4 +1,4 @@
-"""Trajectory writer: one directory of Parquet parts per run (SPEC §3, docs/running.md).
+"""Trajectory writer: one directory of Parquet parts per run (docs/formats.md#trajectory-store, docs/running.md).
 
 Layout of ``OUT/<run_id>/``::
 
@@ -22,7 +22,7 @@ Crash safety:
 - a crash loses at most the samples in flight plus those finished since the last flush.
 
 Error retry on resume (``retry_errors``, default on): samples whose final attempt ended with
-``terminated_by = 'error'`` keep every row they have (failed attempts are kept, SPEC §2.2: their
+``terminated_by = 'error'`` keep every row they have (failed attempts are kept, docs/harness.md#deliberate-differences: their
 tokens were spent), but their trajectory rows are rewritten with ``is_final = false``, so the sample
 counts as unfinished and the runner runs it again; the new attempts continue the numbering
 (``RunState.next_attempt``), so keys stay unique and tokens are never double counted.

@@ -1,4 +1,4 @@
-"""`agenthop-ingest`: load a benchmark release and trajectories into the DuckDB warehouse (SPEC §4)."""
+"""`agenthop-ingest`: load a benchmark release and trajectories into the DuckDB warehouse (docs/ingest.md)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,21 @@ from pathlib import Path
 
 import click
 
+from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import cli_errors
 
 from .core import run_ingest
 from .progress import Progress
 from .warehouse import default_db_path
 
-_DIR = click.Path(path_type=Path, file_okay=False)
+_DIR = click.Path(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog=epilog("agenthop-ingest"))
 @click.version_option(package_name="agenthop-warehouse")
 @click.option(
     "--db",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, dir_okay=False, resolve_path=True),
     default=None,
     help="Warehouse file (default: $AGENTHOP_DB or warehouse/agenthop.duckdb).",
 )
@@ -68,7 +69,7 @@ def main(
     """
     if benchmark is None and not runs and not reference_json:
         raise click.UsageError("nothing to load: give --benchmark, --runs and/or --reference-json")
-    path = db if db is not None else Path(default_db_path())
+    path = db if db is not None else Path(default_db_path()).absolute()
     result = run_ingest(
         path,
         benchmark=benchmark,

@@ -48,7 +48,7 @@ def _cast_column(col: pa.ChunkedArray, field: pa.Field, where: str) -> pa.Chunke
         ok = pa.types.is_boolean(src)
     elif pa.types.is_timestamp(dst):
         ok = pa.types.is_timestamp(src)
-        safe = False  # sub-unit precision may be dropped (ns -> us); units are free (SPEC §3)
+        safe = False  # sub-unit precision may be dropped (ns -> us); units are free (docs/formats.md#trajectory-store)
         if ok and src.tz is None and dst.tz is not None:
             col = col.cast(pa.timestamp(src.unit, tz=dst.tz))  # naive timestamps are UTC
     elif pa.types.is_list(dst) or pa.types.is_large_list(dst):

@@ -1,4 +1,4 @@
-"""Import reference-harness trajectory JSON (reference document §4) into the raw run tables.
+"""Import reference-harness trajectory JSON (the reference harness) into the raw run tables.
 
 ``--reference-json`` takes ``experiments/`` (every model folder below it) or one ``<model>/``
 folder. Each ``<sample_id>.json`` (``summary.json`` skipped as a trajectory, read for metadata) and
@@ -46,7 +46,7 @@ SUMMARY = "summary.json"
 FAILED_DIR = "_failed_attempts"
 FAILED_RE = re.compile(r"^(.+)\.attempt_(\d+)\.json$")
 
-#: Reference defaults (reference document §3.1), used when summary.json has no config.
+#: Reference defaults (the reference harness), used when summary.json has no config.
 DEFAULT_BUDGET = 30
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_TOTAL_TOKENS = 200_000

@@ -1,4 +1,4 @@
-"""Run directories (SPEC §3) -> validated Arrow tables, one :class:`RunData` per run.
+"""Run directories (docs/formats.md#trajectory-store) -> validated Arrow tables, one :class:`RunData` per run.
 
 A run directory holds ``<table>-<part>.parquet`` files and, when finished, ``_SUCCESS``. Its content
 identity is the SHA-256 of the part files' names and bytes (plus whether ``_SUCCESS`` exists); a run
@@ -245,7 +245,7 @@ def read_run_files(d: Path, partial: bool, loaded_hashes: dict[str, str]) -> Run
 
 
 def validate_run(rf: RunFiles, checks: Checks) -> RunData:
-    """Check a read run against the benchmark and the SPEC's rules; concatenate its parts."""
+    """Check a read run against the benchmark and the rules of docs/ingest.md; concatenate its parts."""
     if rf.parts is None:  # unchanged: validated when it was loaded
         return RunData("runs", str(rf.source), rf.run_id, rf.content_sha256, not rf.finished, rf.benchmark_sha256)
     check_benchmark(rf.run_id, rf.benchmark_sha256, checks, str(rf.parts["runs"][0][0]))

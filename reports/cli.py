@@ -12,20 +12,21 @@ from typing import Any
 
 import click
 
+from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import AgentHopError, cli_errors
 
 from .values import jsonable
 from .warehouse import Warehouse
 
 EPILOG = """\b
-Examples:
+Examples (each subcommand's --help has its own):
   agenthop-report compare --models early-committer,verifier
   agenthop-report compare --runs RUN_A,RUN_B --out cmp.html
   agenthop-report compare --models early-committer,verifier --single-file
   agenthop-report leaderboard
   agenthop-report reruns --model verifier
-  agenthop-report item st_0042 --runs RUN_A,RUN_B
-  agenthop-report paper --condition full
+  agenthop-report item st_0001 --models early-committer,verifier
+  agenthop-report paper --out paper/
   agenthop-report sql "SELECT model, accuracy FROM model_summary" --format csv
 
 A report is a page plus its folder (cmp.html and cmp_files/ with item pages and the chart bundle);
@@ -72,7 +73,7 @@ def main() -> None:
     """Render self-contained HTML reports (offline, file://) and run read-only SQL on the marts."""
 
 
-@main.command(epilog=EPILOG)
+@main.command(epilog=epilog("agenthop-report compare"))
 @click.option("--models", help="Two model names, comma-separated (each: its --condition run, lowest replicate).")
 @click.option("--runs", "run_ids", help="Two run ids, comma-separated (instead of --models).")
 @click.option("--condition", default="full", show_default=True, help="Condition used to pick a model's run.")
@@ -103,7 +104,7 @@ def compare(models: str | None, run_ids: str | None, condition: str, db: str | N
     click.echo(str(site.write_page(html)))
 
 
-@main.command(epilog=EPILOG)
+@main.command(epilog=epilog("agenthop-report leaderboard"))
 @db_option
 @out_option
 @cli_errors
@@ -122,7 +123,7 @@ def leaderboard(db: str | None, out: Path | None, single_file: bool) -> None:
     click.echo(str(site.write_page(html)))
 
 
-@main.command(epilog=EPILOG)
+@main.command(epilog=epilog("agenthop-report reruns"))
 @click.option("--model", required=True, help="Model whose replicates to analyse.")
 @db_option
 @out_option
@@ -147,7 +148,7 @@ def reruns(model: str, db: str | None, out: Path | None, single_file: bool) -> N
     click.echo(str(site.write_page(html)))
 
 
-@main.command(epilog=EPILOG)
+@main.command(epilog=epilog("agenthop-report item"))
 @click.argument("sample_id")
 @click.option("--runs", "run_ids", help="Run ids, comma-separated.")
 @click.option("--models", help="Model names, comma-separated (each: its --condition run, lowest replicate).")
@@ -218,7 +219,7 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
     click.echo(str(site.write_page(html)))
 
 
-@main.command(epilog=EPILOG)
+@main.command(epilog=epilog("agenthop-report sql"))
 @click.argument("query")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--max-rows", default=1000, show_default=True, type=click.IntRange(1),

@@ -15,7 +15,7 @@ from agenthop.harness.errors import AgentHopError
 
 from .warehouse import Warehouse
 
-#: Display order of the seven tools (reference document §2); unknown tool names sort after them.
+#: Display order of the seven tools (the reference harness); unknown tool names sort after them.
 TOOLS: tuple[str, ...] = (
     "get_paper_info",
     "get_references",
@@ -27,7 +27,7 @@ TOOLS: tuple[str, ...] = (
 )
 CELLS: tuple[str, ...] = ("st_d1", "st_d2", "mt_d1", "mt_d2")
 
-#: model_summary columns of SPEC §5.6, in Table 2 order.
+#: model_summary columns of docs/metrics.md#per-run-metrics, in Table 2 order.
 SUMMARY_METRICS: tuple[str, ...] = (
     "accuracy",
     "recall_st",
@@ -67,7 +67,7 @@ class RunInfo:
 
     @property
     def simulated(self) -> bool:
-        """model_summary.is_simulated when the mart has it, else backend = 'sim' (SPEC §2.4)."""
+        """model_summary.is_simulated when the mart has it, else backend = 'sim' (docs/simulated_agents.md)."""
         if self.is_simulated is not None:
             return bool(self.is_simulated)
         return self.backend == "sim"

@@ -29,6 +29,7 @@ from agenthop.harness.errors import AgentHopError
 
 from . import stats
 from .bundle import javascript_bundle
+from .doc_links import definition
 from .values import jsonable
 from .queries import RunInfo
 
@@ -142,6 +143,7 @@ def environment() -> jinja2.Environment:
         anchor=lambda v, *rest: anchor(v, *rest),
     )
     env.globals.update(acc_pm=acc_pm, anchor=anchor, significant=stats.significant)
+    env.globals.update(definition=definition)  # caption links to docs/ (reports/doc_links.py)
     return env
 
 

@@ -1,4 +1,4 @@
-"""Every statistic the reports print, as pure functions (SPEC §5.10-§5.12).
+"""Every statistic the reports print, as pure functions (docs/reports.md#statistics).
 
 Nothing here touches the warehouse; callers pass counts or matrices that DuckDB has aggregated.
 scipy is the only dependency. Undefined results are ``None`` (never NaN), so templates can print
@@ -14,10 +14,10 @@ from functools import lru_cache
 from typing import Any
 
 
-#: z of the two-sided 95% normal interval used for Wilson intervals (SPEC §5.10).
+#: z of the two-sided 95% normal interval used for Wilson intervals (docs/metrics.md#wilson).
 Z95 = 1.959964
 
-#: Number of ordered pairs of the seven tools: the Bonferroni family of bigram effects (SPEC §5.9).
+#: Number of ordered pairs of the seven tools: the Bonferroni family of bigram effects (docs/reports.md#bigram-tests).
 BIGRAM_FAMILY = 49
 
 
@@ -343,7 +343,7 @@ def noise_floor(n_correct: Sequence[int], n_runs: int) -> NoiseFloor | None:
 
 
 def std_pop(xs: Sequence[float]) -> float | None:
-    """Standard deviation with ddof = 0 (SPEC §5.11); None for no values."""
+    """Standard deviation with ddof = 0 (docs/metrics.md#reruns); None for no values."""
     if not xs:
         return None
     m = sum(xs) / len(xs)

@@ -16,10 +16,12 @@ import duckdb
 
 from agenthop.harness.errors import AgentHopError
 
+from .sql_suggest import suggestion
+
 DEFAULT_DB = Path("warehouse") / "agenthop.duckdb"
 
-#: The SPEC §6 marts plus the extra marts the reports read.
-SPEC_MARTS: tuple[str, ...] = (
+#: The contract marts (docs/metrics.md#marts) plus the extra marts the reports read.
+CONTRACT_MARTS: tuple[str, ...] = (
     "fct_trajectory",
     "model_summary",
     "stopping_behavior",
@@ -58,11 +60,10 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 
 
 def resolve_db_path(db: str | os.PathLike[str] | None) -> Path:
-    """--db, else $AGENTHOP_DB, else warehouse/agenthop.duckdb."""
-    if db:
-        return Path(db)
+    """--db, else $AGENTHOP_DB, else warehouse/agenthop.duckdb, as an absolute path."""
     env = os.environ.get("AGENTHOP_DB")
-    return Path(env) if env else DEFAULT_DB
+    chosen = Path(db) if db else Path(env) if env else DEFAULT_DB
+    return chosen.expanduser().absolute()  # messages and the provenance footer name the file absolutely
 
 
 class Warehouse:
@@ -173,4 +174,18 @@ class Warehouse:
             return names, cur.fetchall()
         except duckdb.Error as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise AgentHopError(f"query failed on {self.path} (read-only): {first}") from None
+            hint = suggestion(str(exc), self.catalogue())
+            raise AgentHopError(f"query failed on {self.path} (read-only): {first}"
+                                + (f"; {hint}" if hint else "")) from None
+
+    def catalogue(self) -> dict[str, tuple[str, ...]]:
+        """Every user relation with its columns: marts by name, other schemas as ``schema.table``."""
+        rows = self.con.execute(
+            "SELECT table_schema, table_name, column_name FROM information_schema.columns "
+            "WHERE table_catalog = current_database() AND table_schema NOT IN ('information_schema', 'pg_catalog') "
+            "ORDER BY table_schema, table_name, ordinal_position"
+        ).fetchall()
+        cols: dict[str, list[str]] = {}
+        for schema, table, column in rows:
+            cols.setdefault(table if schema == "main" else f"{schema}.{table}", []).append(column)
+        return {k: tuple(v) for k, v in cols.items()}

@@ -1,6 +1,6 @@
-"""Arrow schemas of the benchmark tables in the warehouse (SPEC §4, schema ``raw``).
+"""Arrow schemas of the benchmark tables in the warehouse (docs/formats.md#benchmark-tables, schema ``raw``).
 
-The release itself is JSONL (reference document §1); these schemas describe the flattened,
+The release itself is JSONL (the reference harness); these schemas describe the flattened,
 typed tables that ingest writes from a loaded release. They are also the column lists the dbt
 staging models rely on.
 """
@@ -32,7 +32,7 @@ ITEMS = pa.schema(
         pa.field("seed_paper_id", pa.string(), nullable=False),
         pa.field("seed_arxiv_id", pa.string()),
         pa.field("seed_title", pa.string()),
-        # stored as text: the release leaves its type open (reference §1.2)
+        # stored as text: the release leaves its type open (the reference harness)
         pa.field("filter_agreement", pa.string()),
         pa.field("bridge_necessary", pa.bool_()),
         pa.field("item_order", pa.int32(), nullable=False),

@@ -9,12 +9,14 @@ from __future__ import annotations
 import pyarrow as pa
 
 from . import benchmark, quality, trajectory
+from .column_docs import COLUMN_DOCS
 
 
 def _table(name: str, schema: pa.Schema, keys: tuple[str, ...]) -> list[str]:
     lines = [f"### `{name}`", "", f"Key: {', '.join(f'`{k}`' for k in keys)}", "",
-             "| column | Arrow type | nullable |", "|---|---|---|"]
-    lines += [f"| `{f.name}` | `{f.type}` | {'yes' if f.nullable else 'no'} |" for f in schema]
+             "| column | Arrow type | nullable | meaning |", "|---|---|---|---|"]
+    lines += [f"| `{f.name}` | `{f.type}` | {'yes' if f.nullable else 'no'} | {COLUMN_DOCS.get((name, f.name), '–')} |"
+              for f in schema]
     return lines + [""]
 
 
@@ -62,7 +64,12 @@ def render() -> str:
         "do not edit by hand. Integer widths and timestamp units in files may differ (ingest casts);",
         "extra columns in run files are ignored.",
         "",
-        "## Trajectory store (SPEC §3): `OUT/<run_id>/<table>-<part>.parquet`",
+        '<a id="trajectory-store"></a>',
+        "## Trajectory store: `OUT/<run_id>/<table>-<part>.parquet`",
+        "",
+        "What `agenthop-harness run` writes and `agenthop-ingest --runs` reads: one directory per run",
+        "(docs/running.md), Parquet parts per table, `_SUCCESS` when the run finished. Meanings of the",
+        "columns: docs/harness.md (what the loop records) and docs/metrics.md (what the marts make of it).",
         "",
         f"Required tables: {', '.join(f'`{t}`' for t in trajectory.REQUIRED_TABLES)}; `messages` is optional.",
         f"`tool_calls.status`: {', '.join(f'`{s}`' for s in trajectory.TOOL_CALL_STATUSES)}.",
@@ -72,7 +79,8 @@ def render() -> str:
     ]
     for name, schema in trajectory.TABLES.items():
         out += _table(name, schema, trajectory.KEYS[name])
-    out += ["## Benchmark tables in the warehouse (SPEC §4, schema `raw`)", ""]
+    out += ['<a id="benchmark-tables"></a>', "## Benchmark tables in the warehouse (schema `raw`)", "",
+            "The release (docs/benchmark.md) as `agenthop-ingest --benchmark` flattens it (docs/ingest.md).", ""]
     for name, schema in benchmark.TABLES.items():
         out += _table(name, schema, benchmark.KEYS[name])
     out += _quality()

@@ -1,4 +1,4 @@
-"""Arrow schemas of the trajectory store (SPEC §3).
+"""Arrow schemas of the trajectory store (docs/formats.md#trajectory-store).
 
 These schemas are the single source of truth for the Parquet files the harness writes, for the
 validation ingest performs, and for the column lists in the docs. Column order is free in files;
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-#: Allowed values of ``tool_calls.status`` (SPEC §3).
+#: Allowed values of ``tool_calls.status`` (docs/formats.md#trajectory-store).
 TOOL_CALL_STATUSES: tuple[str, ...] = (
     "ok",
     "rejected_budget",
@@ -22,10 +22,10 @@ TOOL_CALL_STATUSES: tuple[str, ...] = (
     "not_executed",
 )
 
-#: Allowed values of ``trajectories.terminated_by`` (reference document §3.4).
+#: Allowed values of ``trajectories.terminated_by`` (the reference harness).
 TERMINATIONS: tuple[str, ...] = ("answer", "max_turns", "budget", "token_limit", "error")
 
-#: Allowed values of ``runs.condition`` (SPEC §2.2).
+#: Allowed values of ``runs.condition`` (docs/harness.md#deliberate-differences).
 CONDITIONS: tuple[str, ...] = ("full", "no_search", "closed_book")
 
 #: Allowed values of ``turns.role``.
@@ -147,7 +147,7 @@ TABLES: dict[str, pa.Schema] = {
     "messages": MESSAGES,
 }
 
-#: Tables a run directory must contain; ``messages`` is optional (SPEC §3).
+#: Tables a run directory must contain; ``messages`` is optional (docs/formats.md#trajectory-store).
 REQUIRED_TABLES: tuple[str, ...] = ("runs", "trajectories", "turns", "tool_calls")
 
 #: Primary keys per table (used by ingest's duplicate-key check and by dbt tests).

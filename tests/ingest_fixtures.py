@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from agenthop.schemas import trajectory as ts
 
 # ------------------------------------------------------------------------------------------------
-# a tiny release (reference document §1)
+# a tiny release (the reference harness)
 
 SEED1, REF1, GOLD1, META1 = "p" + "1" * 39, "p" + "2" * 39, "p" + "3" * 39, "p" + "4" * 39
 SEED2, BRIDGE2, GOLD2 = "q" + "1" * 39, "q" + "2" * 39, "q" + "3" * 39
@@ -145,7 +145,7 @@ def write_release(root: Path, *, question_suffix: str = "") -> str:
 SAMPLE_IDS = [it["id"] for it in ITEMS]
 
 # ------------------------------------------------------------------------------------------------
-# hand-written run directories (SPEC §3)
+# hand-written run directories (docs/formats.md#trajectory-store)
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
@@ -214,7 +214,7 @@ def write_run(out: Path, rows: dict[str, list[dict[str, Any]]], *, success: bool
 
 
 # ------------------------------------------------------------------------------------------------
-# hand-written reference-harness JSON (reference document §4)
+# hand-written reference-harness JSON (the reference harness)
 
 
 def ref_turn(turn: int, calls: list[tuple[str, dict[str, Any]]], outputs: list[tuple[str, int]], *,

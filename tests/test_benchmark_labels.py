@@ -1,4 +1,4 @@
-"""SPEC §5.3 label normalisation/resolution and the describe statistics, on hand-built objects."""
+"""Label normalisation/resolution (docs/metrics.md#label-resolution) and the describe statistics, on hand-built objects."""
 
 from __future__ import annotations
 

@@ -309,7 +309,7 @@ def test_label_on_unknown_paper(tmp_path: Path) -> None:
     assert errors_of(tmp_path, strict_labels=True) == [
         "audit/recall_labels.jsonl:1: field 'analysis.section_recall_labels[2].arxiv_id': "
         "'1999.12345' is not the arXiv id of any node of st_0001's graph"]
-    # default: loaded like the real release's stray ids; it belongs to no paper (SPEC §5.3)
+    # default: loaded like the real release's stray ids; it belongs to no paper (docs/metrics.md#label-resolution)
     rel = load_release(tmp_path)
     assert rel.labels["st_0001"][2].arxiv_id == "1999.12345"
     # ... but never silently: the same finding is reported as a warning naming file:line and field

@@ -17,7 +17,7 @@ Fixture summary (papers are graph node ids; arXiv ids in brackets):
   items: st_a ST/d1 GROUND gold G1 | st_b ST/d2 RESULT gold G2 | st_c ST/d1 MOTIVE gold G1 |
          st_d ST/d2 METHOD gold G2 | mt_a MT/d1 GROUND G3a+G3b | mt_b MT/d2 RESULT G3a+G4 |
          mt_c MT/d1 MOTIVE G3b+G4 | mt_d MT/d1 METHOD G3a+G3b
-  direct label sections (SPEC §5.3):
+  direct label sections (docs/metrics.md#label-resolution):
     st_a G1 {1 header}            st_b G2 {1 containment "4.2 Ablation   Study"}
     st_c G1 {0 header, 1 containment "Graph Encoder"}   st_d G2 {1 header}
     mt_a G3a {1 header} (after a supporting "Method Overview" that resolves to nothing),
@@ -707,7 +707,7 @@ def test_dq_error_tests_fail_the_build(warehouse: Path) -> None:
     assert "WARN=1 ERROR=1" in proc.stdout, proc.stdout[-3000:]  # dq_trajectory_accounting_no_rows warns
 
 
-SPEC_MART_COLUMNS = {
+CONTRACT_MART_COLUMNS = {
     "fct_trajectory": "run_id sample_id question_type depth cell reasoning_type is_correct terminated_by paper_recall "
                       "section_recall evidence_contact any_gold_read total_tokens total_turns budget_used "
                       "n_tool_calls n_tool_turns section_hit_soft section_hit_hard",
@@ -738,7 +738,7 @@ SPEC_MART_COLUMNS = {
 def test_marts_are_tables_with_spec_columns_contracts_and_docs(warehouse: Path) -> None:
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
-        for table, cols in SPEC_MART_COLUMNS.items():
+        for table, cols in CONTRACT_MART_COLUMNS.items():
             kind = con.execute("select table_type from information_schema.tables where table_schema = 'main' "
                                "and table_name = ?", [table]).fetchall()
             assert kind == [("BASE TABLE",)], table
@@ -761,7 +761,7 @@ def test_marts_are_tables_with_spec_columns_contracts_and_docs(warehouse: Path) 
     manifest = json.loads((warehouse.parent / "target" / "manifest.json").read_text())
     marts = [n for n in manifest["nodes"].values()
              if n["resource_type"] == "model" and n["original_file_path"].startswith("models_sql/marts/")]
-    assert {m["name"] for m in marts} >= set(SPEC_MART_COLUMNS)
+    assert {m["name"] for m in marts} >= set(CONTRACT_MART_COLUMNS)
     for m in marts:
         assert m["config"]["contract"]["enforced"], m["name"]
         assert m["config"]["materialized"] == "table", m["name"]
@@ -808,7 +808,9 @@ def test_build_on_a_warehouse_without_raw_tables_says_what_to_do(tmp_path: Path)
     """dbt_project.yml's on-run-start guard: one clear message instead of a dozen missing-schema errors."""
     from conftest import run_dbt_build
 
-    proc = run_dbt_build(tmp_path / "empty.duckdb", tmp_path)
+    empty = tmp_path / "empty.duckdb"
+    duckdb.connect(str(empty)).close()  # exists but was never loaded (a missing file: ingest/dbt_guard.py)
+    proc = run_dbt_build(empty, tmp_path)
     assert proc.returncode != 0
     assert "has no raw tables: load a benchmark and runs first with agenthop-ingest" in proc.stdout
     assert "does not exist" not in proc.stdout

@@ -1,4 +1,4 @@
-"""Reference-harness trajectory JSON (reference document §4) -> raw run tables, rows checked by hand."""
+"""Reference-harness trajectory JSON (the reference harness) -> raw run tables, rows checked by hand."""
 
 from __future__ import annotations
 

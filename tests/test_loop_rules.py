@@ -1,4 +1,4 @@
-"""The agent loop's rules, pinned to the reference document §3.4-§3.7 (and SPEC §2.2 / §3)."""
+"""The agent loop's rules, pinned to the reference harness (and docs/harness.md#deliberate-differences / docs/formats.md#trajectory-store)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Cross-check of every SPEC §6 mart against an independent Python implementation of SPEC §5.
+"""Cross-check of every contract mart (docs/metrics.md#marts) against an independent Python implementation of docs/metrics.md.
 
 The oracle (tests/oracle/spec5.py) reads only the ``raw`` schema of a built warehouse and computes the
 expected mart rows in plain Python; each mart in ``main`` is compared with it row by row (keys per
-SPEC §6, floats to 1e-9, NULL = NULL, only SPEC §6 columns). Mismatches are reported with the mart,
+docs/metrics.md#marts, floats to 1e-9, NULL = NULL, only contract columns). Mismatches are reported with the mart,
 the key, the column, the expected and the actual value.
 """
 
@@ -60,7 +60,7 @@ def compare_mart(mart: str, keys: tuple[str, ...], expected: list[dict[str, Any]
         if actual:
             missing_cols = [c for c in (*keys, *cols) if c not in actual[0]]
             if missing_cols:
-                return [f"{mart}: SPEC §6 column(s) missing from the mart: {missing_cols}"]
+                return [f"{mart}: contract column(s) missing from the mart: {missing_cols}"]
     else:
         cols = []
     exp = {tuple(_norm(r[k]) for k in keys): r for r in expected}
@@ -88,7 +88,7 @@ def compare_mart(mart: str, keys: tuple[str, ...], expected: list[dict[str, Any]
 
 def compare_condition_deltas(raw: spec5.Raw, trajs: list[spec5.Trajectory],
                              con: duckdb.DuckDBPyConnection) -> list[str]:
-    """condition_deltas: SPEC §6 gives no column names; spec5 R10 documents the shape compared."""
+    """condition_deltas: docs/metrics.md#marts names no columns; spec5 R10 documents the shape compared."""
     expected = spec5.condition_deltas(raw, trajs)
     actual = _mart_rows(con, "condition_deltas")
     return compare_mart("condition_deltas", ("model", "condition_from", "condition_to"), expected, actual)
@@ -107,7 +107,7 @@ def assert_warehouse_matches_oracle(db: Path) -> dict[str, Any]:
     finally:
         con.close()
     assert not problems, (
-        f"{len(problems)} mismatch(es) between marts and the SPEC §5 oracle:\n"
+        f"{len(problems)} mismatch(es) between marts and the oracle of docs/metrics.md:\n"
         + "\n".join(problems[:MAX_REPORTED])
         + ("\n..." if len(problems) > MAX_REPORTED else "")
     )
@@ -245,7 +245,7 @@ EDGES: dict[str, tuple[str, list[tuple[str, int, bool, list[tuple[str, list[Call
 #: The second replicate of the edge model: zero recall everywhere, so its conversion is NULL (R9).
 EDGES_B = ("E2", "E9", "E11")
 
-#: Hand-derived expectations (SPEC §5.2-§5.8) for the edge trajectories of EDGE_RUN_A.
+#: Hand-derived expectations (docs/metrics.md#definitions) for the edge trajectories of EDGE_RUN_A.
 EDGE_EXPECT: dict[str, dict[str, Any]] = {
     "E1": dict(stop=("ST", "other"), paper_recall=True, section_recall=True, any_gold_read=True,
                n_tool_calls=1, n_tool_turns=1, wrong=[]),

@@ -3,6 +3,7 @@ and the wheel carries the dbt project so `agenthop-dbt` works without a clone.""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,20 +21,38 @@ def _pyproject() -> dict:
     return tomllib.loads((REPO / "pyproject.toml").read_text())
 
 
-def test_every_python_package_is_mapped_into_the_namespace() -> None:
+def test_src_layout_links_every_design_card_folder() -> None:
+    """src/agenthop/ is a plain src layout made of links to the top-level folders and the dbt project."""
+    src = REPO / "src" / "agenthop"
+    for top in (*PY_FOLDERS, "docs"):  # docs ship too: report captions link to them
+        link = src / top
+        assert link.is_symlink() and link.resolve() == REPO / top, f"src/agenthop/{top} must link to {top}/"
+    for name in ("dbt_project.yml", "profiles.yml", "models_sql", "dbt_support"):
+        link = src / "dbt_project" / name
+        assert link.is_symlink() and link.resolve() == REPO / name, f"src/agenthop/dbt_project/{name} must link to {name}"
     cfg = _pyproject()["tool"]["setuptools"]
-    listed, mapping = set(cfg["packages"]), cfg["package-dir"]
-    found = set()
-    for top in PY_FOLDERS:
-        for init in (REPO / top).rglob("__init__.py"):
-            rel = init.parent.relative_to(REPO)
-            if "__pycache__" in rel.parts:
-                continue
-            name = "agenthop." + ".".join(rel.parts)
-            found.add(name)
-            assert name in listed, f"{rel} is a package but {name} is not in [tool.setuptools] packages"
-            assert mapping.get(name) == rel.as_posix(), f"package-dir for {name} must be {rel.as_posix()!r}"
-    assert found, "no packages found"
+    assert cfg["packages"]["find"]["where"] == ["src"] and "package-dir" not in cfg
+
+
+_BUILD_WITH_WARNINGS_RECORDED = """
+import json, sys, warnings
+import setuptools.build_meta as backend
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    getattr(backend, sys.argv[1])(sys.argv[2])
+print(json.dumps([f"{w.category.__name__}: {str(w.message).splitlines()[0]}" for w in caught
+                  if "setuptools" in w.filename or "agenthop" in str(w.message)]))
+"""
+
+
+@pytest.mark.parametrize("hook", ["build_editable", "build_wheel"])
+def test_build_backend_emits_no_warning(hook: str, tmp_path: Path) -> None:
+    """What pip prints during `pip install -e .` or a wheel build: the backend's warnings. There must be none."""
+    proc = subprocess.run([sys.executable, "-c", _BUILD_WITH_WARNINGS_RECORDED, hook, str(tmp_path)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+    assert list(tmp_path.glob("*.whl"))
 
 
 def test_editable_install_imports_from_the_working_tree() -> None:
@@ -41,6 +60,7 @@ def test_editable_install_imports_from_the_working_tree() -> None:
     import agenthop.schemas
 
     assert Path(agenthop.harness.__file__).resolve() == REPO / "harness" / "__init__.py"
+    assert Path(agenthop.harness.__file__).parent.parent == REPO / "src" / "agenthop"
     assert Path(agenthop.schemas.__file__).resolve().parent == REPO / "schemas"
 
 
@@ -52,6 +72,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True, text=True,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Warning" not in proc.stderr, proc.stderr[-3000:]
     (whl,) = out.glob("*.whl")
     return whl
 
@@ -61,6 +82,7 @@ def test_wheel_contains_namespace_packages_and_dbt_project(wheel: Path) -> None:
     assert "agenthop/harness/__init__.py" in names
     assert "agenthop/dbt_project/dbt_project.yml" in names
     assert "agenthop/dbt_project/profiles.yml" in names
+    assert "agenthop/docs/metrics.md" in names, "report captions link to the shipped docs"
     assert any(n.startswith("agenthop/dbt_project/models_sql/marts/") and n.endswith(".sql") for n in names)
     assert not any(n.split("/")[0] in PY_FOLDERS for n in names), "a generic top-level name leaked into the wheel"
 

@@ -320,7 +320,7 @@ def test_a_crashing_run_keeps_finished_samples_and_the_panel_goes_on(
 
 
 def test_real_backends_write_every_finished_sample_at_once() -> None:
-    """SPEC §3: a crash loses at most the samples in flight. Real samples cost money, so each is
+    """docs/formats.md#trajectory-store: a crash loses at most the samples in flight. Real samples cost money, so each is
     flushed as it finishes; simulated runs batch (docs/running.md)."""
     opts = RunOptions()
     assert opts.flush_for("openai")[0] == 1 and opts.flush_for("anthropic")[0] == 1

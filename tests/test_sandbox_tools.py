@@ -1,4 +1,4 @@
-"""The seven tools and section resolution, pinned to the reference document §2 (texts, costs, statuses)."""
+"""The seven tools and section resolution, pinned to the reference harness (texts, costs, statuses)."""
 
 from __future__ import annotations
 
@@ -220,7 +220,7 @@ def test_read_section_full_text_without_truncation() -> None:
 
 
 def test_missing_header_shows_as_section_number() -> None:
-    """reference §2.3: a missing header shows as 'Section {i+1}' (list, read and not-found list)."""
+    """the reference harness: a missing header shows as 'Section {i+1}' (list, read and not-found list)."""
     paper = Paper("9999.00002", "Headless", (Section("", "first text"), Section("Method", "m")))
     graph = Graph("s", {"H": Node("H", "Headless", "9999.00002", 2024, "")}, {})
     box = Sandbox(ITEM, graph, {"9999.00002": paper})

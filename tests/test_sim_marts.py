@@ -1,4 +1,4 @@
-"""SPEC §2.4: a panel of simulated archetypes shows its signatures in the MARTS (not only in the
+"""docs/simulated_agents.md: a panel of simulated archetypes shows its signatures in the MARTS (not only in the
 trajectories the policy tests look at): the pipeline fixture's panel, read through dbt's output."""
 
 from __future__ import annotations

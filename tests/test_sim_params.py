@@ -93,6 +93,13 @@ def test_demo_panel() -> None:
     for m in panel.models:
         backend = make_backend(m)
         assert isinstance(backend, SimBackend) and backend.name == "sim"
+        assert backend.params.empty_response_rate == 0.0, "the demo panel must not inject transient errors"
+
+
+def test_simulated_transient_errors_are_opt_in_per_panel_entry() -> None:
+    assert PolicyParams().empty_response_rate == 0.0
+    paper19 = load_panel(REPO / "panels" / "paper19.yaml").models
+    assert {policy_from_spec(m.sim).empty_response_rate for m in paper19} == {0.003}
 
 
 def test_paper19_panel() -> None:

@@ -1,6 +1,6 @@
-"""Simulated agents through the real loop and sandbox on a generated benchmark (SPEC §2.4).
+"""Simulated agents through the real loop and sandbox on a generated benchmark (docs/simulated_agents.md).
 
-Each archetype must show its signature in the quantities the marts compute (SPEC §5): the rates
+Each archetype must show its signature in the quantities the marts compute (docs/metrics.md#definitions): the rates
 below are recomputed here by hand from the loop's rows (final attempts, calls ordered by seq).
 """
 
@@ -75,14 +75,14 @@ def paper_recall(release: Release, r: AttemptResult) -> bool:
 
 
 def calls_per_turn(rs: list[AttemptResult]) -> float:
-    """SPEC §5.6: all emitted calls / assistant turns with at least one call."""
+    """docs/metrics.md#per-run-metrics: all emitted calls / assistant turns with at least one call."""
     calls = sum(len(r.tool_calls) for r in rs)
     turns = sum(1 for r in rs for t in r.turns if t["role"] == "assistant" and t["n_tool_calls"] > 0)
     return calls / turns
 
 
 def st_stopping(release: Release, rs: list[AttemptResult]) -> Counter[str]:
-    """SPEC §5.7 scope ST: anchor = first delivered gold read."""
+    """docs/metrics.md#stopping-behaviour scope ST: anchor = first delivered gold read."""
     out: Counter[str] = Counter()
     for r in rs:
         item = release.item(r.trajectory["sample_id"])

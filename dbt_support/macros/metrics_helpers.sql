@@ -1,4 +1,4 @@
-{#- The seven tools and their classes (SPEC §5: navigation tools are get_paper_info,
+{#- The seven tools and their classes (docs/metrics.md#definitions: navigation tools are get_paper_info,
     get_references, list_sections, search_papers). Any other emitted name is class 'other'. -#}
 {% macro navigation_tools() -%}
 ('get_paper_info', 'get_references', 'list_sections', 'search_papers')
@@ -18,7 +18,7 @@ case
 end
 {%- endmacro %}
 
-{#- Wilson score interval for correct/n (SPEC §5.10, z = 1.959964); NULL when n = 0. sign is '-'
+{#- Wilson score interval for correct/n (docs/metrics.md#wilson, z = 1.959964); NULL when n = 0. sign is '-'
     (lower) or '+' (upper). The bound at the boundary is exact (lower = 0 when correct = 0, upper = 1 when
     correct = n) and results are clamped to [0, 1], against floating-point error (1 - 1e-16). -#}
 {% macro wilson_bound(correct, n, sign, z=1.959964) -%}

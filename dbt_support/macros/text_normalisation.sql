@@ -1,5 +1,5 @@
-{#- Text normalisation used by the label-resolution (SPEC §5.3) and reference-compatible
-    (reference document §5.3) section matching.
+{#- Text normalisation used by the label-resolution (docs/metrics.md#label-resolution) and reference-compatible
+    (evaluate.py, docs/metrics.md#reference-section-hits) section matching.
 
     White space: the RE2 class below is exactly Python's `str.isspace()` set (ASCII \s, \v,
     \x1c-\x1f, \x85 and the Unicode separators \p{Z}, which include NBSP and U+2000-U+200A), so
@@ -14,7 +14,7 @@
 regexp_replace({{ expr }}, '^{{ ws_class() }}+|{{ ws_class() }}+$', '', 'g')
 {%- endmacro %}
 
-{#- SPEC §5.3 norm(x): lower-case, drop a leading section number `^[0-9]+(\.[0-9]+)*\.?\s+`,
+{#- norm(x) of docs/metrics.md#label-resolution: lower-case, drop a leading section number `^[0-9]+(\.[0-9]+)*\.?\s+`,
     collapse white space, trim -- in exactly that order (so a label with leading white space keeps
     its number; see docs/metrics.md). -#}
 {% macro label_norm(expr) -%}
@@ -23,12 +23,12 @@ trim(regexp_replace(
     '{{ ws_class() }}+', ' ', 'g'))
 {%- endmacro %}
 
-{#- SPEC §5.3 containment side: lower-cased, white-space-collapsed section text. -#}
+{#- Containment side of docs/metrics.md#label-resolution: lower-cased, white-space-collapsed section text. -#}
 {% macro text_norm(expr) -%}
 regexp_replace(lower({{ expr }}), '{{ ws_class() }}+', ' ', 'g')
 {%- endmacro %}
 
-{#- The reference's `_normalize_header` (reference document §2.3 / evaluate.py):
+{#- The reference's `_normalize_header` (evaluate.py):
     lower + strip; drop `apdx_<letter><digits/dots>:` and `apdx:` prefixes; drop a leading run of
     Roman-numeral letters [ivxlc] optionally followed by '-' and one letter, then white space; drop
     leading digits/dots; ': - – —' become spaces; collapse white space; strip.

@@ -1,7 +1,7 @@
 """Anthropic Messages API backend (Claude) through the official ``anthropic`` SDK.
 
 ``AsyncAnthropic`` with SDK-internal retries disabled (``max_retries=0``); non-streaming
-``messages.create``. Conversation format (reference §3.6, "Anthropic"):
+``messages.create``. Conversation format (the reference harness, "Anthropic"):
 
 - ``system`` as one text block; tools as ``{name, description, input_schema}``;
 - each assistant turn is re-sent as the raw response blocks (thinking blocks keep their
@@ -51,7 +51,7 @@ EPHEMERAL = {"type": "ephemeral"}
 
 
 def thinking_budget(effort: str) -> int:
-    """Budget tokens for a reasoning_effort name or a numeric string (reference §3.6)."""
+    """Budget tokens for a reasoning_effort name or a numeric string (the reference harness)."""
     key = effort.strip().lower()
     if key in THINKING_BUDGETS:
         return THINKING_BUDGETS[key]

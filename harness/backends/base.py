@@ -80,7 +80,7 @@ class SampleContext:
     user_prompt: str
     tools: list[ToolSpec]
     condition: str
-    #: only simulated policies look at these (SPEC §2.4); real backends must ignore them
+    #: only simulated policies look at these (docs/simulated_agents.md); real backends must ignore them
     labels: list[Label] = field(default_factory=list)
     graph: Graph | None = None
     papers: dict[str, Paper] = field(default_factory=dict)

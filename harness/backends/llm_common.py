@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 from ..errors import AgentHopError
 from .base import BackendError, ModelResponse
 
-#: per-call output limit when the sampling settings name none (reference §3.1)
+#: per-call output limit when the sampling settings name none (the reference harness)
 DEFAULT_MAX_TOKENS = 16_384
 #: ``reasoning_summary`` (auto / concise / detailed / none) applies to the responses backend only
 SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "reasoning_effort", "reasoning_summary")

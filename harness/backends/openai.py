@@ -3,7 +3,7 @@
 Uses the official ``openai`` SDK (``AsyncOpenAI``, non-streaming ``chat.completions.create``)
 with SDK-internal retries disabled (``max_retries=0``): the loop's retry policy is the only one.
 
-Conversation format (reference §3.6, "OpenAI chat"): system + user message; tools as
+Conversation format (the reference harness, "OpenAI chat"): system + user message; tools as
 ``{type: function, function: {name, description, parameters}}``; no ``tool_choice`` and no
 ``parallel_tool_calls``. Each assistant turn is re-sent as ``{role: assistant, content,
 tool_calls, reasoning_content?}`` and each result as one ``role: tool`` message.

@@ -1,4 +1,4 @@
-"""Simulated agents (SPEC §2.4): a seeded policy that plays the agent's side of the real loop.
+"""Simulated agents (docs/simulated_agents.md): a seeded policy that plays the agent's side of the real loop.
 
 ``SimBackend(params, model_name, seed).start(ctx)`` returns a conversation that the loop drives
 exactly like a real backend: ``complete()`` returns tool calls chosen by a

@@ -8,14 +8,15 @@ from pathlib import Path
 
 import click
 
+from ..cli_examples import epilog
 from ..errors import AgentHopError, cli_errors
 from .describe import describe, format_description
 from .generator import FULL_SCALE_ITEMS, clear_release, is_synthetic_release, write_release
 from .loader import load_release
 
 
-@click.command("make-benchmark")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory to write (qa/, graphs/, paper_pool/, audit/, README.md).")
 @click.option("--items", "items", default=FULL_SCALE_ITEMS, show_default=True, type=click.IntRange(min=1),
               help="Number of items; 1011 is the full-scale preset.")
@@ -23,7 +24,7 @@ from .loader import load_release
 @click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
 @cli_errors
 def make_benchmark(out: Path, items: int, seed: int, force: bool) -> None:
-    """Write a deterministic SYNTHETIC AgentHop release (SPEC §1.2)."""
+    """Write a deterministic SYNTHETIC AgentHop release (docs/benchmark.md#synthetic-generator)."""
     if out.exists() and not out.is_dir():
         raise AgentHopError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):
@@ -43,8 +44,8 @@ def make_benchmark(out: Path, items: int, seed: int, force: bool) -> None:
                f"{made.nodes} nodes, {made.edges} edges, seed {seed} in {elapsed:.1f}s")
 
 
-@click.command("describe-benchmark")
-@click.argument("release_dir", type=click.Path(path_type=Path))
+@click.command("describe-benchmark", epilog=epilog("agenthop-harness describe-benchmark"))
+@click.argument("release_dir", type=click.Path(path_type=Path, resolve_path=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Only the first N items.")
 @cli_errors

@@ -61,7 +61,7 @@ def describe(release: Release) -> dict[str, Any]:
     n_sections = [len(p.sections) for p in pool.values()]
     lengths = sorted(len(s.text) for p in pool.values() for s in p.sections)
 
-    # labels (SPEC §5.3): a label belongs to the pool paper with its arxiv_id when that id is a node of
+    # labels (docs/metrics.md#label-resolution): a label belongs to the pool paper with its arxiv_id when that id is a node of
     # the item's graph; it then resolves by header, else by containment in a parent section's text.
     by_relevance: Counter[str] = Counter()
     by_kind: Counter[str] = Counter()

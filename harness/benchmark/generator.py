@@ -1,4 +1,4 @@
-"""Deterministic synthetic AgentHop release (SPEC §1.2), in the release format of reference §1.
+"""Deterministic synthetic AgentHop release (docs/benchmark.md#synthetic-generator), in the release format of docs/benchmark.md#release-format.
 
 Decisions (also in docs/benchmark.md):
 

@@ -1,11 +1,11 @@
-"""Section-recall label resolution (SPEC §5.3), pure functions shared by describe, ingest and tests.
+"""Section-recall label resolution (docs/metrics.md#label-resolution), pure functions shared by describe, ingest and tests.
 
 ``norm_label(x)``: lower-case, drop a leading section number (``^[0-9]+(\\.[0-9]+)*\\.?\\s+``), collapse
 white space, trim. A label matches a top-level section by *header* when ``norm_label(label) ==
 norm_label(header)``; only when no section matches by header does it match by *containment* every
 section whose lower-cased, white-space-collapsed text contains ``norm_label(label)``.
 
-White space is Python's ``str.split()`` notion (Unicode white space), applied in the SPEC's order.
+White space is Python's ``str.split()`` notion (Unicode white space), applied in the order docs/metrics.md#label-resolution gives.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from .model import Label, Paper
 
-#: Kinds returned by :func:`resolve_label` (the names used by SPEC §5.4 evidence contact).
+#: Kinds returned by :func:`resolve_label` (the names evidence contact uses, docs/metrics.md#evidence-contact).
 HEADER = "header"  # the label names a top-level header
 PARENT = "parent"  # the label is contained in a parent section's text (e.g. an embedded subsection title)
 NONE = "none"  # resolves to no section (no paper, empty label, or text found nowhere)
@@ -24,7 +24,7 @@ _LEADING_NUMBER = re.compile(r"^[0-9]+(\.[0-9]+)*\.?\s+")
 
 
 def norm_label(s: str) -> str:
-    """SPEC §5.3 normalisation of a label or a header."""
+    """norm() of docs/metrics.md#label-resolution, for a label or a header."""
     return " ".join(_LEADING_NUMBER.sub("", s.lower(), count=1).split())
 
 

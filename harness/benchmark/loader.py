@@ -1,4 +1,4 @@
-"""Load and validate an AgentHop release directory (reference §1.2-1.5) into ``model.Release``.
+"""Load and validate an AgentHop release directory (the reference harness) into ``model.Release``.
 
 Every problem is collected as ``<file>:<line>: field '<name>': <problem>`` (file relative to the
 release root, 1-based line) and raised together as one :class:`BenchmarkError`, so a user can fix
@@ -8,7 +8,7 @@ unchanged.
 
 Deliberate leniencies, matching the real release (docs/benchmark.md):
 - a label whose ``arxiv_id`` is not the arXiv id of any node of its item's graph is loaded (it
-  belongs to no paper, SPEC §5.3; the reference says one real label holds section text there);
+  belongs to no paper, docs/metrics.md#label-resolution; the reference says one real label holds section text there);
   ``strict_labels=True`` makes it an error;
 - edges may point at ids that are not nodes (``describe`` counts them);
 - a missing/null section ``header`` loads as ``""`` (the tools show ``Section {i+1}``), null node

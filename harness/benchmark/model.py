@@ -1,4 +1,4 @@
-"""Typed objects of an AgentHop release (reference document §1).
+"""Typed objects of an AgentHop release (the reference harness).
 
 The loader (``loader.py``) builds these from the four JSONL files; the generator
 (``generator.py``) writes JSONL that loads into them; the sandbox and ingest consume them.
@@ -102,7 +102,7 @@ class Release:
     graphs: dict[str, Graph]
     papers: dict[str, Paper]
     labels: dict[str, list[Label]] = field(default_factory=dict)
-    #: first 16 hex chars of the SHA-256 of qa/full.jsonl (reference §5.7)
+    #: first 16 hex chars of the SHA-256 of qa/full.jsonl (the reference harness)
     benchmark_sha256: str = ""
     #: non-fatal findings, each ``<file>:<line>: field '<name>': <problem>`` (e.g. a label on a
     #: paper that is not in the item's graph, which the real release contains)

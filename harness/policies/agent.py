@@ -4,7 +4,7 @@ One :class:`SimAgent` plays one attempt of one sample. ``plan_turn()`` returns t
 next turn as ``(name, args)`` pairs; ``observe(name, args, text)`` digests each result the loop sends
 back (the footer included), ``observe_user(text)`` the nudges and advisories. The agent may look at
 the item's gold and bridge ids, the graph, the paper pool and the recall labels to decide where to
-go (SPEC §2.4), but every such look-up goes through a noisy choice governed by
+go (docs/simulated_agents.md), but every such look-up goes through a noisy choice governed by
 :class:`~.params.PolicyParams`, and what it *knows* (seen papers, listed sections, its budget,
 rejections, missing full text, unresolved section names) comes only from the results it received.
 
@@ -430,7 +430,7 @@ class SimAgent:
         return self._emit(_READ, {"paper_id": t, "section": name}, t)
 
     def _labelled(self, g: str) -> tuple[int, ...]:
-        """Top-level sections of gold paper ``g`` matched by a direct label (SPEC §5.3)."""
+        """Top-level sections of gold paper ``g`` matched by a direct label (docs/metrics.md#label-resolution)."""
         got = self.labelled.get(g)
         if got is not None:
             return got

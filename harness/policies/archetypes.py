@@ -1,4 +1,4 @@
-"""Named behaviour families of AgentHop agents (SPEC §2.4) as policy parameter sets.
+"""Named behaviour families of AgentHop agents (docs/simulated_agents.md) as policy parameter sets.
 
 ``policy_from_spec({"archetype": "verifier", "synthesis_skill": 0.9})`` is how panel files pick a
 policy: an archetype name plus overrides of individual :class:`PolicyParams` fields.

@@ -1,4 +1,4 @@
-"""Which top-level sections of a gold paper carry an item's evidence (SPEC §5.3), cached.
+"""Which top-level sections of a gold paper carry an item's evidence (docs/metrics.md#label-resolution), cached.
 
 Simulated agents use this to aim their reads at labelled sections (with noise) and to decide how much
 evidence they hold when they answer. The rule is the shared one of ``harness/benchmark/labels.py``

@@ -1,4 +1,4 @@
-"""Parameters of a simulated agent policy (SPEC §2.4).
+"""Parameters of a simulated agent policy (docs/simulated_agents.md).
 
 Every field is a habit of the simulated agent, not a property of the benchmark. Probabilities are
 per decision (per choice of a paper, per delivered read, per turn), so the observable rates in the
@@ -66,7 +66,10 @@ class PolicyParams:
     patience: int = 16
     #: rare failure modes: P(empty response) and P(text-only turn) per turn, P(invalid section name)
     #: per read.
-    empty_response_rate: float = 0.003
+    #: An empty response ends the attempt with ``error`` (a simulated transient failure), which a
+    #: resumed run retries; it is off unless a panel entry asks for it, so a rerun of an offline panel
+    #: reproduces it row for row (panels/paper19.yaml asks for 0.003).
+    empty_response_rate: float = 0.0
     text_only_rate: float = 0.01
     bad_section_rate: float = 0.03
 

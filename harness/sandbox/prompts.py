@@ -1,8 +1,8 @@
 """Agent-visible texts: system prompts, first user messages, tool schemas, footer, nudges, rejections.
 
-Conditions (SPEC §2.2, ``schemas.trajectory.CONDITIONS``):
+Conditions (docs/harness.md#deliberate-differences, ``schemas.trajectory.CONDITIONS``):
 
-* ``full``: the reference ``direct`` prompt structure (reference §3.3): intro, Task Overview, Tools
+* ``full``: the reference ``direct`` prompt structure (the reference harness): intro, Task Overview, Tools
   (navigation 1 point / reading 5 points / free), Constraints with the caps and the status-line
   explanation, Seed Paper, Question, Answer Options; all seven tools in the schema.
 * ``no_search``: the same without ``search_papers`` (schema, bullet, "six tools").
@@ -27,7 +27,7 @@ from ..errors import AgentHopError
 from .tools import TOOL_COSTS, TOOL_NAMES
 
 # ---------------------------------------------------------------------------------------------
-# Fixed texts of the loop (reference §3.4-§3.6)
+# Fixed texts of the loop (the reference harness)
 
 NUDGE = "Please use the available tools to investigate, or call submit_answer if you're ready."
 CLOSED_BOOK_NUDGE = "Please call submit_answer with your chosen option (A, B, C, or D)."
@@ -61,14 +61,14 @@ def nudge(condition: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Tool schemas (reference §2.2: names, arguments, types, required, top_k default 5 / max 10, enum)
+# Tool schemas (the reference harness: names, arguments, types, required, top_k default 5 / max 10, enum)
 
 
 def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required}
 
 
-_SPECS: dict[str, ToolSpec] = {
+_TOOL_SCHEMAS: dict[str, ToolSpec] = {
     "get_paper_info": ToolSpec(
         "get_paper_info",
         "Get a paper's metadata: title, authors, year, abstract, and whether its full text is available.",
@@ -159,7 +159,7 @@ DISABLED_TOOLS: dict[str, frozenset[str]] = {
 }
 
 assert set(OFFERED_TOOLS) == set(CONDITIONS)
-assert set(TOOL_COSTS) == set(_SPECS)
+assert set(TOOL_COSTS) == set(_TOOL_SCHEMAS)
 
 
 def check_condition(condition: str) -> str:
@@ -172,7 +172,7 @@ def check_condition(condition: str) -> str:
 
 def tool_specs(condition: str) -> list[ToolSpec]:
     """Tool schemas offered under ``condition`` (a new list; the specs are shared: do not mutate)."""
-    return [_SPECS[n] for n in OFFERED_TOOLS[check_condition(condition)]]
+    return [_TOOL_SCHEMAS[n] for n in OFFERED_TOOLS[check_condition(condition)]]
 
 
 def disabled_tools(condition: str) -> frozenset[str]:

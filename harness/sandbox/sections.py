@@ -1,4 +1,4 @@
-"""Section aliases, header normalisation and section-name resolution (reference document §2.3).
+"""Section aliases, header normalisation and section-name resolution (the reference harness).
 
 ``read_section`` accepts a section in five forms; the first rule that yields an index wins:
 
@@ -56,7 +56,7 @@ def alias_to_index(letters: str) -> int:
 
 def display_header(index: int, header: str) -> str:
     """A section's header as the tools show it: a missing header shows as ``Section {i+1}``
-    (reference document §2.3)."""
+    (the reference harness)."""
     return header or f"Section {index + 1}"
 
 

@@ -1,7 +1,7 @@
-"""The seven AgentHop tools over one item's neighbourhood (reference document §2).
+"""The seven AgentHop tools over one item's neighbourhood (the reference harness).
 
 ``Sandbox.execute(name, args)`` returns a :class:`ToolOutcome`: the agent-visible text (WITHOUT the
-status footer, which the loop appends), the points charged, a ``status`` (SPEC §3) and the fields the
+status footer, which the loop appends), the points charged, a ``status`` (docs/formats.md#trajectory-store) and the fields the
 trajectory store records per call. Texts, costs and failure charging follow the reference exactly:
 
 * unknown tool name → ``Unknown tool: {name}``, cost 0, status ``unknown_tool``;
@@ -30,7 +30,7 @@ from typing import Any
 from ..benchmark.model import Graph, Item, Node, Paper
 from .sections import alias, available_sections, display_header, resolve_section
 
-#: Budget points per tool (reference §2.1). Charged whenever the tool runs, failures included.
+#: Budget points per tool (the reference harness). Charged whenever the tool runs, failures included.
 TOOL_COSTS: dict[str, int] = {
     "get_paper_info": 1,
     "get_references": 1,
@@ -45,7 +45,7 @@ NAVIGATION_TOOLS: frozenset[str] = frozenset(
     {"get_paper_info", "get_references", "search_papers", "list_sections"}
 )
 
-# Statuses (SPEC §3; schemas/trajectory.py TOOL_CALL_STATUSES).
+# Statuses (docs/formats.md#trajectory-store; schemas/trajectory.py TOOL_CALL_STATUSES).
 OK = "ok"
 REJECTED_BUDGET = "rejected_budget"
 REJECTED_DISABLED = "rejected_disabled"
@@ -79,7 +79,7 @@ class ToolOutcome:
 
 
 def parse_answer_letter(answer: Any) -> int:
-    """Lenient letter parser (reference §3.4): optional white space, optional parentheses around one
+    """Lenient letter parser (the reference harness): optional white space, optional parentheses around one
     letter A-D (any case), optionally one trailing ``.``, ``:`` or ``)``. Anything else gives -1."""
     if not isinstance(answer, str):
         return -1
@@ -217,7 +217,7 @@ def _not_found(paper_id: Any) -> str:
 
 class Sandbox:
     """The tools of one attempt on one item. ``papers`` is the paper pool keyed by arXiv id; a node
-    has full text iff its ``arxiv_id`` is non-empty and in the pool (reference §1.6)."""
+    has full text iff its ``arxiv_id`` is non-empty and in the pool (the reference harness)."""
 
     __slots__ = ("item", "graph", "nodes", "edges", "papers", "disabled_tools", "_cache")
 

@@ -1,4 +1,4 @@
--- One row per (item, gold paper). A paper is identified by its graph node id (SPEC §5); its arXiv id
+-- One row per (item, gold paper). A paper is identified by its graph node id (docs/metrics.md#definitions); its arXiv id
 -- comes from the item's graph node (falling back to item_papers.arxiv_id when the node has none).
 -- item_arxiv_id is the qa file's gold_arxiv_ids entry, which the reference's metrics use.
 with gold as (

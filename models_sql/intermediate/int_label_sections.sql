@@ -1,7 +1,7 @@
 {{ config(materialized="table") }}
 -- Materialized as a table (not a view): it is benchmark-only and read by several models, and its
 -- containment search over section text is the costliest step of label resolution.
--- SPEC §5.3 label resolution: one row per (label of item i on gold paper g, matched top-level section of g).
+-- Label resolution (docs/metrics.md#label-resolution): one row per (label of item i on gold paper g, matched top-level section of g).
 -- A label belongs to gold paper g when its arxiv_id equals g's arXiv id (NULL/'' belongs to no paper).
 -- norm(L) = norm(header(s)) is a *header* match; only when no section of g matches L by header does L
 -- match by *containment* every section whose lower-cased, white-space-collapsed text contains norm(L).

@@ -1,5 +1,5 @@
 -- section_hit_soft / section_hit_hard exactly as the reference's evaluate.py computes them
--- (reference document §5.3), per final trajectory that has at least one hit (others: false).
+-- (the reference harness), per final trajectory that has at least one hit (others: false).
 -- Read list: read_section calls except rejected / not executed ones (failed reads such as
 -- section_not_found DO count, as in the reference); the called paper_id is mapped to its arXiv id via
 -- the item's graph nodes (no arXiv id -> skipped) and must be one of the item's gold_arxiv_ids. The

@@ -1,4 +1,4 @@
--- SPEC §5.7 stopping behaviour (paper Table 9): one row per final trajectory that falls in a scope.
+-- Stopping behaviour (docs/metrics.md#stopping-behaviour, paper Table 9): one row per final trajectory that falls in a scope.
 -- S = the calls with seq greater than the anchor's (later calls of the anchor's own turn belong to S).
 --   ST      ST items with paper_recall; anchor = first delivered gold read.
 --   MT-both MT items with paper_recall; anchor = the first delivered read after which every gold paper
@@ -9,7 +9,7 @@
 --           anchor = first delivered gold read, on paper g: explored (S has a navigation call or a
 --           read_section on a paper other than g -- a read_section with NULL paper_id counts as other)
 --           > stayed (S has a read_section, necessarily on g) > premature (anything else, incl. empty S).
--- ST items without paper_recall are in no scope (SPEC §5.7 defines none for them).
+-- ST items without paper_recall are in no scope (docs/metrics.md#stopping-behaviour defines none for them).
 with coverage as (
     select
         run_id,

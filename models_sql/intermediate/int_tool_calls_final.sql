@@ -5,12 +5,12 @@
 --
 -- Calls of final attempts in execution order (seq), with gold flags, tool classes, neighbours
 -- (lag/lead) and the two per-call classifications used by the marts:
---   wrong_read_next_action (SPEC §5.8): for a delivered read (read_section, status ok) on a non-gold
+--   wrong_read_next_action (docs/metrics.md#wrong-read-actions): for a delivered read (read_section, status ok) on a non-gold
 --     paper that has a next call: recover (next is read_section on a gold paper, any status), stay
 --     (read_section on a non-gold paper, including a NULL paper_id), think, submit, renav (navigation
 --     tool), other (unknown tool name). Only the immediately next call counts: a think is 'think', it
 --     is not skipped to look at what follows.
---   submit_within_3_after (SPEC §5.9): this call is a delivered non-gold read at position k and a
+--   submit_within_3_after (docs/metrics.md#early-submit): this call is a delivered non-gold read at position k and a
 --     submit_answer (any status) is at a position in (k, k+3].
 with calls as (
     select

@@ -1,6 +1,6 @@
 {{ config(materialized="table") }}
 -- Materialized as a table (not a view): almost every other model joins it.
--- The trajectory of (run_id, sample_id) is its final attempt (SPEC §5). Joined to its run and item;
+-- The trajectory of (run_id, sample_id) is its final attempt (docs/metrics.md#definitions). Joined to its run and item;
 -- trajectories whose run or item is not loaded are excluded here and reported in dq_trajectory_accounting.
 -- Should a (run, sample) carry several is_final rows, the highest attempt is used (also reported).
 with attempt_counts as (

@@ -1,4 +1,4 @@
--- Per final trajectory: call and turn counts for calls/turn (SPEC §5.6) and the §5.9 early-submit flag.
+-- Per final trajectory: call and turn counts for calls/turn (docs/metrics.md#per-run-metrics) and the early-submit flag (docs/metrics.md#early-submit).
 --   n_tool_calls  every emitted call of the final attempt (all tools, any status, not_executed included).
 --   n_tool_turns  turns with role 'assistant' that carry at least one call (a call row with that turn):
 --                 the turn that crossed the token cap counts when it carried calls; error turns and

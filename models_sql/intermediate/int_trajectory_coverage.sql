@@ -1,6 +1,6 @@
 {{ config(materialized="table") }}
 -- Materialized as a table (not a view): read by int_stopping_categories and fct_trajectory.
--- Per final trajectory: gold-paper coverage and evidence (SPEC §5.2-§5.5) plus the stopping anchors.
+-- Per final trajectory: gold-paper coverage and evidence (docs/metrics.md#definitions) plus the stopping anchors.
 --   paper_recall     every gold paper has >= 1 delivered read (read_section, status ok).
 --   section_recall   every gold paper has a delivered read whose resolved_section_index is a section
 --                    matched (header or containment) by a `direct` label of (item, paper).

@@ -1,4 +1,4 @@
--- SPEC §5.9 bigram effect, per run and each of the 49 ordered pairs of the seven tools (zero rows
+-- Bigram effect (docs/metrics.md#bigram-effects), per run and each of the 49 ordered pairs of the seven tools (zero rows
 -- included): accuracy of final trajectories containing the bigram (consecutive calls, any status)
 -- minus accuracy of those that do not, in percentage points. Fisher's exact p-value and the Bonferroni
 -- flag (family = 49) are computed in the report layer (reports/, scipy.stats.fisher_exact) from the

@@ -8,7 +8,7 @@ with per_condition as (
         condition,
         count(*) as n_runs,
         sum(n_items) as n_items,
-        avg(accuracy) as accuracy
+        avg(accuracy order by run_id) as accuracy  -- ordered: the same bits on every rebuild
     from {{ ref('model_summary') }}
     group by model, condition
 ),

@@ -1,4 +1,4 @@
--- Data quality of the section-recall labels (SPEC §5.3: labels that resolve to nothing are reported, not
+-- Data quality of the section-recall labels (docs/metrics.md#label-resolution: labels that resolve to nothing are reported, not
 -- silently dropped). One row per problem:
 --   empty_arxiv_id            the label has no arXiv id, so it belongs to no paper;
 --   unknown_arxiv_id          its arXiv id is not the arXiv id of any paper of the item's graph;

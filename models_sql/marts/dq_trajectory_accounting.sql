@@ -12,7 +12,7 @@
 --   correct_without_valid_prediction  is_correct with predicted_index outside 0..3
 --   answer_without_submit         terminated_by = 'answer' without an executed submit_answer call
 --   submit_without_answer_termination an executed (status ok) submit_answer but terminated_by <> 'answer'
---   unknown_call_status           calls whose status is outside the SPEC §3 vocabulary
+--   unknown_call_status           calls whose status is outside the docs/formats.md#trajectory-store vocabulary
 --   invalid_terminated_by         terminated_by outside answer/max_turns/budget/token_limit/error
 --   final_attempt_count           a (run, sample) without exactly one is_final attempt (reported on its
 --                                 highest attempt)

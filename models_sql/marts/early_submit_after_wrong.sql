@@ -1,4 +1,4 @@
--- SPEC §5.9 early submit after a wrong paper, per run: a final trajectory qualifies when it has a
+-- Early submit after a wrong paper (docs/metrics.md#early-submit), per run: a final trajectory qualifies when it has a
 -- delivered non-gold read at call position k and a submit_answer call (any status) at a position in
 -- (k, k+3] (positions = 0-based order by seq, calls of the same turn included).
 select

@@ -1,4 +1,4 @@
--- SPEC §5.4 per run over the final trajectories with paper_recall (runs with at least one): n and share
+-- docs/metrics.md#evidence-contact per run over the final trajectories with paper_recall (runs with at least one): n and share
 -- of each evidence_contact value (header, parent, none; zero rows included) and conversion =
 -- mean(is_correct) within the value (NULL when n = 0).
 with contacts as (

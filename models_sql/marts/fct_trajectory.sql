@@ -1,4 +1,4 @@
--- One row per (run_id, sample_id): the final attempt with every per-trajectory metric of SPEC §5.
+-- One row per (run_id, sample_id): the final attempt with every per-trajectory metric of docs/metrics.md#definitions.
 select
     traj.run_id::varchar as run_id,
     traj.sample_id::varchar as sample_id,

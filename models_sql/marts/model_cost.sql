@@ -1,5 +1,5 @@
--- SPEC §5.13 cost per run: tokens of ALL attempts (failed attempts were billed too) times the seed price
--- table model_prices (reference document §5.5): the first prefix in list order that the provider model id
+-- docs/metrics.md#cost cost per run: tokens of ALL attempts (failed attempts were billed too) times the seed price
+-- table model_prices (the reference harness's price table): the first prefix in list order that the provider model id
 -- (config_json.model_id; else the model name) starts with (case-sensitive). Unknown models, and every simulated model (backend 'sim', whatever its name),
 -- have pricing_found = false and NULL costs. Each part is rounded to 6 decimals; total_usd is the
 -- rounded sum of the unrounded parts, as in the reference's compute_cost.

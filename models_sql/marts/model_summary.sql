@@ -1,4 +1,4 @@
--- One row per run (with at least one trajectory): SPEC §5.6 columns plus reference-compatible extras.
+-- One row per run (with at least one trajectory): docs/metrics.md#per-run-metrics columns plus reference-compatible extras.
 with traj as (
     select * from {{ ref('fct_trajectory') }}
 ),

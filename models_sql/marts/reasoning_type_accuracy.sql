@@ -1,4 +1,4 @@
--- SPEC §5.10 per run and reasoning type: n, correct, accuracy, Wilson 95% interval (z = 1.959964).
+-- docs/metrics.md#accuracy-slices per run and reasoning type: n, correct, accuracy, Wilson 95% interval (z = 1.959964).
 with counts as (
     select run_id, reasoning_type, count(*) as n, count_if(is_correct) as correct
     from {{ ref('fct_trajectory') }}

@@ -1,4 +1,4 @@
--- SPEC §5.11 per item within a rerun group (same model and condition, >= 2 distinct replicates): how many
+-- docs/metrics.md#reruns per item within a rerun group (same model and condition, >= 2 distinct replicates): how many
 -- of the group's runs have the item, how many were correct, and whether it flipped (correct in some
 -- runs and wrong in others).
 with groups as (

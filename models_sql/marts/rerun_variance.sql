@@ -1,4 +1,4 @@
--- SPEC §5.11 (paper Table 17): runs sharing model and condition with at least two distinct replicates
+-- docs/metrics.md#reruns (paper Table 17): runs sharing model and condition with at least two distinct replicates
 -- form a rerun group. Per group and metric (accuracy, section_recall = overall mean, conversion =
 -- mean(is_correct | paper_recall) over all items, avg_tokens_k): n_runs, mean, std (ddof = 0),
 -- range = max - min. A run whose metric is NULL (conversion without recalled items) is counted in
@@ -30,8 +30,9 @@ select
     min(metric_order)::integer as metric_order,
     count(*)::integer as n_runs,
     count(value)::integer as n_values,
-    avg(value)::double as mean,
-    stddev_pop(value)::double as std,
+    -- ordered aggregates: float sums in a fixed order give the same bits on every rebuild
+    avg(value order by run_id)::double as mean,
+    stddev_pop(value order by run_id)::double as std,
     (max(value) - min(value))::double as range,
     min(value)::double as min_value,
     max(value)::double as max_value

@@ -1,4 +1,4 @@
--- SPEC §5.7 per run and scope: every category of the scope (zero rows included) for each scope with
+-- docs/metrics.md#stopping-behaviour per run and scope: every category of the scope (zero rows included) for each scope with
 -- at least one trajectory; share = n / n_scope.
 with categories as (
     select * from (values

@@ -1,4 +1,4 @@
--- SPEC §5.9: transitions between consecutive calls of a final trajectory (all calls, any status, tool
+-- docs/metrics.md#transitions: transitions between consecutive calls of a final trajectory (all calls, any status, tool
 -- names as emitted); p_next = P(next | prev), row-normalised per run and prev_tool.
 with pairs as (
     select run_id, prev_tool, tool as next_tool, count(*) as n

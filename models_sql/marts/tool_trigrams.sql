@@ -1,4 +1,4 @@
--- SPEC §5.9: trigrams of consecutive calls (a>b>c) per run; share = n / all trigrams of the run.
+-- docs/metrics.md#trigrams: trigrams of consecutive calls (a>b>c) per run; share = n / all trigrams of the run.
 -- Trigram concentration (model_summary) = the largest share.
 with trigrams as (
     select

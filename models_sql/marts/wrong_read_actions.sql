@@ -1,4 +1,4 @@
--- SPEC §5.8 per run: what follows a delivered read on a non-gold paper (all six actions, zero rows
+-- docs/metrics.md#wrong-read-actions per run: what follows a delivered read on a non-gold paper (all six actions, zero rows
 -- included, for runs with at least one such read); share = n / n_total.
 with actions as (
     select * from (values ('recover', 1), ('stay', 2), ('think', 3), ('submit', 4), ('renav', 5), ('other', 6))

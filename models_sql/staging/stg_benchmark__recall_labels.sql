@@ -1,4 +1,4 @@
--- Section-recall labels; arxiv_id "" becomes NULL (such labels belong to no paper, SPEC §5.3).
+-- Section-recall labels; arxiv_id "" becomes NULL (such labels belong to no paper, docs/metrics.md#label-resolution).
 select
     sample_id::varchar as sample_id,
     label_index::integer as label_index,

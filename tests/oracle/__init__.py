@@ -1,1 +1,1 @@
-"""Independent plain-Python re-implementation of SPEC §5, used to cross-check the dbt marts (SPEC §6)."""
+"""Independent plain-Python re-implementation of the metric definitions in docs/metrics.md, used to cross-check the dbt marts (docs/metrics.md#marts)."""

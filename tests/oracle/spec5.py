@@ -1,13 +1,13 @@
-"""SPEC §5 metric definitions as plain Python: the test oracle for the dbt marts of SPEC §6.
+"""The metric definitions of docs/metrics.md as plain Python: the test oracle for the contract marts (docs/metrics.md#marts).
 
-Written from the SPEC text only, before reading models_sql/, so that it is an independent
-cross-check. Where the SPEC is silent and a first comparison showed that the dbt models document a
+Written from the definitions' text only, before reading models_sql/, so that it is an independent
+cross-check. Where a definition is silent and a first comparison showed that the dbt models document a
 different but defensible reading, the oracle follows the documented choice (R2, R4, R6, R9 say so).
 The raw tables are read into lists of dicts with duckdb (``load_raw``); every metric below is
-ordinary Python over those lists. Each ``<mart>(...)`` function returns the rows SPEC §6 expects, as
+ordinary Python over those lists. Each ``<mart>(...)`` function returns the rows docs/metrics.md#marts expects, as
 dicts keyed by the mart's column names.
 
-Readings of the SPEC where its text leaves room (each also noted at the place it is used):
+Readings of the definitions where their text leaves room (each also noted at the place it is used):
 
 R1  Trajectory = the row of raw.trajectories with is_final = true for (run_id, sample_id); its calls
     and turns are the rows of the same attempt. Partial runs (raw.runs._partial) are included like
@@ -17,7 +17,7 @@ R2  Gold papers = raw.item_papers rows with role 'gold'; g's arXiv id is the arx
     item_papers.arxiv_id when the node has none (the dbt model int_gold_papers documents the same
     order; first written the other way round, it never made a difference on generated data).
     Calls are attributed to a paper by comparing tool_calls.paper_id with the gold paper ids.
-R3  norm(x): the four steps in the order SPEC §5.3 lists them (lower-case, drop a leading section
+R3  norm(x): the four steps in the order docs/metrics.md#label-resolution lists them (lower-case, drop a leading section
     number, collapse white space, trim). "White space" is Python's ``\\s`` (the str.isspace() set,
     NBSP included, as in the dbt macros). A label whose norm is the empty string (or NULL) resolves
     to nothing (it would otherwise "contain" every section). A NULL header never matches; a NULL
@@ -25,7 +25,7 @@ R3  norm(x): the four steps in the order SPEC §5.3 lists them (lower-case, drop
 R4  An item without gold papers has paper_recall = section_recall = false (the dbt models'
     documented choice; "every gold paper" would be vacuously true; does not occur in valid releases).
 R5  n_tool_turns / calls_per_turn denominator: raw.turns rows of the final attempt with
-    role = 'assistant' and turns.n_tool_calls > 0 (the turns table's own count, as SPEC §5.6
+    role = 'assistant' and turns.n_tool_calls > 0 (the turns table's own count, as docs/metrics.md#per-run-metrics
     words it: "turns with role assistant that carry at least one call"). The test suite checks
     separately that turns.n_tool_calls equals the number of tool_calls rows of that turn.
 R6  A read_section call with NULL paper_id (e.g. invalid_args) is "on a paper other than g" for the
@@ -43,9 +43,9 @@ R9  §5.11: a group is (model, condition) with at least two distinct replicates;
 R10 condition_deltas: per model, accuracy per condition = mean over that condition's runs of the
     run accuracy; one row per pair (condition_from, condition_to) with both conditions present for
     the model, the pairs being (closed_book, no_search), (no_search, full), (closed_book, full);
-    delta_pp = 100 * (accuracy_to - accuracy_from). Column names follow the dbt mart (the SPEC
-    names no columns); the mart's extra columns (condition_pair, pair_order, n_runs_*, n_items_*)
-    are not SPEC §6 columns and are not compared.
+    delta_pp = 100 * (accuracy_to - accuracy_from). Column names follow the dbt mart (the definitions
+    name no columns); the mart's extra columns (condition_pair, pair_order, n_runs_*, n_items_*)
+    are not contract columns (docs/metrics.md#marts) and are not compared.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def load_raw(con: duckdb.DuckDBPyConnection, schema: str = "raw") -> Raw:
 
 
 def norm(x: str | None) -> str | None:
-    """SPEC §5.3 norm(), steps in the listed order (R3)."""
+    """norm() of docs/metrics.md#label-resolution, steps in the listed order (R3)."""
     if x is None:
         return None
     s = x.lower()
@@ -622,7 +622,7 @@ def condition_deltas(raw: Raw, trajs: Sequence[Trajectory]) -> list[Row]:
 # everything at once
 
 
-#: Mart name -> key columns (SPEC §6).
+#: Mart name -> key columns (docs/metrics.md#marts).
 MART_KEYS: dict[str, tuple[str, ...]] = {
     "fct_trajectory": ("run_id", "sample_id"),
     "model_summary": ("run_id",),
@@ -639,7 +639,7 @@ MART_KEYS: dict[str, tuple[str, ...]] = {
 
 
 def expected_marts(raw: Raw) -> dict[str, list[Row]]:
-    """Every SPEC §6 mart (except condition_deltas, whose shape the test adapts) from the raw tables."""
+    """Every contract mart (docs/metrics.md#marts; except condition_deltas, whose shape the test adapts) from the raw tables."""
     ts = trajectories(raw)
     return {
         "fct_trajectory": fct_trajectory(ts),

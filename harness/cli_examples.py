@@ -1,0 +1,56 @@
+"""Examples shown by each subcommand's --help, one block per command, all runnable on the demo.
+
+They use the paths `make demo` uses (out/demo/, warehouse/agenthop.duckdb) and the demo panel's model
+names; tests/test_cli_examples.py runs every line on a small demo warehouse, substituting the paths.
+"""
+
+from __future__ import annotations
+
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "agenthop-harness make-benchmark": (
+        "agenthop-harness make-benchmark --out out/demo/benchmark --items 1011 --seed 0",
+        "agenthop-harness make-benchmark --out out/small/benchmark --items 40 --seed 1",
+    ),
+    "agenthop-harness describe-benchmark": (
+        "agenthop-harness describe-benchmark out/demo/benchmark",
+        "agenthop-harness describe-benchmark out/demo/benchmark --json --limit 100",
+    ),
+    "agenthop-harness run": (
+        "agenthop-harness run --panel panels/demo.yaml --data out/demo/benchmark --out out/demo/runs",
+        "agenthop-harness run --model verifier --condition no_search --data out/demo/benchmark --out out/demo/runs",
+        "agenthop-harness run --model my-balanced --sim-archetype balanced --limit 50 --data out/demo/benchmark --out out/demo/runs",
+    ),
+    "agenthop-ingest": (
+        "agenthop-ingest --db warehouse/agenthop.duckdb --benchmark out/demo/benchmark --runs out/demo/runs",
+        "agenthop-ingest --db warehouse/agenthop.duckdb --runs out/demo/runs --quiet",
+    ),
+    "agenthop-report compare": (
+        "agenthop-report compare --models early-committer,verifier --out out/demo/compare.html",
+        "agenthop-report compare --models verifier,balanced --condition full --out out/demo/verifier-vs-balanced.html",
+    ),
+    "agenthop-report leaderboard": (
+        "agenthop-report leaderboard --out out/demo/leaderboard.html",
+        "agenthop-report leaderboard --db warehouse/agenthop.duckdb --out out/demo/leaderboard.html",
+    ),
+    "agenthop-report reruns": (
+        "agenthop-report reruns --model verifier --out out/demo/reruns-verifier.html",
+    ),
+    "agenthop-report item": (
+        "agenthop-report item st_0001 --models early-committer,verifier --out out/demo/item-st_0001.html",
+        "agenthop-report item mt_0001 --models verifier --condition full --out out/demo/item-mt_0001.html",
+    ),
+    "agenthop-report sql": (
+        'agenthop-report sql "SELECT model, condition, accuracy, paper_recall FROM model_summary ORDER BY accuracy DESC"',
+        'agenthop-report sql "SELECT cell, accuracy, wilson_lo, wilson_hi FROM cell_accuracy" --format csv',
+        "agenthop-report sql \"SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'\" --format json",
+    ),
+}
+
+
+def epilog(command: str) -> str:
+    """The --help epilog of ``command`` (e.g. ``"agenthop-report sql"``): its examples, unwrapped."""
+    lines = "\n".join(f"  {line}" for line in EXAMPLES[command])
+    return f"\b\nExamples (on the demo, after `make demo`):\n{lines}\n"
+
+
+__all__ = ["EXAMPLES", "epilog"]
