@@ -31,10 +31,12 @@ demo: $(STAMP)
 	$(BIN)/agenthop-report leaderboard --out $(DEMO_DIR)/leaderboard.html
 	$(BIN)/agenthop-report reruns --model verifier --out $(DEMO_DIR)/reruns.html
 	$(BIN)/agenthop-report item st_0001 --models early-committer,verifier --out $(DEMO_DIR)/item.html
+	$(BIN)/agenthop-report paper --out $(DEMO_DIR)/paper
 	@echo "demo report: $(abspath $(DEMO_DIR)/compare.html)"
 	@echo "leaderboard: $(abspath $(DEMO_DIR)/leaderboard.html)"
 	@echo "reruns:      $(abspath $(DEMO_DIR)/reruns.html)"
 	@echo "item:        $(abspath $(DEMO_DIR)/item.html)"
+	@echo "paper:       $(abspath $(DEMO_DIR)/paper/index.html)"
 
 # Headless Chromium for the report tests (Debian package); the tests skip loudly without it.
 browser:

@@ -13,8 +13,9 @@ if [ -z "$browser" ]; then
   exit 2
 fi
 mkdir -p "$out"
-for report in compare leaderboard reruns item; do
+for report in compare leaderboard reruns item paper; do
   page="$demo/$report.html"
+  [ "$report" = paper ] && page="$demo/paper/index.html"
   if [ ! -f "$page" ]; then
     echo "error: $(pwd)/$page does not exist: run make demo first" >&2
     exit 2

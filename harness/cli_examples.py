@@ -39,6 +39,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "agenthop-report item st_0001 --models early-committer,verifier --out out/demo/item-st_0001.html",
         "agenthop-report item mt_0001 --models verifier --condition full --out out/demo/item-mt_0001.html",
     ),
+    "agenthop-report paper": (
+        "agenthop-report paper --out out/demo/paper",
+        "agenthop-report paper --condition full --single-file --out out/demo/paper-one",
+    ),
     "agenthop-report sql": (
         'agenthop-report sql "SELECT model, condition, accuracy, paper_recall FROM model_summary ORDER BY accuracy DESC"',
         'agenthop-report sql "SELECT cell, accuracy, wilson_lo, wilson_hi FROM cell_accuracy" --format csv',

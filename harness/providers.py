@@ -1,8 +1,8 @@
 """Which provider serves a model id, and the reference's sampling preset for it (docs/backends.md).
 
-``detect_provider(model_id)``: the reference's prefix table (reference §3.2, first case-insensitive
+``detect_provider(model_id)``: the reference's prefix table (docs/backends.md, first case-insensitive
 match): backend, key variable and default endpoint. ``sampling_preset(model_id)``: the reference's
-recommended sampling (reference §6.4, longest case-insensitive prefix). Both are used by
+recommended sampling (docs/backends.md, longest case-insensitive prefix). Both are used by
 ``agenthop-harness run --model ID``: detection when ``--backend`` is not given (explicit flags always
 win), the preset for every real-backend ``--model`` (the command line has no sampling flags).
 """
@@ -32,7 +32,7 @@ TOGETHER_URL = "https://api.together.xyz/v1"
 XAI_URL = "https://api.x.ai/v1"
 GEMINI_OPENAI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 
-#: (prefixes, provider), tried in order; the first prefix match wins (reference §3.2)
+#: (prefixes, provider), tried in order; the first prefix match wins (docs/backends.md)
 PROVIDER_PREFIXES: tuple[tuple[tuple[str, ...], Provider], ...] = (
     (("codex-", "gpt-5.3-codex", "gpt-5.1-codex", "gpt-5-codex"),
      Provider("responses", "OPENAI_API_KEY", None, "OpenAI (Responses API)")),
@@ -77,7 +77,7 @@ def endpoint_host(backend: str, base_url: str | None) -> str:
     return SDK_ENDPOINTS.get(backend, "-")
 
 
-# Sampling presets (reference §6.4). A value of None is not sent; an empty preset sets nothing.
+# Sampling presets (docs/backends.md). A value of None is not sent; an empty preset sets nothing.
 _PRESETS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("claude-opus-4-6", "claude-sonnet-4-6"), {"reasoning_effort": "medium"}),
     (("claude-opus-4-1", "claude-opus-4", "claude-opus-4-5", "claude-sonnet-4-5", "claude-sonnet-4"),

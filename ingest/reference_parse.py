@@ -94,7 +94,7 @@ def alias_index(query: str | None) -> int | None:
 
 
 def status_of(output: str) -> str:
-    """Call status from the reference's output text (reference document §2.3 / §3.4)."""
+    """Call status from the reference's output text (docs/harness.md)."""
     first = output.split("\n", 1)[0]
     if output.startswith("REJECTED: Insufficient budget"):
         return "rejected_budget"
@@ -116,7 +116,7 @@ def status_of(output: str) -> str:
 
 
 def _is_tool_error(output: str) -> bool:
-    """The reference's tool-error rule (reference document §2.3, dispatcher errors)."""
+    """The reference's tool-error rule (docs/harness.md, dispatcher errors)."""
     return output.startswith(("Unknown tool", "Error calling", "Tool '"))
 
 

@@ -26,7 +26,7 @@ Examples (each subcommand's --help has its own):
   agenthop-report leaderboard
   agenthop-report reruns --model verifier
   agenthop-report item st_0001 --models early-committer,verifier
-  agenthop-report paper --out paper/
+  agenthop-report paper --condition full
   agenthop-report sql "SELECT model, accuracy FROM model_summary" --format csv
 
 A report is a page plus its folder (cmp.html and cmp_files/ with item pages and the chart bundle);
@@ -178,7 +178,7 @@ def item(sample_id: str, run_ids: str | None, models: str | None, condition: str
     click.echo(str(site.write_page(html)))
 
 
-@main.command(epilog=EPILOG)
+@main.command(epilog=epilog("agenthop-report paper"))
 @click.option("--condition", default="full", show_default=True,
               help="The panel: every model's run under this condition with the lowest replicate.")
 @click.option("--external", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from . import trajectory as t
 
-#: The tools of the sandbox (reference document §2); any other name is an unknown tool.
+#: The tools of the sandbox (docs/harness.md); any other name is an unknown tool.
 TOOL_NAMES: tuple[str, ...] = (
     "get_paper_info",
     "get_references",

@@ -100,7 +100,7 @@ def test_request_shape_signatures_parallel_calls_and_usage() -> None:
     assert [r.path for r in reqs] == ["/v1beta/models/gemini-3-pro-preview:generateContent"] * 3
     assert reqs[0].headers["x-goog-api-key"] == FAKE_KEY
 
-    # parsing: thoughts as [thinking] text, parallel calls in order, usage per reference §3.5
+    # parsing: thoughts as [thinking] text, parallel calls in order, usage as docs/backends.md describes
     assert r1.text == "[thinking] The gold paper is cited by the seed."
     assert [(c.name, c.args) for c in r1.tool_calls] == [
         ("list_sections", {"paper_id": "p_gold"}), ("read_section", {"paper_id": "p_gold", "section": "Results"})]

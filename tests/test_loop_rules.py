@@ -387,7 +387,7 @@ def test_closed_book_prompt_describes_no_tools_or_budget() -> None:
 
 
 def test_prompt_wording_is_a_listed_difference_and_the_fixed_texts_are_the_references() -> None:
-    # the texts the reference fixes, verbatim (reference §3.3-§3.6)
+    # the texts the reference fixes, verbatim (docs/harness.md)
     assert prompts.first_user_message("full") == (
         "Please solve the question above using the available tools. Start by examining the seed paper.")
     assert prompts.first_user_message("no_search") == prompts.first_user_message("full")

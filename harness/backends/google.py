@@ -2,7 +2,7 @@
 
 ``genai.Client(api_key, http_options=HttpOptions(base_url?, api_version="v1beta", timeout))``, async
 ``client.aio.models.generate_content``; the SDK does not retry without ``retry_options`` (none are
-given), so the loop's retry policy is the only one. Conversation format (reference §3.6, "Google"):
+given), so the loop's retry policy is the only one. Conversation format (docs/backends.md, "Gemini"):
 
 - ``system_instruction`` plus one user Content; automatic function calling disabled; tools as
   FunctionDeclarations whose ``parameters`` use Gemini's Schema form (upper-case type names,
@@ -17,7 +17,7 @@ given), so the loop's retry policy is the only one. Conversation format (referen
   and ``thinking_budget`` for Gemini 2.5 (low 1024 / medium 8192 / high 24576 or a number);
   thinking models get ``include_thoughts`` so that thought summaries are recorded as ``[thinking]``
   text (they are re-sent inside the model Content, as the API returned them);
-- usage from ``usage_metadata`` (reference §3.5): prompt = ``prompt_token_count`` - cached,
+- usage from ``usage_metadata`` (docs/backends.md): prompt = ``prompt_token_count`` - cached,
   completion = ``candidates_token_count`` + ``thoughts_token_count``, cache read =
   ``cached_content_token_count``;
 - errors by HTTP status (``errors.APIError.code``): 429 RESOURCE_EXHAUSTED (its RetryInfo
