@@ -29,7 +29,7 @@ from agenthop.harness.errors import AgentHopError
 
 from . import stats
 from .bundle import javascript_bundle
-from .doc_links import definition
+from .doc_links import Definitions
 from .values import jsonable
 from .queries import RunInfo
 
@@ -143,7 +143,6 @@ def environment() -> jinja2.Environment:
         anchor=lambda v, *rest: anchor(v, *rest),
     )
     env.globals.update(acc_pm=acc_pm, anchor=anchor, significant=stats.significant)
-    env.globals.update(definition=definition)  # caption links to docs/ (reports/doc_links.py)
     return env
 
 
@@ -206,7 +205,9 @@ def render(template: str, context: dict[str, Any], charts: Charts, provenance: P
     specs = charts.specs if specs is None else specs
     if bundle is None:
         bundle = Markup("<script>") + Markup(javascript_bundle()) + Markup("</script>") if specs else Markup("")
-    ctx = {"item_href": None, "item_appendix": [], "dq_issues": [], **context}
+    defs = Definitions()  # caption links and the page's definitions appendix (reports/doc_links.py)
+    ctx = {"item_href": None, "item_appendix": [], "dq_issues": [], **context,
+           "definition": defs.link, "definitions_appendix": defs.appendix}
     return env.get_template(template).render(
         **ctx, charts=specs, vega_bundle=bundle, provenance=provenance
     )

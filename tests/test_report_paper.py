@@ -607,12 +607,14 @@ def test_page_has_a_section_per_analysis_with_links(report: Path) -> None:
                 "Table 13", "Table 14", "Table 15", "Table 16", "Table 17", "Table 19", "Figure 2", "Figure 4",
                 "Figure 5", "Figure 6", "Reliability", "Beyond the paper"):
         assert f"<h2>{ref} · " in html, ref
-    anchors = re.findall(r'Definition: <a href="#(paper-[a-z0-9-]+)"', html)
+    links = re.findall(r'Definition: <a class="def" href="#([a-z0-9-]+)" title="docs/metrics.md#(paper-[a-z0-9-]+)"', html)
     doc = (REPO / "docs" / "metrics.md").read_text()
-    assert len(anchors) == len(re.findall(r"<h2>", html)) - 1  # every analysis section; not Definitions
-    for a in set(anchors):
-        assert f'id="{a}"' in doc, a  # defined in docs/metrics.md ...
-        assert f'<span id="{a}"></span>' in html  # ... and rendered into the page's Definitions
+    assert len(links) == len(re.findall(r"<h2>", html))  # every analysis section
+    assert '<h2 id="definitions">Definitions</h2>' in html
+    for target, anchor in set(links):
+        assert f'id="{anchor}"' in doc, anchor  # defined in docs/metrics.md ...
+        assert f'<section class="definition" id="{target}">' in html  # ... and carried in the page's Definitions
+    assert len(re.findall(r'<section class="definition"', html)) < len(links)  # Tables 3, 9, 14, 15 share one
     for href in set(re.findall(r'href="(tables/[^"]+)"', html)):
         assert (report / href).is_file(), href
     assert "SIMULATED" in html

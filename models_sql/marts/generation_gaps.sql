@@ -9,7 +9,7 @@ with members as (
     where m.family is not null and m.generation is not null
 ),
 per_generation as (
-    select condition, family, generation, count(*) as n_models, avg(accuracy) as accuracy,
+    select condition, family, generation, count(*) as n_models, avg(accuracy order by model) as accuracy,  -- ordered: stable bits
            string_agg(model, ', ' order by model) as models
     from members
     group by all

@@ -12,7 +12,7 @@ select
     count(*)::integer as n_models,
     count_if(b.n_with > 0)::integer as models_present,
     count(case when b.n_with > 0 then b.effect_pp end)::integer as n_models_with_effect,
-    avg(case when b.n_with > 0 then b.effect_pp end)::double as panel_mean_effect_pp
+    avg(case when b.n_with > 0 then b.effect_pp end order by m.run_id)::double as panel_mean_effect_pp  -- ordered: the same bits on every rebuild
 from {{ ref('panel_members') }} as m
 join {{ ref('bigram_effects') }} as b on b.run_id = m.run_id
 group by m.condition, b.bigram

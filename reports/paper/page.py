@@ -10,7 +10,6 @@ from ..render import Charts, Provenance
 from ..site import Site
 from ..warehouse import Warehouse
 from . import figures
-from .definitions import paper_definitions
 from .analyses import PAPER_TOOLS
 from .build import PaperReport, Section
 from .table import Table
@@ -91,12 +90,10 @@ def render_page(wh: Warehouse, report: PaperReport, site: Site) -> str:
     """Write the item pages the page links to, then render the page itself."""
     box = Charts("paper")
     prov = Provenance.build(wh.path, all_runs(wh))
-    paragraphs, anchors = paper_definitions()
     sections = []
     for s in report.sections:
         sections.append({"key": s.key, "ref": s.ref, "title": s.title, "note": s.note,
-                         "href": "#" + s.definition if s.definition in anchors else None,
-                         "anchor": s.definition, "tables": [html_table(t) for t in s.tables],
+                         "definition": "metrics.md#" + s.definition, "tables": [html_table(t) for t in s.tables],
                          "charts": section_charts(s, report, box)})
     hardest, easiest = extreme_items(report)
     runs = item_runs(wh, report)
@@ -108,7 +105,6 @@ def render_page(wh: Warehouse, report: PaperReport, site: Site) -> str:
         "n_models": len(report.panel.members),
         "sections": sections,
         "items": {"hardest": hardest, "easiest": easiest, "runs": [r.label for r in runs]},
-        "definitions": paragraphs,
         "n_simulated": sum(1 for m in report.panel.members if m.get("is_simulated")),
     }
     return site.render_page("paper.html.j2", context, box, prov)
