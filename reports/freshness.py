@@ -7,7 +7,10 @@ model_summary disagrees with the run count build_info recorded (a half-finished 
 run loaded in `raw` with final trajectories is missing from model_summary.
 
 `dq_issues` reads every relation of schema main whose name starts with ``dq_`` generically: its row
-count and, when it has an ``issue`` / ``check_name`` column, the count per value.
+count and, when it has an ``issue`` / ``check_name`` column, the count per value. Marts about the
+benchmark release itself (:data:`BENCHMARK_DQ_MARTS`: labels that resolve to no section, which the
+released data has and the metrics handle as docs/metrics.md#label-resolution says) are notes on the
+benchmark, not warnings about the loaded runs: the page shows them apart, without the alarm.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from .warehouse import Warehouse
 STALE = "marts are stale: run dbt build"
 #: Columns that name the kind of a data-quality row, in order of preference.
 DQ_KIND_COLUMNS = ("issue", "check_name", "problem", "kind", "rule")
+#: Data-quality marts that describe the benchmark release rather than the loaded runs.
+BENCHMARK_DQ_MARTS = frozenset({"dq_label_resolution"})
 
 
 @dataclass
@@ -28,6 +33,10 @@ class DqIssue:
     mart: str
     n_rows: int
     kinds: list[tuple[str, int]] = field(default_factory=list)  # (issue value, rows), largest first
+
+    @property
+    def about_benchmark(self) -> bool:
+        return self.mart in BENCHMARK_DQ_MARTS
 
 
 def _raw_has(wh: Warehouse, table: str) -> bool:

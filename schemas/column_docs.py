@@ -25,6 +25,7 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("runs", "tier"): "`closed_frontier`, `open_frontier` or `compute_efficient`, if given",
     ("runs", "started_at"): "when the run started (UTC)",
     ("runs", "finished_at"): "when it finished; null while the run is unfinished",
+    ("runs", "generation"): "model generation label from the panel (e.g. `2.5`), if any; orders a family's members",
     # trajectories
     ("trajectories", "run_id"): "the run",
     ("trajectories", "sample_id"): "the item",
@@ -46,6 +47,8 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("trajectories", "transient_retry_count"): "transient errors (429, 5xx, timeouts) retried within the attempt",
     ("trajectories", "wall_time_s"): "seconds the attempt took",
     ("trajectories", "reasoning"): "the reasoning argument of submit_answer, if any",
+    ("trajectories", "wait_s"): "seconds the attempt spent waiting: endpoint limiter, rate-limit and retry backoff (docs/backends.md)",
+    ("trajectories", "repaired_chars"): "lone surrogates in the attempt's text replaced by U+FFFD (docs/backends.md)",
     # turns
     ("turns", "run_id"): "the run",
     ("turns", "sample_id"): "the item",
@@ -140,6 +143,17 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("recall_labels", "arxiv_id"): "arXiv id of that paper (empty: the label belongs to no paper)",
     ("recall_labels", "label_section"): "the section the evidence is in (docs/metrics.md#label-resolution)",
     ("recall_labels", "relevance"): "`direct` (counts for section recall) or `supporting`",
+    # dq_issues (raw.dq_issues, written by agenthop-ingest --accept-dq)
+    ("dq_issues", "load_id"): "the ingest that loaded it (`raw.ingest_log.load_id`)",
+    ("dq_issues", "run_id"): "the run whose file holds it",
+    ("dq_issues", "table_name"): "the table of the format the row belongs to",
+    ("dq_issues", "file"): "the file that holds the row",
+    ("dq_issues", "row"): "0-based row of a Parquet part file, or the place in a reference JSON file",
+    ("dq_issues", "column_name"): "the column the rule checks",
+    ("dq_issues", "rule"): "the rule's name (the table above)",
+    ("dq_issues", "severity"): "`error` (the only severity ingest records)",
+    ("dq_issues", "value"): "the offending value as text, if it has one",
+    ("dq_issues", "message"): "what is wrong, in words",
 }
 
 __all__ = ["COLUMN_DOCS"]

@@ -286,7 +286,7 @@ def _call_rows(run: str, sid: str, attempt: int, turns: list[Any]) -> tuple[list
 
 
 def _traj_row(run: str, sid: str, attempt: int, is_final: bool, turn_rows: list[dict], budget_used: int,
-              correct: bool, pred: int, term: str) -> dict[str, Any]:
+              correct: bool, pred: int, term: str, **recorded: Any) -> dict[str, Any]:
     p = sum(r["prompt_tokens"] for r in turn_rows)
     c = sum(r["completion_tokens"] for r in turn_rows)
     cr = sum(r["cache_read_tokens"] for r in turn_rows)
@@ -297,6 +297,7 @@ def _traj_row(run: str, sid: str, attempt: int, is_final: bool, turn_rows: list[
         terminated_by=term, total_turns=len(turn_rows), budget_used=budget_used, total_prompt_tokens=p,
         total_completion_tokens=c, cache_read_tokens=cr, cache_creation_tokens=cc, total_tokens=p + c + cc,
         tool_errors=0, api_error_count=0, transient_retry_count=0, wall_time_s=1.0, reasoning=None,
+        **{"wait_s": None, "repaired_chars": None, **recorded},
     )
 
 
@@ -323,7 +324,8 @@ def trajectory_rows() -> dict[str, list[dict[str, Any]]]:
     calls += c
     turns += t
     assert used == 5
-    trajs.append(_traj_row("r4", "st_a", 1, True, t, 6, True, 0, "answer"))  # budget_used 6 != 5: DQ
+    trajs.append(_traj_row("r4", "st_a", 1, True, t, 6, True, 0, "answer",  # budget_used 6 != 5: DQ
+                           wait_s=2.5, repaired_chars=3))  # a real backend records its waits and repairs
     # r4 recorded its transcript (a real backend): one `tool` message per executed call, in order;
     # attempt 0 (failed) has a tool message too, which must not be paired with attempt 1's calls
     msg = [("r4", 0, 0, "system", None, "sys"), ("r4", 0, 1, "tool", "think", "stale output"),
@@ -445,6 +447,9 @@ def test_fct_trajectory_matches_hand_computed_rows(warehouse: Path) -> None:
     # item attributes and the final-attempt choice
     assert q(warehouse, "select question_type, depth, cell, reasoning_type, attempt, n_attempts from main.fct_trajectory"
                         " where run_id = 'r4'") == [("ST", 1, "st_d1", "GROUND", 1, 2)]
+    # what a real backend recorded reaches the mart; runs that did not record it have NULL
+    assert q(warehouse, "select run_id, wait_s, repaired_chars from main.fct_trajectory"
+                        " where wait_s is not null or repaired_chars is not null") == [("r4", 2.5, 3)]
     assert q(warehouse, "select distinct cell from main.fct_trajectory where sample_id = 'mt_b'") == [("mt_d2",)]
 
 

@@ -12,7 +12,7 @@ final as (
     select
         run_id, sample_id, attempt, predicted_answer, predicted_index, is_correct, terminated_by, total_turns,
         budget_used, prompt_tokens, completion_tokens, cache_read_tokens, cache_creation_tokens, total_tokens,
-        tool_errors, api_error_count, transient_retry_count, wall_time_s
+        tool_errors, api_error_count, transient_retry_count, wall_time_s, wait_s, repaired_chars
     from {{ ref('stg_harness__trajectories') }}
     where is_final
     qualify row_number() over (partition by run_id, sample_id order by attempt desc) = 1
@@ -52,7 +52,9 @@ select
     final.tool_errors,
     final.api_error_count,
     final.transient_retry_count,
-    final.wall_time_s
+    final.wall_time_s,
+    final.wait_s,
+    final.repaired_chars
 from final
 join attempt_counts on attempt_counts.run_id = final.run_id and attempt_counts.sample_id = final.sample_id
 join {{ ref('stg_harness__runs') }} as runs on runs.run_id = final.run_id

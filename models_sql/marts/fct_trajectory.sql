@@ -48,7 +48,9 @@ select
     traj.tool_errors::integer as tool_errors,
     traj.api_error_count::integer as api_error_count,
     traj.transient_retry_count::integer as transient_retry_count,
-    traj.wall_time_s::double as wall_time_s
+    traj.wall_time_s::double as wall_time_s,
+    traj.wait_s::double as wait_s,
+    traj.repaired_chars::integer as repaired_chars
 from {{ ref('int_trajectories_final') }} as traj
 join {{ ref('int_trajectory_coverage') }} as coverage
     on coverage.run_id = traj.run_id and coverage.sample_id = traj.sample_id

@@ -18,5 +18,7 @@ select
     api_error_count::integer as api_error_count,
     transient_retry_count::integer as transient_retry_count,
     wall_time_s::double as wall_time_s,
-    reasoning::varchar as reasoning
+    reasoning::varchar as reasoning,
+    wait_s::double as wait_s,
+    repaired_chars::integer as repaired_chars
 from {{ source('harness', 'trajectories') }}

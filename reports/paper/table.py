@@ -38,60 +38,32 @@ def _text(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-@_fmt("int")
-def _int(v: Any) -> str:
-    x = _number(v)
-    return "–" if x is None else f"{int(x)}"
+def _numeric(template: str, scale: float = 1.0, convert: Callable[[float], Any] = float) -> Callable[[Any], str]:
+    """A number printed with ``template`` after scaling (a missing value prints as "–")."""
+
+    def fmt(v: Any) -> str:
+        x = _number(v)
+        return "–" if x is None else template.format(convert(scale * x))
+
+    return fmt
 
 
-@_fmt("rate")
-def _rate(v: Any) -> str:
-    """A fraction printed as a percentage with one decimal (0.8541 -> 85.4)."""
-    x = _number(v)
-    return "–" if x is None else f"{100 * x:.1f}"
-
-
-@_fmt("pp")
-def _pp(v: Any) -> str:
-    """Percentage points with a sign (3.1 -> +3.1)."""
-    x = _number(v)
-    return "–" if x is None else f"{x:+.1f}"
+FORMATS.update({
+    "int": _numeric("{}", convert=int),
+    "rate": _numeric("{:.1f}", scale=100),  # a fraction as a percentage with one decimal: 0.8541 -> 85.4
+    "pp": _numeric("{:+.1f}"),              # percentage points with a sign: 3.1 -> +3.1
+    "num1": _numeric("{:.1f}"),
+    "num2": _numeric("{:.2f}"),
+    "num3": _numeric("{:.3f}"),
+    "usd": _numeric("{:.2f}"),
+    "usd4": _numeric("{:.4f}"),
+})
 
 
 @_fmt("p")
 def _p(v: Any) -> str:
     x = _number(v)
     return "–" if x is None else stats.format_p(x)
-
-
-@_fmt("num1")
-def _num1(v: Any) -> str:
-    x = _number(v)
-    return "–" if x is None else f"{x:.1f}"
-
-
-@_fmt("num2")
-def _num2(v: Any) -> str:
-    x = _number(v)
-    return "–" if x is None else f"{x:.2f}"
-
-
-@_fmt("num3")
-def _num3(v: Any) -> str:
-    x = _number(v)
-    return "–" if x is None else f"{x:.3f}"
-
-
-@_fmt("usd")
-def _usd(v: Any) -> str:
-    x = _number(v)
-    return "–" if x is None else f"{x:.2f}"
-
-
-@_fmt("usd4")
-def _usd4(v: Any) -> str:
-    x = _number(v)
-    return "–" if x is None else f"{x:.4f}"
 
 
 @_fmt("bool")
