@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from servers import tiny_sample
 from servers.openai_server import OpenAIServer, completion, error, tool_call
-from servers.loop_driver import Waits, all_text, run, run_loop
+from servers.loop_driver import Waits, all_text, run, run_loop, three_turns
 from servers.scripted_http import Reply
 from servers.sdk_env import FAKE_KEY, isolate
 
@@ -64,15 +64,10 @@ def test_request_shape_parsing_and_history() -> None:
         backend_ = OpenAIBackend("test-model", base_url=srv.base_url, api_key=FAKE_KEY,
                                  sampling={"temperature": 0.7, "top_k": 20})
         conv = backend_.start(ctx())
-        r1 = await conv.complete()
-        conv.add_assistant(r1)
-        conv.add_tool_results([(r1.tool_calls[0], "RESULT TEXT\nTurn: 1  |  Tokens used: 1,050  |  Budget used: 10"),
-                               (r1.tool_calls[1], "ERR\nTurn: 1  |  Tokens used: 1,050  |  Budget used: 10")])
-        conv.add_user("Budget exhausted. You MUST call submit_answer now with your best guess.")
-        r2 = await conv.complete()
-        conv.add_assistant(r2)
-        conv.add_user("Please use the available tools to investigate, or call submit_answer if you're ready.")
-        r3 = await conv.complete()
+        r1, r2, r3 = await three_turns(
+            conv, ["RESULT TEXT\nTurn: 1  |  Tokens used: 1,050  |  Budget used: 10",
+                   "ERR\nTurn: 1  |  Tokens used: 1,050  |  Budget used: 10"],
+            "Please use the available tools to investigate, or call submit_answer if you're ready.")
         conv.add_assistant(r3)
         await backend_.aclose()
         return [r1, r2, r3, conv.transcript()]  # type: ignore[list-item]

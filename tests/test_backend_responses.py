@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 from servers import tiny_sample
-from servers.loop_driver import Waits, all_text, run, run_loop
+from servers.loop_driver import check_error_recovery, refused_resend, run, run_served, three_turns
 from servers.responses_server import ResponsesServer, error, function_call, message, reasoning, response
 from servers.sdk_env import FAKE_KEY, isolate
 
-from agenthop.harness.backends.base import BackendError, ModelResponse, SampleContext, TransientBackendError
+from agenthop.harness.backends.base import SampleContext
 from agenthop.harness.backends.responses import ResponsesBackend
 from agenthop.harness.errors import AgentHopError
 from agenthop.harness.sandbox import prompts
@@ -25,8 +25,7 @@ def _env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def ctx() -> SampleContext:
-    return SampleContext(item=tiny_sample.item(), system_prompt="SYS", user_prompt="QUESTION",
-                         tools=prompts.tool_specs("full"), condition="full")
+    return tiny_sample.context()
 
 
 RS1 = reasoning("rs_1", ["The seed cites the gold paper.", "Read its results."], "ENC-1")
@@ -47,14 +46,7 @@ def test_request_shape_reasoning_items_and_usage() -> None:
         b = ResponsesBackend("gpt-5.4", base_url=srv.base_url, api_key=FAKE_KEY,
                              sampling={"reasoning_effort": "medium", "top_k": 40, "max_tokens": 8000})
         conv = b.start(ctx())
-        r1 = await conv.complete()
-        conv.add_assistant(r1)
-        conv.add_tool_results([(r1.tool_calls[0], "SECTIONS\nTurn: 1"), (r1.tool_calls[1], "ERR\nTurn: 1")])
-        conv.add_user("Budget exhausted. You MUST call submit_answer now with your best guess.")
-        r2 = await conv.complete()
-        conv.add_assistant(r2)
-        conv.add_user("NUDGE")
-        r3 = await conv.complete()
+        r1, r2, r3 = await three_turns(conv, ["SECTIONS\nTurn: 1", "ERR\nTurn: 1"], "NUDGE")
         await b.aclose()
         return [r1, r2, r3, conv.transcript(), b]
 
@@ -109,17 +101,8 @@ def test_server_refuses_a_function_call_without_its_reasoning_item() -> None:
 
     async def scenario(srv: ResponsesServer) -> None:
         b = ResponsesBackend("gpt-5.4", base_url=srv.base_url, api_key=FAKE_KEY)
-        conv = b.start(ctx())
-        r1 = await conv.complete()
-        conv.add_assistant(ModelResponse(r1.text, r1.tool_calls, 0, 0, raw=r1.raw[1:]))  # reasoning dropped
-        conv.add_tool_results([(r1.tool_calls[0], "Noted.")])
-        try:
-            with pytest.raises(BackendError) as info:
-                await conv.complete()
-        finally:
-            await b.aclose()
-        assert not isinstance(info.value, TransientBackendError)
-        assert "without its required 'reasoning' item: 'rs_1'" in str(info.value)
+        err = await refused_resend(b, lambda raw: raw[1:], "Noted.")  # the reasoning item dropped
+        assert "without its required 'reasoning' item: 'rs_1'" in str(err)
 
     with ResponsesServer(replies) as srv:
         run(scenario(srv))
@@ -157,24 +140,14 @@ def test_trajectory_through_the_loop() -> None:
         response([RS2, function_call("fc_3", "call_3", "submit_answer", {"answer": "C", "reasoning": "13.5"})],
                  input_tokens=1700, output_tokens=30, cached=1400, reasoning_tokens=20),
     ]
-    waits = Waits()
-    with ResponsesServer(replies) as srv:
-        results = run_loop(ResponsesBackend("gpt-5.4", base_url=srv.base_url, api_key=FAKE_KEY), waits)
-        reqs, port, refused = srv.requests, srv.port, srv.refused
-    assert refused == [] and len(reqs) == 5
-    (r,) = results
-    t = r.trajectory
-    assert (t["terminated_by"], t["is_correct"], t["total_turns"], t["transient_retry_count"],
-            t["api_error_count"], t["budget_used"]) == ("answer", True, 3, 2, 1, 6)
+    served = run_served(ResponsesServer(replies),
+                        lambda url: ResponsesBackend("gpt-5.4", base_url=url, api_key=FAKE_KEY))
+    # the 429 waits what retry-after-ms asks
+    r = check_error_recovery(served, hinted_wait=0.25)
     assert [(x["role"], x["prompt_tokens"], x["completion_tokens"], x["cache_read_tokens"]) for x in r.turns] == [
         ("assistant", 1000, 60, 0), ("error", 0, 0, 0), ("assistant", 300, 30, 1400)]
     assert [(c["tool"], c["status"]) for c in r.tool_calls] == [
         ("list_sections", "ok"), ("read_section", "ok"), ("submit_answer", "ok")]
-    # the 429 waits what retry-after-ms asks; the 500 (no hint) a jittered backoff; the 400 the error wait
-    assert waits.asked[0] == 0.25 and 0 <= waits.asked[1] <= 2.0 and waits.asked[2:] == [2.0]
-    assert reqs[1].body == reqs[2].body == reqs[3].body
-    outputs = [i for i in reqs[4].body["input"] if i.get("type") == "function_call_output"]
+    outputs = [i for i in served.requests[4].body["input"] if i.get("type") == "function_call_output"]
     assert [o["call_id"] for o in outputs] == ["call_1", "call_2"]
     assert outputs[1]["output"].endswith("\nTurn: 1  |  Tokens used: 1,060  |  Budget used: 6")
-    dump = all_text(results)
-    assert FAKE_KEY not in dump and f"127.0.0.1:{port}" not in dump

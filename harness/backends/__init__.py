@@ -9,6 +9,7 @@ only); they are handed to the backend object and never written anywhere.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,15 @@ from ..errors import AgentHopError
 if TYPE_CHECKING:
     from ..panel import ModelSpec
     from .base import Backend
+
+
+#: the real-LLM backends: name -> (module, class); a module (and its SDK) is imported only when used
+SDK_BACKENDS: dict[str, tuple[str, str]] = {
+    "openai": (".openai", "OpenAIBackend"),
+    "anthropic": (".anthropic", "AnthropicBackend"),
+    "google": (".google", "GoogleBackend"),
+    "responses": (".responses", "ResponsesBackend"),
+}
 
 
 def backend_seed(seed: int, model: str, replicate: int) -> int:
@@ -58,26 +68,11 @@ def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0) -> Backe
 
         params = policy_from_spec(dict(spec.sim), where=f"model {spec.name!r}: sim")
         return SimBackend(params, spec.name, backend_seed(seed, spec.name, replicate))
-    if spec.backend == "openai":
-        from .openai import OpenAIBackend
-
-        return OpenAIBackend(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
+    if spec.backend in SDK_BACKENDS:
+        module, class_name = SDK_BACKENDS[spec.backend]
+        backend_class = getattr(importlib.import_module(module, __name__), class_name)
+        return backend_class(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
                              sampling=dict(spec.sampling))
-    if spec.backend == "anthropic":
-        from .anthropic import AnthropicBackend
-
-        return AnthropicBackend(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
-                                sampling=dict(spec.sampling))
-    if spec.backend == "google":
-        from .google import GoogleBackend
-
-        return GoogleBackend(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
-                             sampling=dict(spec.sampling))
-    if spec.backend == "responses":
-        from .responses import ResponsesBackend
-
-        return ResponsesBackend(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
-                                sampling=dict(spec.sampling))
     raise AgentHopError(f"model {spec.name!r}: unknown backend {spec.backend!r} "
                         "(known: sim, openai, anthropic, google, responses)")
 

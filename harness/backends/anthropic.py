@@ -29,17 +29,10 @@ import anthropic
 
 from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
-from .llm_common import (
-    DEFAULT_BASE_URLS,
-    DEFAULT_MAX_TOKENS,
-    LoopBoundClient,
-    clean_sampling,
-    repair_response,
-    resolve_endpoint,
-    row,
-    undecodable,
-)
-from .retry import classify, redact, secrets_of
+from .calling import call_and_parse
+from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, row
+from .retry import classify
+from .sdk_backend import SdkBackend
 
 THINKING_BUDGETS = {"low": 4096, "medium": 8192, "high": 16384}
 #: minimum thinking budget the API accepts
@@ -63,42 +56,25 @@ def thinking_budget(effort: str) -> int:
     )
 
 
-class AnthropicBackend:
+def classify_anthropic(exc: BaseException, secrets: tuple[str, ...]) -> BackendError:
+    """An ``anthropic`` SDK exception as the loop's error."""
+    return classify(exc, status_error=anthropic.APIStatusError, connection_error=anthropic.APIConnectionError,
+                    always_transient=(anthropic.InternalServerError, anthropic.APITimeoutError),
+                    rate_limit=(anthropic.RateLimitError,), secrets=secrets)
+
+
+class AnthropicBackend(SdkBackend[anthropic.AsyncAnthropic]):
     name = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        sampling: dict[str, Any] | None = None,
-        timeout_s: float = 600.0,
-    ) -> None:
-        self.model = model
-        self.sampling = clean_sampling(sampling, self.name)
-        self.timeout_s = float(timeout_s)
-        key, self._base_url = resolve_endpoint(self.name, model, api_key, base_url, "ANTHROPIC_API_KEY")
-        self._api_key = key
-        self._secrets = secrets_of(key, self._base_url)
-        self._params = self._request_params()
-        self._client: LoopBoundClient[anthropic.AsyncAnthropic] = LoopBoundClient(self._make_client)
-
-    def __repr__(self) -> str:  # never shows the key or the endpoint
-        return f"AnthropicBackend(model={self.model!r}, sampling={self.sampling!r})"
+    def _prepare(self) -> None:
+        self._params: dict[str, Any] = self._request_params()
 
     def config(self) -> dict[str, Any]:
         """What may be written into a run's config_json (no key, no base URL)."""
         return {"backend": self.name, "model": self.model, "sampling": dict(self.sampling),
                 "request": json.loads(json.dumps(self._params)), "timeout_s": self.timeout_s,
                 "sdk_max_retries": 0}
-
-    def secrets(self) -> tuple[str, ...]:
-        """Strings that must not be written: the key and the base URL (the runner's writer redacts them)."""
-        return self._secrets
-
-    async def aclose(self) -> None:
-        """Close the SDK client's pooled connections (call at the end of a run, on its event loop)."""
-        await self._client.aclose()
 
     def _make_client(self) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(  # endpoint always explicit: ANTHROPIC_BASE_URL is never read
@@ -178,25 +154,9 @@ class AnthropicConversation:
         if self.tools:
             body["tools"] = self.tools
         kwargs: dict[str, Any] = {"model": b.model, "messages": [], **params, "extra_body": body}
-        try:
-            response = await b._client.get().messages.create(**kwargs)
-        except anthropic.AnthropicError as exc:
-            raise classify(
-                exc,
-                status_error=anthropic.APIStatusError,
-                connection_error=anthropic.APIConnectionError,
-                always_transient=(anthropic.InternalServerError, anthropic.APITimeoutError),
-                rate_limit=(anthropic.RateLimitError,),
-                secrets=b._secrets,
-            ) from None
-        except Exception as exc:  # an undecodable or truncated body, an SDK bug: this call failed
-            raise undecodable(exc, b._secrets) from None
-        try:
-            return repair_response(self._parse(response))
-        except BackendError:
-            raise
-        except Exception as exc:
-            raise BackendError(redact(f"malformed message: {type(exc).__name__}: {exc}"[:500], b._secrets)) from None
+        return await call_and_parse(lambda: b._client.get().messages.create(**kwargs), self._parse,
+                                    sdk_errors=(anthropic.AnthropicError,), classify_error=classify_anthropic,
+                                    what="malformed message", secrets=b._secrets)
 
     def _parse(self, response: Any) -> ModelResponse:
         blocks = getattr(response, "content", None)

@@ -38,18 +38,10 @@ from google.genai import types
 
 from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall, TransientBackendError
-from .llm_common import (
-    DEFAULT_BASE_URLS,
-    DEFAULT_MAX_TOKENS,
-    LoopBoundClient,
-    clean_sampling,
-    repair_response,
-    repair_value,
-    resolve_endpoint,
-    row,
-    undecodable,
-)
-from .retry import MAX_ERROR_TEXT, capped_delay, is_transient_status, parse_duration, redact, secrets_of
+from .calling import call_and_parse
+from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, repair_value, row
+from .retry import MAX_ERROR_TEXT, capped_delay, is_transient_status, parse_duration, redact
+from .sdk_backend import SdkBackend
 
 try:  # the HTTP library google-genai is built on (httpx2 in 3.x)
     import httpx2 as _http
@@ -143,28 +135,26 @@ def classify_google(exc: BaseException, secrets: tuple[str, ...]) -> BackendErro
     return BackendError(redact(f"{name}: {exc}"[:MAX_ERROR_TEXT], secrets))
 
 
-class GoogleBackend:
+class _AsyncClient:
+    """The SDK client with the ``close()`` LoopBoundClient calls (its async close is aio.aclose)."""
+
+    def __init__(self, client: genai.Client) -> None:
+        self.client = client
+
+    async def close(self) -> None:
+        await self.client.aio.aclose()
+
+
+class GoogleBackend(SdkBackend[_AsyncClient]):
     name = "google"
+    key_env = KEY_ENVS[0]
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        sampling: dict[str, Any] | None = None,
-        timeout_s: float = 600.0,
-    ) -> None:
-        self.model = model
-        self.sampling = clean_sampling(sampling, self.name)
-        self.timeout_s = float(timeout_s)
-        key, self._base_url = resolve_endpoint(self.name, model, api_key, base_url, google_key_env())
-        self._api_key = key
-        self._secrets = secrets_of(key, self._base_url)
-        self._thinking = thinking_config(model, self.sampling.get("reasoning_effort"))
-        self._client: LoopBoundClient[Any] = LoopBoundClient(self._make_client)
+    def default_key_env(self) -> str:
+        """GOOGLE_API_KEY or GEMINI_API_KEY, whichever is set now (``google_key_env``)."""
+        return google_key_env()
 
-    def __repr__(self) -> str:  # never shows the key or the endpoint
-        return f"GoogleBackend(model={self.model!r}, sampling={self.sampling!r})"
+    def _prepare(self) -> None:
+        self._thinking = thinking_config(self.model, self.sampling.get("reasoning_effort"))
 
     def config(self) -> dict[str, Any]:
         """What may be written into a run's config_json (no key, no base URL)."""
@@ -172,14 +162,7 @@ class GoogleBackend:
                 "thinking": self._thinking.model_dump(mode="json", exclude_none=True) if self._thinking else None,
                 "timeout_s": self.timeout_s, "sdk_max_retries": 0}
 
-    def secrets(self) -> tuple[str, ...]:
-        """Strings that must not be written: the key and the base URL (the runner's writer redacts them)."""
-        return self._secrets
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
-
-    def _make_client(self) -> Any:
+    def _make_client(self) -> _AsyncClient:
         # endpoint, API version and the Gemini API (not Vertex AI) are explicit, so that none of the
         # SDK's environment variables (GOOGLE_GEMINI_BASE_URL, GOOGLE_GENAI_USE_VERTEXAI,
         # GOOGLE_GENAI_API_VERSION) can send the request or the key elsewhere
@@ -207,16 +190,6 @@ class GoogleBackend:
         return GoogleConversation(self, ctx)
 
 
-class _AsyncClient:
-    """The SDK client with the ``close()`` LoopBoundClient calls (its async close is aio.aclose)."""
-
-    def __init__(self, client: genai.Client) -> None:
-        self.client = client
-
-    async def close(self) -> None:
-        await self.client.aio.aclose()
-
-
 class GoogleConversation:
     def __init__(self, backend: GoogleBackend, ctx: SampleContext) -> None:
         self._backend = backend
@@ -232,20 +205,11 @@ class GoogleConversation:
     async def complete(self) -> ModelResponse:
         b = self._backend
         self._calls += 1
-        try:
-            response = await b._client.get().client.aio.models.generate_content(
-                model=b.model, contents=list(self.contents), config=self.config)
-        except (genai_errors.APIError, _http.HTTPError) as exc:
-            raise classify_google(exc, b._secrets) from None
-        except Exception as exc:  # an undecodable or truncated body, an SDK bug: this call failed
-            raise undecodable(exc, b._secrets) from None
-        try:
-            resp = repair_response(self._parse(response))
-        except BackendError:
-            raise
-        except Exception as exc:
-            raise BackendError(redact(f"malformed Gemini response: {type(exc).__name__}: {exc}"[:MAX_ERROR_TEXT],
-                                      b._secrets)) from None
+        resp = await call_and_parse(
+            lambda: b._client.get().client.aio.models.generate_content(model=b.model, contents=list(self.contents),
+                                                                       config=self.config),
+            self._parse, sdk_errors=(genai_errors.APIError, _http.HTTPError), classify_error=classify_google,
+            what="malformed Gemini response", secrets=b._secrets)
         if resp.repaired_chars and isinstance(resp.raw, types.Content):
             # lone surrogates repaired in the Content that is re-sent too (signatures are bytes, untouched)
             fixed, _ = repair_value(resp.raw.model_dump(exclude_none=True))

@@ -27,19 +27,10 @@ from typing import Any
 import openai
 
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
-from .llm_common import (
-    DEFAULT_BASE_URLS,
-    DEFAULT_MAX_TOKENS,
-    LoopBoundClient,
-    clean_sampling,
-    merge_reasoning,
-    parse_arguments,
-    repair_response,
-    undecodable,
-    resolve_endpoint,
-    row,
-)
-from .retry import classify, redact, secrets_of
+from .calling import call_and_parse
+from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, merge_reasoning, parse_arguments, row
+from .retry import classify
+from .sdk_backend import SdkBackend
 
 #: models that reject ``max_tokens`` and need ``max_completion_tokens`` (gpt-5*, o1/o3/o4...)
 _COMPLETION_TOKENS_MODEL = re.compile(r"^(gpt-5|o[1-9])(?![0-9a-z])", re.IGNORECASE)
@@ -64,41 +55,21 @@ def cached_prompt_tokens(usage: Any) -> int:
     return max(cached, 0)
 
 
-class OpenAIBackend:
+def classify_openai(exc: BaseException, secrets: tuple[str, ...]) -> BackendError:
+    """An ``openai`` SDK exception as the loop's error (chat completions and the Responses API)."""
+    return classify(exc, status_error=openai.APIStatusError, connection_error=openai.APIConnectionError,
+                    always_transient=(openai.InternalServerError, openai.APITimeoutError),
+                    rate_limit=(openai.RateLimitError,), secrets=secrets)
+
+
+class OpenAIBackend(SdkBackend[openai.AsyncOpenAI]):
     name = "openai"
-
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        sampling: dict[str, Any] | None = None,
-        timeout_s: float = 600.0,
-    ) -> None:
-        self.model = model
-        self.sampling = clean_sampling(sampling, self.name)
-        self.timeout_s = float(timeout_s)
-        key, base_url = resolve_endpoint(self.name, model, api_key, base_url, "OPENAI_API_KEY")
-        self._base_url = base_url
-        self._api_key = key
-        self._secrets = secrets_of(key, base_url)
-        self._client: LoopBoundClient[openai.AsyncOpenAI] = LoopBoundClient(self._make_client)
-
-    def __repr__(self) -> str:  # never shows the key or the endpoint
-        return f"OpenAIBackend(model={self.model!r}, sampling={self.sampling!r})"
+    key_env = "OPENAI_API_KEY"
 
     def config(self) -> dict[str, Any]:
         """What may be written into a run's config_json (no key, no base URL)."""
         return {"backend": self.name, "model": self.model, "sampling": dict(self.sampling),
                 "timeout_s": self.timeout_s, "sdk_max_retries": 0}
-
-    def secrets(self) -> tuple[str, ...]:
-        """Strings that must not be written: the key and the base URL (the runner's writer redacts them)."""
-        return self._secrets
-
-    async def aclose(self) -> None:
-        """Close the SDK client's pooled connections (call at the end of a run, on its event loop)."""
-        await self._client.aclose()
 
     def _make_client(self) -> openai.AsyncOpenAI:
         # endpoint always explicit (the SDK never reads OPENAI_BASE_URL); a third-party endpoint gets
@@ -153,26 +124,9 @@ class OpenAIConversation:
         kwargs["messages"] = []
         kwargs["extra_body"] = body
         self._calls += 1
-        try:
-            response = await b._client.get().chat.completions.create(**kwargs)
-        except openai.OpenAIError as exc:
-            raise classify(
-                exc,
-                status_error=openai.APIStatusError,
-                connection_error=openai.APIConnectionError,
-                always_transient=(openai.InternalServerError, openai.APITimeoutError),
-                rate_limit=(openai.RateLimitError,),
-                secrets=b._secrets,
-            ) from None
-        except Exception as exc:  # an undecodable or truncated body, an SDK bug: this call failed
-            raise undecodable(exc, b._secrets) from None
-        try:
-            return repair_response(self._parse(response))
-        except BackendError:
-            raise
-        except Exception as exc:
-            raise BackendError(redact(f"malformed chat completion: {type(exc).__name__}: {exc}"[:500],
-                                      b._secrets)) from None
+        return await call_and_parse(lambda: b._client.get().chat.completions.create(**kwargs), self._parse,
+                                    sdk_errors=(openai.OpenAIError,), classify_error=classify_openai,
+                                    what="malformed chat completion", secrets=b._secrets)
 
     def _parse(self, response: Any) -> ModelResponse:
         choices = getattr(response, "choices", None)

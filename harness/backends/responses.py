@@ -30,57 +30,24 @@ from typing import Any
 import openai
 
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
-from .llm_common import (
-    DEFAULT_BASE_URLS,
-    DEFAULT_MAX_TOKENS,
-    LoopBoundClient,
-    clean_sampling,
-    parse_arguments,
-    repair_response,
-    resolve_endpoint,
-    row,
-    undecodable,
-)
-from .retry import MAX_ERROR_TEXT, classify, redact, secrets_of
+from .calling import call_and_parse
+from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, parse_arguments, row
+from .openai import classify_openai
+from .sdk_backend import SdkBackend
 
 INCLUDE = ["reasoning.encrypted_content"]
 DEFAULT_SUMMARY = "auto"
 
 
-class ResponsesBackend:
+class ResponsesBackend(SdkBackend[openai.AsyncOpenAI]):
     name = "responses"
-
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        sampling: dict[str, Any] | None = None,
-        timeout_s: float = 600.0,
-    ) -> None:
-        self.model = model
-        self.sampling = clean_sampling(sampling, self.name)
-        self.timeout_s = float(timeout_s)
-        key, self._base_url = resolve_endpoint(self.name, model, api_key, base_url, "OPENAI_API_KEY")
-        self._api_key = key
-        self._secrets = secrets_of(key, self._base_url)
-        self._client: LoopBoundClient[openai.AsyncOpenAI] = LoopBoundClient(self._make_client)
-
-    def __repr__(self) -> str:  # never shows the key or the endpoint
-        return f"ResponsesBackend(model={self.model!r}, sampling={self.sampling!r})"
+    key_env = "OPENAI_API_KEY"
 
     def config(self) -> dict[str, Any]:
         """What may be written into a run's config_json (no key, no base URL)."""
         return {"backend": self.name, "model": self.model, "sampling": dict(self.sampling),
                 "request": self.request_params(), "store": False, "timeout_s": self.timeout_s,
                 "sdk_max_retries": 0}
-
-    def secrets(self) -> tuple[str, ...]:
-        """Strings that must not be written: the key and the base URL (the runner's writer redacts them)."""
-        return self._secrets
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
 
     def _make_client(self) -> openai.AsyncOpenAI:
         # as the chat backend: the endpoint is always explicit, and a third-party endpoint gets no
@@ -128,26 +95,9 @@ class ResponsesConversation:
                                   **b.request_params()}
         if self.tools:
             kwargs["tools"] = self.tools
-        try:
-            response = await b._client.get().responses.create(**kwargs)
-        except openai.OpenAIError as exc:
-            raise classify(
-                exc,
-                status_error=openai.APIStatusError,
-                connection_error=openai.APIConnectionError,
-                always_transient=(openai.InternalServerError, openai.APITimeoutError),
-                rate_limit=(openai.RateLimitError,),
-                secrets=b._secrets,
-            ) from None
-        except Exception as exc:  # an undecodable or truncated body, an SDK bug: this call failed
-            raise undecodable(exc, b._secrets) from None
-        try:
-            return repair_response(self._parse(response))
-        except BackendError:
-            raise
-        except Exception as exc:
-            raise BackendError(redact(f"malformed response: {type(exc).__name__}: {exc}"[:MAX_ERROR_TEXT],
-                                      b._secrets)) from None
+        return await call_and_parse(lambda: b._client.get().responses.create(**kwargs), self._parse,
+                                    sdk_errors=(openai.OpenAIError,), classify_error=classify_openai,
+                                    what="malformed response", secrets=b._secrets)
 
     def _parse(self, response: Any) -> ModelResponse:
         output = getattr(response, "output", None)

@@ -22,8 +22,10 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from .loopback import Loopback, QuietHandler
 
 Fault = Callable[[str], str | None]
 
@@ -71,14 +73,12 @@ class FakeProvider:
         self.n_requests = 0
         self.n_429 = 0
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: Loopback | None = None
 
     @property
     def base_url(self) -> str:
-        assert self._httpd is not None
-        port = self._httpd.server_address[1]
-        return f"http://127.0.0.1:{port}" + ("/v1" if self.protocol == "openai" else "")
+        assert self._serving is not None
+        return f"http://127.0.0.1:{self._serving.port}" + ("/v1" if self.protocol == "openai" else "")
 
     # -- protocol ----------------------------------------------------------------------------
     def _system_and_turn(self, body: dict[str, Any]) -> tuple[str, int]:
@@ -167,37 +167,19 @@ class FakeProvider:
     def __enter__(self) -> FakeProvider:
         provider = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                raw = self.read_body()
                 try:
                     body = json.loads(raw) if raw else None
                 except json.JSONDecodeError:
                     body = None
-                status, hdrs, payload = provider.answer(body, {k.lower(): v for k, v in self.headers.items()})
-                self.send_response(status)
-                for k, v in hdrs.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                try:
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                status, hdrs, payload = provider.answer(body, self.lower_headers())
+                self.answer(status, [*hdrs.items(), ("Content-Length", str(len(payload)))], payload)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                return
-
-        self._httpd = _Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
+        self._serving = Loopback(_Server(("127.0.0.1", 0), Handler), 0.05)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._httpd is not None and self._thread is not None
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        assert self._serving is not None
+        self._serving.stop()

@@ -14,8 +14,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from .loopback import Loopback, QuietHandler
 
 
 @dataclass(slots=True)
@@ -48,8 +50,7 @@ class ScriptedServer:
         self.responder = responder
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: Loopback | None = None
 
     # -- script ------------------------------------------------------------------------------
     def push(self, *replies: Reply) -> None:
@@ -67,8 +68,8 @@ class ScriptedServer:
 
     @property
     def port(self) -> int:
-        assert self._httpd is not None
-        return int(self._httpd.server_address[1])
+        assert self._serving is not None
+        return self._serving.port
 
     @property
     def base_url(self) -> str:
@@ -82,45 +83,25 @@ class ScriptedServer:
     def __enter__(self) -> ScriptedServer:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                raw = self.read_body()
                 try:
                     body: Any = json.loads(raw) if raw else None
                 except json.JSONDecodeError:
                     body = raw.decode("utf-8", "replace")
-                rec = Recorded("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                reply = server._next(rec)
+                reply = server._next(Recorded("POST", self.path, self.lower_headers(), body))
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 payload = json.dumps(reply.body).encode()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for k, v in reply.headers.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                try:
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout test)
+                self.answer(reply.status, [("Content-Type", "application/json"),
+                                           ("Content-Length", str(len(payload))), *reply.headers.items()], payload)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                return  # keep test output quiet
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(0.02,), name="scripted-http", daemon=True
-        )
-        self._thread.start()
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        httpd.daemon_threads = True
+        self._serving = Loopback(httpd, 0.02, name="scripted-http")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._httpd is not None and self._thread is not None
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        assert self._serving is not None
+        self._serving.stop()

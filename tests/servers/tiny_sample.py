@@ -6,7 +6,9 @@ and M (metadata only). The correct answer is C (index 2).
 
 from __future__ import annotations
 
+from agenthop.harness.backends.base import SampleContext
 from agenthop.harness.benchmark.model import MT, ST, Graph, Item, Label, Node, Paper, Section
+from agenthop.harness.sandbox import prompts
 
 SAMPLE_ID = "tiny-001"
 SEED_ID, GOLD_ID, META_ID = "p_seed", "p_gold", "p_meta"
@@ -60,3 +62,9 @@ def papers() -> dict[str, Paper]:
 
 def labels() -> list[Label]:
     return [Label("Sprocket Losses for Widget Models", GOLD_ARXIV, "Results", "direct")]
+
+
+def context() -> SampleContext:
+    """The item's conversation context with every tool (condition ``full``), prompts "SYS" / "QUESTION"."""
+    return SampleContext(item=item(), system_prompt="SYS", user_prompt="QUESTION",
+                         tools=prompts.tool_specs("full"), condition="full")
