@@ -12,19 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenthop.harness.errors import AgentHopError
+from agenthop.schemas.quality import TOOL_NAMES
 
 from .warehouse import Warehouse
 
-#: Display order of the seven tools (the reference harness); unknown tool names sort after them.
-TOOLS: tuple[str, ...] = (
-    "get_paper_info",
-    "get_references",
-    "search_papers",
-    "list_sections",
-    "read_section",
-    "think",
-    "submit_answer",
-)
+#: Display order of the seven tools (the sandbox's order); unknown tool names sort after them.
+TOOLS: tuple[str, ...] = TOOL_NAMES
 CELLS: tuple[str, ...] = ("st_d1", "st_d2", "mt_d1", "mt_d2")
 
 #: model_summary columns of docs/metrics.md#per-run-metrics, in Table 2 order.

@@ -24,6 +24,7 @@ from agenthop.harness.cli import main as cli_main
 from agenthop.harness.errors import AgentHopError
 from agenthop.harness.panel import load_panel
 from agenthop.harness.writer import finished_samples
+from run_files import written_bytes
 
 N_ITEMS = 120
 BIN = Path(sys.executable).parent
@@ -191,19 +192,6 @@ def test_ablation_runs_get_their_own_directory(bench: Path, tmp_path: Path) -> N
     assert again.output.split()[1] == dirs[0]  # the same configuration resumes into the same directory
 
 
-def all_text(root: Path) -> bytes:
-    """Every byte written under ``root``: raw files plus decoded Parquet cells and metadata."""
-    chunks: list[bytes] = []
-    for p in root.rglob("*"):
-        if not p.is_file():
-            continue
-        chunks.append(p.read_bytes())
-        if p.suffix == ".parquet":
-            f = pq.ParquetFile(p)
-            chunks.append(json.dumps(f.read().to_pylist(), default=str).encode())
-            chunks.append(repr(f.metadata.metadata).encode())
-    return b"\n".join(chunks)
-
 
 def test_api_key_never_reaches_any_output(bench: Path, tmp_path: Path) -> None:
     key = f"sk-agenthop-FAKE-{secrets.token_hex(12)}"
@@ -222,7 +210,7 @@ def test_api_key_never_reaches_any_output(bench: Path, tmp_path: Path) -> None:
     assert auth == [f"Bearer {key}"] * 3  # the key was used ...
     run_dir = only_run_dir(out)
     assert (run_dir / "_SUCCESS").exists() and list(run_dir.glob("messages-*.parquet"))  # real: messages kept
-    written = all_text(out)
+    written = written_bytes(out)
     assert key.encode() not in written and key[8:].encode() not in written  # ... and written nowhere
     assert key not in proc.stdout and key not in proc.stderr
     cfg = json.loads(pq.read_table(run_dir / "runs-00000.parquet").column("config_json")[0].as_py())

@@ -18,6 +18,7 @@ from agenthop.harness.benchmark.model import Release
 from agenthop.harness.errors import AgentHopError
 from agenthop.harness.panel import ModelSpec, RunSpec
 from agenthop.harness.runner import COMPLETE, RunOptions, run_model
+from run_files import written_bytes
 
 N_ITEMS = 12
 #: no waiting between error turns and attempts (the policy's numbers are tested in test_loop_rules)
@@ -45,18 +46,6 @@ def opts(**kw: Any) -> RunOptions:
 def spec(name: str, backend: str, base_url: str | None, **kw: Any) -> RunSpec:
     return RunSpec(ModelSpec(name=name, backend=backend, base_url=base_url, **kw), "full", 0)
 
-
-def written(root: Path) -> bytes:
-    """Every byte under ``root``: raw files plus decoded Parquet cells and metadata."""
-    chunks: list[bytes] = []
-    for p in root.rglob("*"):
-        if p.is_file():
-            chunks.append(p.read_bytes())
-            if p.suffix == ".parquet":
-                f = pq.ParquetFile(p)
-                chunks.append(json.dumps(f.read().to_pylist(), default=str).encode())
-                chunks.append(repr(f.metadata.metadata).encode())
-    return b"\n".join(chunks)
 
 
 def table(run_dir: Path, name: str) -> list[dict[str, Any]]:
@@ -109,7 +98,7 @@ def test_a_key_echoed_in_content_is_written_nowhere(backend: str, release: Relea
     assert res.status == COMPLETE and res.n_done == 3
     sent = {h.get("authorization") or h.get("x-api-key") for h in srv.headers}
     assert sent in ({f"Bearer {FAKE_KEY}"}, {FAKE_KEY})  # the named key went to its endpoint ...
-    data = written(tmp_path)
+    data = written_bytes(tmp_path)
     assert FAKE_KEY.encode() not in data and host.encode() not in data  # ... and was written nowhere
     run_dir = Path(res.run_dir)
     assert any("[redacted]" in (m["content"] or "") for m in table(run_dir, "messages"))
