@@ -725,6 +725,15 @@ def test_paper_page_passes_the_browser_checks(browser, report: Path, width: int)
         return svg ? svg.querySelectorAll('[role="graphics-symbol"]').length : -1;
     })""")
     assert all(m > 0 for m in marks), marks
+    # Figure 6 wraps one matrix per model into rows of four: every matrix labels its own columns
+    # (a shared axis would sit under the empty cells of a short last row)
+    x_axes, matrices = page.evaluate("""() => {
+        const svg = document.querySelector('#figure6 div.chart svg');
+        return [svg.querySelectorAll('[aria-roledescription="axis"][aria-label^="X-axis"]').length,
+                svg.querySelectorAll('[aria-roledescription="axis"][aria-label^="Y-axis"]').length];
+    }""")
+    n_models = len({r["model"] for r in read_csv(report, "figure06_transitions")})
+    assert x_axes == n_models and matrices >= 1, (x_axes, n_models, matrices)
     scroll = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
     assert scroll[0] <= scroll[1], scroll
     text = page.evaluate(OVERLAPS_JS)

@@ -87,6 +87,8 @@ def transition_matrices(rows: list[dict[str, Any]], models: Sequence[str], tools
         tooltip=["model:N", "prev:N", "next:N", alt.Tooltip("p_next:Q", format=".2f"), "n:Q"],
     ).properties(width=140, height=140).facet(
         facet=alt.Facet("model:N", sort=list(models), title=None, header=alt.Header(labelLimit=200)), columns=4,
+    ).resolve_axis(
+        x="independent",  # each matrix labels its own columns: a wrapped facet's shared axis sits under empty cells
     ).properties(title="Tool transition matrices (tools in the paper's order)")
     return _spec(chart, data)
 
