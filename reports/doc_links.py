@@ -58,11 +58,13 @@ def _indent(line: str) -> int:
 
 def _section_after_heading(lines: list[str], h: int) -> tuple[str, list[str]]:
     """The heading at line h and the lines under it, up to the next heading of the same or a higher level."""
-    level, title = len(_HEADING_RE.match(lines[h]).group(1)), _HEADING_RE.match(lines[h]).group(2)
+    m = _HEADING_RE.match(lines[h])
+    assert m is not None, lines[h]
+    level, title = len(m.group(1)), m.group(2)
     end = h + 1
     while end < len(lines):
-        m = _HEADING_RE.match(lines[end])
-        if m and len(m.group(1)) <= level:
+        nxt = _HEADING_RE.match(lines[end])
+        if nxt and len(nxt.group(1)) <= level:
             break
         end += 1
     return title, lines[h + 1:end]

@@ -106,16 +106,20 @@ class Warehouse:
     def relations(self) -> dict[str, tuple[str, ...]]:
         """Relations (tables and views) of schema main with their column names."""
         if self._columns is None:
-            rows = self.con.execute(
-                "SELECT table_name, column_name FROM information_schema.columns "
-                "WHERE table_schema = 'main' AND table_catalog = current_database() "
-                "ORDER BY table_name, ordinal_position"
-            ).fetchall()
-            cols: dict[str, list[str]] = {}
-            for table, column in rows:
-                cols.setdefault(table, []).append(column)
-            self._columns = {k: tuple(v) for k, v in cols.items()}
+            self._columns = self._columns_of("table_schema = 'main'", qualify=False)
         return self._columns
+
+    def _columns_of(self, where: str, *, qualify: bool) -> dict[str, tuple[str, ...]]:
+        """Columns per relation of this database matching `where` (a fixed SQL condition on
+        information_schema.columns); relations outside main as ``schema.table`` when `qualify`."""
+        rows = self.con.execute(
+            "SELECT table_schema, table_name, column_name FROM information_schema.columns "
+            f"WHERE table_catalog = current_database() AND {where} ORDER BY table_schema, table_name, ordinal_position"
+        ).fetchall()
+        cols: dict[str, list[str]] = {}
+        for schema, table, column in rows:
+            cols.setdefault(table if schema == "main" or not qualify else f"{schema}.{table}", []).append(column)
+        return {k: tuple(v) for k, v in cols.items()}
 
     def has(self, relation: str, column: str | None = None) -> bool:
         cols = self.relations().get(relation)
@@ -180,12 +184,4 @@ class Warehouse:
 
     def catalogue(self) -> dict[str, tuple[str, ...]]:
         """Every user relation with its columns: marts by name, other schemas as ``schema.table``."""
-        rows = self.con.execute(
-            "SELECT table_schema, table_name, column_name FROM information_schema.columns "
-            "WHERE table_catalog = current_database() AND table_schema NOT IN ('information_schema', 'pg_catalog') "
-            "ORDER BY table_schema, table_name, ordinal_position"
-        ).fetchall()
-        cols: dict[str, list[str]] = {}
-        for schema, table, column in rows:
-            cols.setdefault(table if schema == "main" else f"{schema}.{table}", []).append(column)
-        return {k: tuple(v) for k, v in cols.items()}
+        return self._columns_of("table_schema NOT IN ('information_schema', 'pg_catalog')", qualify=True)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from agenthop.reports.doc_links import heading_slug
+
 REPO = Path(__file__).resolve().parents[1]
 
 #: documents outside the repository that files used to cite (not words such as _LATEX_SPECIALS)
@@ -44,17 +46,11 @@ def _tracked_text_files() -> list[Path]:
 FILES = _tracked_text_files()
 
 
-def _slug(heading: str) -> str:
-    """GitHub's anchor for a Markdown heading."""
-    text = re.sub(r"<[^>]+>", "", heading).strip().lower()
-    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
-
-
 @lru_cache(maxsize=None)
 def anchors(doc: Path) -> frozenset[str]:
     text = doc.read_text(encoding="utf-8")
     found = set(EXPLICIT_ID.findall(text))
-    found |= {_slug(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", text, re.M)}
+    found |= {heading_slug(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", text, re.M)}
     return frozenset(found)
 
 
