@@ -166,7 +166,7 @@ def toolbox_task() -> Any:
 
 
 def write_toolbox_logs(out: Path, log_format: str = "eval") -> list[Path]:
-    """Run ``toolbox`` for both models and EPOCHS epochs; the log files written (one per model)."""
+    """Run ``toolbox`` for both models and EPOCHS epochs; the log files written, in MODELS order."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
@@ -184,7 +184,8 @@ def write_toolbox_logs(out: Path, log_format: str = "eval") -> list[Path]:
     )
     bad = [log.status for log in logs if log.status != "success"]
     assert not bad, f"the fixture eval did not succeed: {bad} {[log.error for log in logs]}"
-    return sorted(Path(log.location) for log in logs)
+    by_model = {log.eval.model: Path(log.location) for log in logs}
+    return [by_model[f"mockllm/{m}"] for m in MODELS]
 
 
 # --------------------------------------------------------------------------------------------
