@@ -138,7 +138,8 @@ def read_log(path: Path, score: str | None = None, reader: str = "auto",
             KIND, str(path), run.run_id, sha, not info.complete, mapped.benchmark_sha256, tables,
             {k: v.num_rows for k, v in tables.items()}, segments,
         ))
-    return LogTables(path, mapped.benchmark, mapped.benchmark_sha256, items_table(mapped), runs, notes)
+    items = items_table(mapped) if mapped.items else None
+    return LogTables(path, mapped.benchmark, mapped.benchmark_sha256, items, runs, notes)
 
 
 def discover(paths: Sequence[Path]) -> list[Path]:

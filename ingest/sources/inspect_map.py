@@ -139,7 +139,19 @@ def task_name(header: dict[str, Any]) -> str:
 
 
 def benchmark_of(header: dict[str, Any]) -> str:
+    if agenthop_settings(header) is not None:
+        return AGENTHOP
     return BENCHMARK_PREFIX + task_name(header)
+
+
+AGENTHOP = "agenthop"
+
+
+def agenthop_settings(header: dict[str, Any]) -> dict[str, Any] | None:
+    """The run settings the project's own AgentHop task records, when the log comes from it."""
+    meta = header["eval"].get("metadata")
+    settings = meta.get(AGENTHOP) if isinstance(meta, dict) else None
+    return settings if task_name(header) == AGENTHOP and isinstance(settings, dict) else None
 
 
 def run_id_of(eval_id: str, epoch: int) -> str:
@@ -448,6 +460,37 @@ def map_sample(
     })
 
 
+def map_agenthop_sample(run: RunRows, sample: dict[str, Any]) -> None:
+    """A sample of the project's AgentHop task: the attempts its loop recorded in the store.
+
+    The loop recorded the rows the harness writes (statuses, costs, budgets, terminations), so
+    they are taken as they are; the transcript (the final attempt's) comes from ``sample.messages``.
+    """
+    sid = sample_id_of(sample)
+    store = sample.get("store") if isinstance(sample.get("store"), dict) else {}
+    record = store.get(AGENTHOP)
+    if not isinstance(record, list) or not record:
+        raise ValueError(f"the sample store has no '{AGENTHOP}' record of its attempts")
+    for attempt in record:
+        traj = dict(attempt["trajectory"])
+        traj["sample_id"] = sid
+        run.trajectories.append({"run_id": run.run_id, **traj, "score": 1.0 if traj.get("is_correct") else 0.0})
+        run.turns.extend({"run_id": run.run_id, **t, "sample_id": sid} for t in attempt.get("turns") or [])
+        run.tool_calls.extend({"run_id": run.run_id, **c, "sample_id": sid, "error_type": None}
+                              for c in attempt.get("tool_calls") or [])
+    final = int(record[-1]["trajectory"].get("attempt") or 0)
+    for idx, m in enumerate(x for x in sample.get("messages") or [] if isinstance(x, dict)):
+        run.messages.append({
+            "run_id": run.run_id, "sample_id": sid, "attempt": final, "idx": idx, "role": str(m.get("role") or ""),
+            "name": m.get("function") if m.get("role") == "tool" else None,
+            "tool_call_id": m.get("tool_call_id"), "content": text_of(m.get("content")),
+        })
+    scores = sample.get("scores") if isinstance(sample.get("scores"), dict) else {}
+    for scorer, key, value in score_rows(scores):
+        run.scores.append({"run_id": run.run_id, "sample_id": sid, "scorer": scorer, "key": key,
+                           "value_text": _value_text(value), "value_num": score_number(value)})
+
+
 # --------------------------------------------------------------------------------------------
 # one log
 
@@ -470,7 +513,8 @@ def runs_row(header: dict[str, Any], source: str, epoch: int, bench_sha: str, co
         "config": cfg,
         "scorers": [s.get("name") for s in ev.get("scorers") or [] if isinstance(s, dict)],
     }
-    return {
+    settings = agenthop_settings(header)
+    row = {
         "run_id": run_id_of(str(ev.get("eval_id")), epoch),
         "model": str(ev.get("model") or "unknown"),
         "backend": BACKEND,
@@ -489,6 +533,14 @@ def runs_row(header: dict[str, Any], source: str, epoch: int, bench_sha: str, co
         "generation": None,
         "benchmark": benchmark_of(header),
     }
+    if settings is not None:  # the project's AgentHop task: its own caps and condition
+        row.update(
+            condition=str(settings.get("condition") or "full"),
+            budget_total=_int(settings.get("budget")),
+            max_turns=_int(settings.get("max_turns")),
+            max_total_tokens=_int(settings.get("max_total_tokens")),
+        )
+    return row
 
 
 @dataclass
@@ -515,6 +567,7 @@ def map_log(
     eval_id = header["eval"].get("eval_id")
     if not eval_id:
         raise ValueError("the log's eval spec has no eval_id")
+    settings = agenthop_settings(header)
     by_epoch: dict[int, RunRows] = {}
     items: dict[str, dict[str, Any]] = {}
     for sample in samples:
@@ -524,14 +577,20 @@ def map_log(
             run = by_epoch[epoch] = RunRows(run_id_of(str(eval_id), epoch), epoch, {})
         try:
             item = item_of(sample)
-            map_sample(run, sample, choice)
+            if settings is not None:
+                map_agenthop_sample(run, sample)
+            else:
+                map_sample(run, sample, choice)
         except ScoreChoiceError:
             raise
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
             raise ValueError(f"sample {sample.get('id')!r} epoch {epoch}: cannot be read ({exc})") from None
         items.setdefault(item["sample_id"], item)
     task = task_name(header)
-    sha = items_sha256(task, items.values())
+    if settings is not None:  # AgentHop's items are its release, loaded with --benchmark
+        sha, items = str(settings.get("benchmark_sha256") or ""), {}
+    else:
+        sha = items_sha256(task, items.values())
     runs = []
     for epoch in sorted(by_epoch):
         run = by_epoch[epoch]

@@ -1,0 +1,155 @@
+"""AgentHop as an Inspect task: the same simulated agent through the harness and through Inspect."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from agenthop_sim import SimScript
+from agenthop.ingest.sources import inspect_import
+
+BIN = Path(sys.executable).parent
+ITEMS = 12
+PANEL = """defaults: {backend: sim, conditions: [full], replicates: 1}
+models:
+  - name: verifier
+    backend: sim
+    sim: {archetype: verifier}
+"""
+
+
+@dataclass(frozen=True)
+class BothRuns:
+    release: Path
+    harness_run: Path
+    inspect_log: Path
+
+
+def _cli(*args: str) -> None:
+    proc = subprocess.run([str(BIN / args[0]), *args[1:]], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.fixture(scope="session")
+def both_runs(tmp_path_factory: pytest.TempPathFactory) -> BothRuns:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from agenthop.harness.benchmark.loader import load_release
+    from agenthop.harness.benchmarks.agenthop.inspect_task import agenthop
+
+    root = tmp_path_factory.mktemp("agenthop-inspect")
+    release = root / "release"
+    _cli("agenthop-harness", "make-benchmark", "--out", str(release), "--items", str(ITEMS), "--seed", "0")
+    (root / "panel.yaml").write_text(PANEL)
+    _cli("agenthop-harness", "run", "--panel", str(root / "panel.yaml"), "--data", str(release),
+         "--out", str(root / "runs"))
+    model = get_model("mockllm/verifier", custom_outputs=SimScript(load_release(release), "verifier",
+                                                                     {"archetype": "verifier"}))
+    logs = inspect_eval(agenthop(data=str(release)), model=model, log_dir=str(root / "logs"), display="none",
+                        max_samples=1)
+    assert logs[0].status == "success", logs[0].error
+    (run,) = sorted((root / "runs").iterdir())
+    return BothRuns(release, run, Path(logs[0].location))
+
+
+def _harness(run: Path, table: str) -> pa.Table:
+    return pa.concat_tables([pq.read_table(p) for p in sorted(run.glob(f"{table}-*.parquet"))])
+
+
+#: columns that differ by nature: identity, clocks, and the columns only one side has
+_OWN = {"run_id", "wall_time_s", "t_offset_s", "wait_s", "score", "error_type"}
+
+
+@pytest.mark.parametrize("table", ["trajectories", "turns", "tool_calls"])
+def test_same_rows_through_the_harness_and_the_inspect_task(both_runs, table):
+    lt = inspect_import.read_log(both_runs.inspect_log)
+    assert lt.benchmark == "agenthop" and len(lt.runs) == 1
+    ours = lt.runs[0].tables[table]
+    theirs = _harness(both_runs.harness_run, table)
+    cols = [c for c in theirs.column_names if c not in _OWN]
+    key = [(c, "ascending") for c in ("sample_id", "attempt", "turn", "seq") if c in cols]
+    assert ours.num_rows == theirs.num_rows > 0
+    assert ours.select(cols).sort_by(key).to_pylist() == theirs.select(cols).sort_by(key).to_pylist()
+
+
+def test_agenthop_run_row(both_runs):
+    harness = _harness(both_runs.harness_run, "runs").to_pylist()[0]
+    row = inspect_import.read_log(both_runs.inspect_log).runs[0].tables["runs"].to_pylist()[0]
+    assert row["benchmark"] == "agenthop" and row["backend"] == "inspect-log"
+    for col in ("benchmark_sha256", "condition", "budget_total", "max_turns", "max_total_tokens", "replicate"):
+        assert row[col] == harness[col], col
+    assert (row["budget_total"], row["max_turns"], row["max_total_tokens"]) == (30, 20, 200_000)
+
+
+def test_the_log_keeps_the_projects_prompt_and_tools(both_runs):
+    from inspect_ai.log import read_eval_log
+
+    from agenthop.harness.benchmark.loader import load_release
+    from agenthop.harness.sandbox import prompts
+
+    log = read_eval_log(str(both_runs.inspect_log), resolve_attachments=True)
+    item = load_release(both_runs.release).items[0]
+    sample = next(s for s in log.samples if s.id == item.id)
+    assert sample.messages[0].text == prompts.system_prompt(item, "full")
+    assert sample.messages[1].text == prompts.first_user_message("full")
+    model_event = next(e for e in sample.events if e.event == "model")
+    assert [t.name for t in model_event.tools] == [t.name for t in prompts.tool_specs("full")]
+    assert [t.description for t in model_event.tools] == [t.description for t in prompts.tool_specs("full")]
+    # every tool result carries the project's status footer
+    tool_texts = [m.text for m in sample.messages if m.role == "tool"]
+    assert tool_texts and all("|  Budget used: " in t for t in tool_texts)
+    # the scorer reports AgentHop's correctness and the termination reason
+    score = sample.scores["agenthop_correct"]
+    assert score.metadata["terminated_by"] in ("answer", "budget", "max_turns", "token_limit", "error")
+
+
+def _text_only(messages, tools, tool_choice, config):
+    from inspect_ai.model import ModelOutput, ModelUsage
+
+    out = ModelOutput.from_content("mockllm/talker", "I am still thinking.")
+    out.usage = ModelUsage(input_tokens=50, output_tokens=5, total_tokens=55)
+    return out
+
+
+def test_epochs_are_reruns_and_turn_cap_ends_the_sample(tmp_path):
+    """A model that never calls a tool gets the nudge every turn and stops at the turn cap."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from agenthop.harness.benchmarks.agenthop.inspect_task import agenthop
+
+    release = tmp_path / "release"
+    _cli("agenthop-harness", "make-benchmark", "--out", str(release), "--items", "2", "--seed", "1")
+    logs = inspect_eval(agenthop(data=str(release), max_turns=3, epochs=2),
+                        model=get_model("mockllm/talker", custom_outputs=_text_only),
+                        log_dir=str(tmp_path / "logs"), display="none")
+    lt = inspect_import.read_log(Path(logs[0].location))
+    assert [rd.tables["runs"].column("replicate")[0].as_py() for rd in lt.runs] == [0, 1]
+    for rd in lt.runs:
+        traj = rd.tables["trajectories"].to_pylist()
+        assert [(t["terminated_by"], t["total_turns"], t["budget_used"]) for t in traj] == [("max_turns", 3, 0)] * 2
+        assert rd.tables["runs"].column("max_turns")[0].as_py() == 3
+
+
+def test_registered_through_inspects_entry_point(tmp_path):
+    from importlib.metadata import entry_points
+
+    (ep,) = [e for e in entry_points(group="inspect_ai") if e.name == "agenthop"]
+    assert ep.value == "agenthop.harness.benchmarks.agenthop.inspect_task"
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    release = tmp_path / "release"
+    _cli("agenthop-harness", "make-benchmark", "--out", str(release), "--items", "1", "--seed", "2")
+    # an editable install registers the task without the package prefix (a normal install: agenthop/agenthop)
+    logs = inspect_eval("agenthop", task_args={"data": str(release), "max_turns": 1},
+                        model=get_model("mockllm/talker", custom_outputs=_text_only),
+                        log_dir=str(tmp_path / "logs"), display="none")
+    assert logs[0].status == "success" and logs[0].eval.task == "agenthop"
