@@ -40,7 +40,7 @@ SCORES = getattr(
         pa.field("run_id", pa.string(), nullable=False),
         pa.field("sample_id", pa.string(), nullable=False),
         pa.field("scorer", pa.string(), nullable=False),
-        pa.field("key", pa.string()),
+        pa.field("key", pa.string(), nullable=False),
         pa.field("value_text", pa.string()),
         pa.field("value_num", pa.float64()),
     ]),

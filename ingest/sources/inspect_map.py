@@ -227,8 +227,13 @@ def _value_text(value: Any) -> str | None:
     return _json(value)
 
 
+#: ``raw.scores.key`` of a scorer with a single value
+SINGLE_KEY = "value"
+
+
 def score_rows(scores: dict[str, Any]) -> list[tuple[str, str | None, Any]]:
-    """(scorer, key, value) for every scorer's value; a dict value gives one row per key."""
+    """(scorer, key, value) for every scorer's value; a dict value gives one row per key, a single
+    value has key None here (``value`` in the table)."""
     out: list[tuple[str, str | None, Any]] = []
     for scorer, score in scores.items():
         value = score.get("value") if isinstance(score, dict) else score
@@ -428,7 +433,7 @@ def map_sample(
         num = score_number(value)
         if value is not None and num is None and not isinstance(value, str):
             run.notes.append(f"{where}: score {scorer}{'.' + key if key else ''} is {_value_text(value)}, kept as text")
-        run.scores.append({"run_id": run.run_id, "sample_id": sid, "scorer": scorer, "key": key,
+        run.scores.append({"run_id": run.run_id, "sample_id": sid, "scorer": scorer, "key": key or SINGLE_KEY,
                            "value_text": _value_text(value), "value_num": num})
         if primary == (scorer, key):
             score = num
@@ -487,7 +492,7 @@ def map_agenthop_sample(run: RunRows, sample: dict[str, Any]) -> None:
         })
     scores = sample.get("scores") if isinstance(sample.get("scores"), dict) else {}
     for scorer, key, value in score_rows(scores):
-        run.scores.append({"run_id": run.run_id, "sample_id": sid, "scorer": scorer, "key": key,
+        run.scores.append({"run_id": run.run_id, "sample_id": sid, "scorer": scorer, "key": key or SINGLE_KEY,
                            "value_text": _value_text(value), "value_num": score_number(value)})
 
 

@@ -115,7 +115,7 @@ def test_every_scorer_value_is_kept_and_score_can_be_chosen(inspect_logs):
     rows = [(r["sample_id"], r["scorer"], r["key"], r["value_text"], r["value_num"])
             for r in runs["e1"]["scores"].to_pylist() if r["sample_id"] == "s2"]
     assert rows == [("s2", "grade", "utility", "C", 1.0), ("s2", "grade", "security", "C", 1.0),
-                    ("s2", "exact", None, "1.0", 1.0)]
+                    ("s2", "exact", "value", "1.0", 1.0)]
     scores = {
         choice: {s: r["score"] for s, r in _by_sample(_runs(path, choice)[1]["e1"]["trajectories"]).items()}
         for choice in (None, "grade.security", "exact", "grade")
