@@ -37,6 +37,16 @@ _DIR = click.Path(path_type=Path, file_okay=False, resolve_path=True)  # errors 
     multiple=True,
     help="Reference-harness experiments/ directory or one <model>/ folder. Repeatable.",
 )
+@click.option(
+    "--inspect-log",
+    type=click.Path(path_type=Path, exists=False, resolve_path=True),
+    multiple=True,
+    help="An Inspect AI log (.eval or .json) or a directory of them (docs/inspect.md). Repeatable.",
+)
+@click.option("--score", "inspect_score", default=None, metavar="SCORER[.KEY]",
+              help="The Inspect score that becomes trajectories.score (default: the first scorer, its first key).")
+@click.option("--inspect-reader", type=click.Choice(["auto", "builtin", "inspect"]), default="auto",
+              show_default=True, help="How Inspect logs are read (docs/inspect.md#readers).")
 @click.option("--partial", is_flag=True, help="Also load run directories without _SUCCESS (marked _partial).")
 @click.option(
     "--force",
@@ -57,6 +67,9 @@ def main(
     benchmark: Path | None,
     runs: tuple[Path, ...],
     reference_json: tuple[Path, ...],
+    inspect_log: tuple[Path, ...],
+    inspect_score: str | None,
+    inspect_reader: str,
     partial: bool,
     force: bool,
     accept_dq: bool,
@@ -67,14 +80,17 @@ def main(
     Idempotent: unchanged inputs are skipped, a changed run replaces its previous version whole.
     A bad input leaves the warehouse exactly as it was and names the file and the problem.
     """
-    if benchmark is None and not runs and not reference_json:
-        raise click.UsageError("nothing to load: give --benchmark, --runs and/or --reference-json")
+    if benchmark is None and not runs and not reference_json and not inspect_log:
+        raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json and/or --inspect-log")
     path = db if db is not None else Path(default_db_path()).absolute()
     result = run_ingest(
         path,
         benchmark=benchmark,
         runs=runs,
         reference_json=reference_json,
+        inspect_logs=inspect_log,
+        inspect_score=inspect_score,
+        inspect_reader=inspect_reader,
         partial=partial,
         force=force,
         accept_dq=accept_dq,

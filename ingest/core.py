@@ -28,6 +28,7 @@ from . import runs as runsmod
 from .benchmark import BenchmarkTables, load_benchmark, release_content_sha256
 from .conform import IngestError
 from .progress import Progress
+from .sources import inspect_ingest
 from .warehouse import (
     WarehouseState,
     insert_arrow,
@@ -55,6 +56,8 @@ class IngestResult:
     seconds: float = 0.0
     #: data-quality violations loaded with accept_dq (recorded in raw.dq_issues)
     dq_issues: int = 0
+    #: samples of imported logs loaded with a recorded reason (docs/inspect.md#damaged-logs)
+    notes: str = ""
 
     def summary(self) -> str:
         parts = []
@@ -70,7 +73,7 @@ class IngestResult:
         out = f"ingested into {self.db} in {self.seconds:.1f} s: {what}; rows loaded: {rows}"
         if self.dq_issues:
             out += f"; {self.dq_issues} data-quality violation(s) accepted, listed in raw.dq_issues"
-        return out
+        return out + (f"\n{self.notes}" if self.notes else "")
 
 
 @dataclass(slots=True)
@@ -88,6 +91,8 @@ class _Plan:
     combined: dict[str, pa.Table]
     #: violations accepted with --accept-dq (quality.ISSUE_SCHEMA)
     dq_issues: pa.Table
+    #: items and notes of Inspect logs (docs/inspect.md)
+    inspect: inspect_ingest.InspectPlan
 
 
 def _dedupe(paths: Sequence[Path]) -> list[Path]:
@@ -138,6 +143,9 @@ def run_ingest(
     benchmark: Path | None = None,
     runs: Sequence[Path] = (),
     reference_json: Sequence[Path] = (),
+    inspect_logs: Sequence[Path] = (),
+    inspect_score: str | None = None,
+    inspect_reader: str = "auto",
     partial: bool = False,
     force: bool = False,
     accept_dq: bool = False,
@@ -154,9 +162,12 @@ def run_ingest(
     try:
         with open_warehouse(db) as con:
             state = read_state(con, db)  # (2)
+            inspect_args = (inspect_logs, inspect_score, inspect_reader)
             plan = _prepare(
-                con, state, benchmark, bench_content, run_dirs, ref_dirs, partial, force, accept_dq, progress
+                con, state, benchmark, bench_content, run_dirs, ref_dirs, partial, force, accept_dq, progress,
+                inspect_args,
             )
+            result.notes = inspect_ingest.summary_notes(plan.inspect)
             n_rows = sum(t.num_rows for t in plan.combined.values())
             n_rows += sum(plan.bench.counts().values()) if plan.bench is not None else 0
             progress.phase(f"writing {n_rows:,} rows to {db}", big=n_rows > BIG_WRITE_ROWS)
@@ -206,6 +217,7 @@ def _prepare(
     force: bool,
     accept_dq: bool,
     progress: Progress,
+    inspect_args: tuple[Sequence[Path], str | None, str] = ((), None, "auto"),
 ) -> _Plan:
     """(3) Parse and validate every changed input; nothing is written.
 
@@ -256,6 +268,12 @@ def _prepare(
         progress.phase(f"reading reference JSON ({len(ref_dirs)} folders)", big=len(ref_dirs) >= 5)
         datas += refjson.read_folders(ref_dirs, checks, state.run_hashes, bench_tables)
 
+    logs, score, reader = inspect_args
+    inspect_plan = inspect_ingest.InspectPlan()
+    if logs:
+        inspect_plan = inspect_ingest.prepare(con, logs, checks, state.run_hashes, score, reader, progress)
+        datas += inspect_plan.datas
+
     by_id: dict[str, runsmod.RunData] = {}
     for rd in datas:
         prev = by_id.get(rd.run_id)
@@ -278,6 +296,7 @@ def _prepare(
         replaced=[rd.run_id for rd in changed if rd.run_id in state.run_benchmarks],
         combined=combined,
         dq_issues=issues,
+        inspect=inspect_plan,
     )
 
 
@@ -324,6 +343,8 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
             result.rows[name] = plan.combined[name].num_rows
             insert_arrow(con, name, plan.combined.pop(name))
             release_arrow_memory()
+        for benchmark, n in inspect_ingest.write(con, plan.inspect, now).items():
+            result.rows[f"items {benchmark}"] = n
         issues = plan.dq_issues
         result.dq_issues = issues.num_rows
         if issues.num_rows:
