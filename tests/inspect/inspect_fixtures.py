@@ -18,6 +18,7 @@ a ``C`` for security is the bad outcome), ``exact`` a number.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -293,25 +294,20 @@ def agentdojo_shaped_log(path: Path) -> Path:
 # logs still being written, and damaged ones (made from a good log)
 
 
-def rewrite_eval(src: Path, dst: Path, drop: tuple[str, ...] = ()) -> Path:
-    """Copy a .eval log member by member, leaving out ``drop``; every member zstd-compressed
-    (ZIP method 93) as Inspect writes them."""
+def write_eval(dst: Path, members: list[tuple[str, Any]]) -> Path:
+    """Write a .eval log from (member name, JSON value) pairs, every member zstd-compressed (ZIP
+    method 93) as Inspect writes them."""
     import json
     import zipfile
 
     import zstandard
 
-    from agenthop.ingest.sources.inspect_read import ZipLog
-
-    log = ZipLog(src)
-    with zipfile.ZipFile(src) as zin:
-        names = [i.filename for i in zin.infolist() if i.filename not in drop]
-    members = [(n.encode(), json.dumps(log.member(n)).encode()) for n in names]
-    log.close()
     entries = []
+    compressor = zstandard.ZstdCompressor()
     with open(dst, "wb") as fh:
-        for name, raw in members:
-            comp = zstandard.ZstdCompressor().compress(raw)
+        for member, value in members:
+            name, raw = member.encode(), json.dumps(value).encode()
+            comp = compressor.compress(raw)
             crc, offset = zipfile.crc32(raw), fh.tell()
             fh.write(b"PK\x03\x04" + _pack("<5H3L2H", 20, 0, 93, 0, 0, crc, len(comp), len(raw), len(name), 0))
             fh.write(name + comp)
@@ -323,6 +319,24 @@ def rewrite_eval(src: Path, dst: Path, drop: tuple[str, ...] = ()) -> Path:
         end = fh.tell()
         fh.write(b"PK\x05\x06" + _pack("<4H2LH", 0, 0, len(entries), len(entries), end - start, start, 0))
     return dst
+
+
+def eval_members(src: Path) -> list[tuple[str, Any]]:
+    """Every member of a .eval log as (name, JSON value), in file order."""
+    import zipfile
+
+    from agenthop.ingest.sources.inspect_read import ZipLog
+
+    log = ZipLog(src)
+    with zipfile.ZipFile(src) as zin:
+        members = [(i.filename, log.member(i.filename)) for i in zin.infolist()]
+    log.close()
+    return members
+
+
+def rewrite_eval(src: Path, dst: Path, drop: tuple[str, ...] = ()) -> Path:
+    """Copy a .eval log member by member, leaving out ``drop``."""
+    return write_eval(dst, [(n, v) for n, v in eval_members(src) if n not in drop])
 
 
 def _pack(fmt: str, *values: Any) -> bytes:
@@ -355,3 +369,32 @@ def edit_json_log(src: Path, dst: Path, sample_id: str, epoch: int, change: Any)
             change(s)
     dst.write_text(json.dumps(doc, allow_nan=True))
     return dst
+
+
+# --------------------------------------------------------------------------------------------
+# the session's logs (imported by the test modules: ``from inspect_fixtures import inspect_logs``)
+
+import pytest  # noqa: E402
+
+
+@dataclass(frozen=True)
+class InspectLogs:
+    eval_logs: list[Path]  # toolbox, one per model (MODELS order), .eval
+    json_logs: list[Path]  # toolbox, one per model, .json
+    agentdojo: Path  # hand-written in the published AgentDojo task's shapes
+
+
+_WRITTEN: list[InspectLogs] = []
+
+
+@pytest.fixture(scope="session")
+def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> InspectLogs:
+    """Written once per test session, whichever module asks first."""
+    if not _WRITTEN:
+        root = tmp_path_factory.mktemp("inspect-logs")
+        _WRITTEN.append(InspectLogs(
+            eval_logs=write_toolbox_logs(root / "eval", "eval"),
+            json_logs=write_toolbox_logs(root / "json", "json"),
+            agentdojo=agentdojo_shaped_log(root / "published" / "agentdojo_banking.json"),
+        ))
+    return _WRITTEN[0]

@@ -11,6 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
+
 from agenthop_sim import SimScript
 from agenthop.ingest.sources import inspect_import
 

@@ -6,7 +6,10 @@ import json
 
 import pytest
 
+pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
+
 import inspect_fixtures as fx
+from inspect_fixtures import inspect_logs  # noqa: F401  (the session's logs)
 from agenthop.ingest.sources import inspect_import, inspect_map
 from agenthop.ingest.sources.inspect_map import score_number, terminated_by, usage_tokens
 

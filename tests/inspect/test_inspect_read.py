@@ -8,7 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
+
 import inspect_fixtures as fx
+from inspect_fixtures import inspect_logs  # noqa: F401  (the session's logs)
 from agenthop.ingest.conform import IngestError
 from agenthop.ingest.sources import inspect_import, inspect_read
 
