@@ -52,12 +52,15 @@ def make_logs(out: Path, work: Path) -> int:
     samples = [v for n, v in members if n.startswith("samples/")]
     out.mkdir(parents=True, exist_ok=True)
     for k in range(LOGS):
-        eval_spec = {**header["eval"], "eval_id": f"bench{k:04d}", "task_id": f"bench{k:04d}"}
         written: list[tuple[str, Any]] = []
+        ids: dict[str, None] = {}
         for i in range(SAMPLES_PER_LOG):
             s = dict(samples[i % len(samples)])
             s["id"] = f"{s['id']}-{i // len(samples):04d}"
+            ids[s["id"]] = None
             written.append((f"samples/{s['id']}_epoch_{s['epoch']}.json", s))
+        dataset = {**header["eval"]["dataset"], "samples": len(ids), "sample_ids": list(ids)}
+        eval_spec = {**header["eval"], "eval_id": f"bench{k:04d}", "task_id": f"bench{k:04d}", "dataset": dataset}
         written.append(("_journal/start.json", {"version": header["version"], "eval": eval_spec,
                                                 "plan": header["plan"]}))
         written.append(("header.json", {**header, "eval": eval_spec}))
