@@ -15,10 +15,12 @@ generator is deterministic per seed) instead of keeping 2 MB of JSONL in the rep
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from tests import mart_snapshot
@@ -56,17 +58,68 @@ def _ingest(db: Path, release: Path, run_dir: Path) -> None:
     _ok([cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(release), "--runs", str(run_dir)], dbt_env(db))
 
 
-def test_pre_core_run_directory_ingests_as_agenthop_with_its_run_id(small_release: Path, tmp_path: Path) -> None:
-    db = tmp_path / "w.duckdb"
-    _ingest(db, small_release, FORMATS / "pre_core" / PRE_CORE_RUN)
+def _query(db: Path, sql: str) -> list[tuple]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        rows = con.execute("SELECT run_id, model FROM raw.runs").fetchall()
-        n = con.execute("SELECT count(*) FROM raw.trajectories").fetchall()[0][0]
+        return con.execute(sql).fetchall()
     finally:
         con.close()
-    assert rows == [(PRE_CORE_RUN, "early-committer")]
-    assert n == 3
+
+
+@pytest.mark.parametrize("fmt", ["pre_core", "before_wait_s", "first_release"])
+def test_older_run_directory_ingests_as_agenthop_with_its_run_id(small_release: Path, tmp_path: Path, fmt: str) -> None:
+    db = tmp_path / "w.duckdb"
+    _ingest(db, small_release, FORMATS / fmt / PRE_CORE_RUN)
+    assert _query(db, "SELECT run_id, model, benchmark, paradigm FROM raw.runs") == [
+        (PRE_CORE_RUN, "early-committer", "agenthop", None)
+    ]
+    # score reads as is_correct; the columns added later read as null
+    rows = _query(db, "SELECT is_correct, score, answer_json FROM raw.trajectories ORDER BY sample_id")
+    assert rows == [(c, 1.0 if c else 0.0, None) for c, _, _ in rows] and len(rows) == 3
+    assert sum(c for c, _, _ in rows) == 2  # accuracy 2/3 when the run was made
+    wait = _query(db, "SELECT count(wait_s), count(repaired_chars) FROM raw.trajectories")[0]
+    assert wait == ((3, 3) if fmt == "pre_core" else (0, 0))
+    assert _query(db, "SELECT count(error_type) FROM raw.tool_calls") == [(0,)]
+    assert _query(db, "SELECT benchmark, n_items FROM raw.benchmarks") == [("agenthop", 4)]
+
+
+#: what the raw layout gained with the benchmark-agnostic core
+CORE_COLUMNS = {"runs": ["benchmark", "paradigm"], "trajectories": ["score", "answer_json"], "tool_calls": ["error_type"]}
+
+
+def test_warehouse_of_the_pre_core_layout_is_upgraded_by_its_next_ingest(small_release: Path, tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    _ingest(db, small_release, FORMATS / "pre_core" / PRE_CORE_RUN)
+    con = duckdb.connect(str(db))  # back to the layout the version before the core wrote
+    for table, cols in CORE_COLUMNS.items():
+        for col in cols:
+            con.execute(f"ALTER TABLE raw.{table} DROP COLUMN {col}")
+    con.execute("DROP TABLE raw.benchmarks")
+    con.execute("DROP TABLE raw.scores")
+    con.close()
+    # the same run in another format: new content, so it replaces the loaded one
+    _ok([cli("agenthop-ingest"), "--db", str(db), "--runs", str(FORMATS / "first_release" / PRE_CORE_RUN)], dbt_env(db))
+    assert _query(db, "SELECT run_id, benchmark FROM raw.runs") == [(PRE_CORE_RUN, "agenthop")]
+    assert _query(db, "SELECT count(*), sum(score) FROM raw.trajectories") == [(3, 2.0)]
+    sha = _query(db, "SELECT value FROM raw.warehouse_meta WHERE key = 'benchmark_sha256'")[0][0]
+    assert _query(db, "SELECT benchmark, sha256, n_items FROM raw.benchmarks") == [("agenthop", sha, 4)]
+
+
+def test_run_of_a_benchmark_without_a_loaded_release_is_refused(small_release: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    run = tmp_path / "runs" / PRE_CORE_RUN
+    shutil.copytree(FORMATS / "pre_core" / PRE_CORE_RUN, run)
+    part = run / "runs-00000.parquet"
+    t = pq.read_table(part)
+    pq.write_table(t.append_column("benchmark", pa.array(["sciexplore"])), part)
+    db = tmp_path / "w.duckdb"
+    proc = subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(small_release), "--runs", str(run)],
+                          env=dbt_env(db), capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "no release of benchmark 'sciexplore' is loaded" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not db.exists()
 
 
 def test_same_configuration_keeps_its_run_id(small_release: Path, tmp_path: Path) -> None:
@@ -74,3 +127,12 @@ def test_same_configuration_keeps_its_run_id(small_release: Path, tmp_path: Path
     _ok([cli("agenthop-harness"), "run", "--data", str(small_release), "--model", "early-committer",
          "--limit", "3", "--out", str(out), "--no-progress"], dbt_env(tmp_path / "unused.duckdb"))
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == [PRE_CORE_RUN]
+    # today's files carry the benchmark and the score
+    import pyarrow.parquet as pq
+
+    run = pq.read_table(next((out / PRE_CORE_RUN).glob("runs-*.parquet")))
+    assert run.column("benchmark").to_pylist() == ["agenthop"]
+    assert run.column("paradigm").to_pylist() == [None]
+    tr = pq.read_table(next((out / PRE_CORE_RUN).glob("trajectories-*.parquet")))
+    assert tr.column("score").to_pylist() == [1.0 if c else 0.0 for c in tr.column("is_correct").to_pylist()]
+    assert "error_type" in pq.read_schema(next((out / PRE_CORE_RUN).glob("tool_calls-*.parquet"))).names
