@@ -161,8 +161,10 @@ CONSISTENCY: tuple[Rule, ...] = (
     Rule(
         "unknown_tool_status", "tool_calls", "status",
         "is {value}; a call of an unknown tool must have status unknown_tool (or not_executed)",
-        f"SELECT _g, concat('''', status, ''' for tool ''', tool, '''') AS value FROM tool_calls "
-        f"WHERE tool NOT IN ({_sql_list(TOOL_NAMES)}) AND status NOT IN ('unknown_tool', 'not_executed')",
+        # AgentHop's tools only: other benchmarks (imported Inspect logs) have tools of their own
+        f"SELECT x._g, concat('''', x.status, ''' for tool ''', x.tool, '''') AS value FROM tool_calls AS x "
+        f"JOIN runs AS r ON r.run_id = x.run_id AND r.benchmark = '{t.DEFAULT_BENCHMARK}' "
+        f"WHERE x.tool NOT IN ({_sql_list(TOOL_NAMES)}) AND x.status NOT IN ('unknown_tool', 'not_executed')",
     ),
 )
 

@@ -50,11 +50,12 @@ def _loaded_items(con: duckdb.DuckDBPyConnection, benchmark: str) -> dict[str, d
     exists = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
         [ddl.RAW, ITEMS_TABLE],
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     if not exists:
         return {}
-    rows = con.execute(f"SELECT * FROM {ddl.RAW}.{ITEMS_TABLE} WHERE benchmark = ? ORDER BY item_order",
-                       [benchmark]).to_arrow_table().to_pylist()
+    cur = con.execute(f"SELECT * FROM {ddl.RAW}.{ITEMS_TABLE} WHERE benchmark = ? ORDER BY item_order", [benchmark])
+    names = [d[0] for d in cur.description]
+    rows = [dict(zip(names, r)) for r in cur.fetchall()]
     return {r["sample_id"]: r for r in rows}
 
 
@@ -132,7 +133,7 @@ def write(con: duckdb.DuckDBPyConnection, plan: InspectPlan, now: datetime) -> d
     has_catalogue = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = 'benchmarks'",
         [ddl.RAW],
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     for benchmark, items in plan.items.items():
         con.execute(f"DELETE FROM {ddl.RAW}.{ITEMS_TABLE} WHERE benchmark = ?", [benchmark]).fetchall()
         counts[benchmark] = items.num_rows

@@ -47,15 +47,12 @@ def _digest(db: Path) -> str:
 
 @pytest.fixture(scope="module")
 def imported(inspect_logs, tmp_path_factory: pytest.TempPathFactory):
-    """The two-model toolbox logs and the AgentDojo-shaped log in one warehouse, marts built."""
+    """The two-model toolbox logs and the AgentDojo-shaped log in one warehouse."""
     work = tmp_path_factory.mktemp("inspect-warehouse")
     db = work / "w.duckdb"
     proc = _ingest(db, "--inspect-log", str(inspect_logs.eval_logs[0].parent), "--inspect-log",
                    str(inspect_logs.agentdojo))
     assert proc.returncode == 0, proc.stderr
-    build = _run("dbt", "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path",
-                 str(work / "target"), "--log-path", str(work / "logs"), db=db)
-    assert build.returncode == 0, build.stdout[-3000:]
     return db, work, proc.stdout
 
 
@@ -142,64 +139,11 @@ def test_a_damaged_log_among_good_ones(inspect_logs, tmp_path, damage):
     assert _digest(db) == before  # nothing of the good log either
 
 
-def test_shared_marts_hold_the_imported_runs(imported):
+def test_sql_over_the_imported_runs(imported):
+    """Every scorer's value is queryable: the AgentDojo-shaped log's security score (C = attack succeeded)."""
     db, _, _ = imported
-    rows = _one(db, "SELECT run_id, n, score_mean FROM run_summary WHERE run_id LIKE 'inspect-%' ORDER BY run_id")
-    assert len(rows) == 5
-    toolbox = _one(db, "SELECT r.model, round(avg(s.score_mean), 4) FROM run_summary AS s JOIN raw.runs AS r "
-                       "USING (run_id) WHERE r.benchmark = 'inspect:toolbox' GROUP BY 1 ORDER BY 1")
-    # alpha: s1-s3 right, s4 cut in both epochs (0.75); beta: also wrong on s3 in epoch 2 (0.625)
-    assert toolbox == [("mockllm/alpha", 0.75), ("mockllm/beta", 0.625)]
-    terms = _one(db, "SELECT sum(n) FROM termination_summary WHERE terminated_by = 'token_limit' "
-                     "AND run_id LIKE 'inspect-%'")
-    assert terms == [(5,)]
-
-
-def _run_ids(db: Path, model: str) -> list[str]:
-    return [r for (r,) in _one(db, "SELECT run_id FROM raw.runs WHERE model = ? ORDER BY replicate", [model])]
-
-
-def test_reports_on_imported_runs(imported, tmp_path):
-    db, _, _ = imported
-    a, b = _run_ids(db, "mockllm/alpha")[0], _run_ids(db, "mockllm/beta")[0]
-    for args in (
-        ["compare", "--runs", f"{a},{b}", "--out", str(tmp_path / "compare.html")],
-        ["reruns", "--model", "mockllm/beta", "--out", str(tmp_path / "reruns.html")],
-        ["item", "s3", "--runs", f"{a},{b}", "--out", str(tmp_path / "item.html")],
-        ["sql", "SELECT count(*) AS n FROM run_summary"],
-    ):
-        proc = _run("agenthop-report", *args, "--db", str(db), db=db)
-        assert proc.returncode == 0, f"{args[0]}: {proc.stderr}"
-    assert "s3" in (tmp_path / "item.html").read_text()
-
-
-@pytest.mark.browser
-def test_compare_report_renders_in_a_browser(imported, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    exe = next((p for p in ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium") if Path(p).exists()), None)
-    if exe is None:
-        pytest.skip("!!! no chromium-headless-shell: the Inspect compare report is not checked in a browser !!!")
-    db, _, _ = imported
-    a, b = _run_ids(db, "mockllm/alpha")[0], _run_ids(db, "mockllm/beta")[0]
-    out = tmp_path / "compare.html"
-    proc = _run("agenthop-report", "compare", "--runs", f"{a},{b}", "--out", str(out), "--db", str(db), db=db)
+    proc = _run("agenthop-report", "sql", "SELECT s.key, avg(s.value_num) AS mean FROM raw.scores AS s "
+                "JOIN raw.runs AS r USING (run_id) WHERE r.benchmark = 'inspect:inspect_evals/agentdojo' "
+                "GROUP BY 1 ORDER BY 1", "--format", "csv", "--db", str(db), db=db)
     assert proc.returncode == 0, proc.stderr
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.route("http*://**", lambda route: route.abort())
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(out.as_uri())
-        page.wait_for_load_state("networkidle")
-        text = page.inner_text("body")
-        artifacts = REPO / "test-artifacts"
-        artifacts.mkdir(exist_ok=True)
-        page.screenshot(path=str(artifacts / "inspect-compare.png"), full_page=True)
-        n_charts = page.locator("svg, canvas").count()
-        browser.close()
-    assert not errors, errors
-    assert "mockllm/alpha" in text and "mockllm/beta" in text
-    assert n_charts > 0
+    assert proc.stdout.split() == ["key,mean", "security,0.5", "utility,0.5"]
