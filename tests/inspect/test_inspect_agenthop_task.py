@@ -155,3 +155,91 @@ def test_registered_through_inspects_entry_point(tmp_path):
                         model=get_model("mockllm/talker", custom_outputs=_text_only),
                         log_dir=str(tmp_path / "logs"), display="none")
     assert logs[0].status == "success" and logs[0].eval.task == "agenthop"
+
+
+# --------------------------------------------------------------------------------------------
+# both runs in one warehouse: every AgentHop mart
+
+
+@pytest.fixture(scope="module")
+def warehouse(both_runs, tmp_path_factory: pytest.TempPathFactory):
+    import os
+
+    work = tmp_path_factory.mktemp("agenthop-inspect-warehouse")
+    db = work / "w.duckdb"
+    env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    ingest = subprocess.run([str(BIN / "agenthop-ingest"), "--db", str(db), "--benchmark", str(both_runs.release),
+                             "--runs", str(both_runs.harness_run), "--inspect-log", str(both_runs.inspect_log)],
+                            capture_output=True, text=True, env=env)
+    assert ingest.returncode == 0, ingest.stderr
+    repo = Path(__file__).resolve().parents[2]
+    build = subprocess.run([str(BIN / "dbt"), "build", "--project-dir", str(repo), "--profiles-dir", str(repo),
+                            "--target-path", str(work / "target"), "--log-path", str(work / "logs")],
+                           capture_output=True, text=True, env=env, cwd=repo)
+    assert build.returncode == 0, build.stdout[-3000:]
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    (harness_id,) = con.execute("SELECT run_id FROM raw.runs WHERE backend = 'sim'").fetchall()[0]
+    (inspect_id,) = con.execute("SELECT run_id FROM raw.runs WHERE backend = 'inspect-log'").fetchall()[0]
+    con.close()
+    return db, harness_id, inspect_id
+
+
+def _rows(db: Path, sql: str, run_id: str) -> list[tuple]:
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql, [run_id]).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT sample_id, predicted_answer, predicted_index, is_correct, terminated_by, budget_used, total_turns, "
+    "total_tokens, n_tool_calls, paper_recall, section_recall, stopping_category FROM fct_trajectory "
+    "WHERE run_id = ? ORDER BY sample_id",
+    "SELECT sample_id, seq, tool, status, cost, budget_after, output_chars, resolved_header FROM fct_tool_call "
+    "WHERE run_id = ? ORDER BY sample_id, seq",
+    "SELECT terminated_by, n, share, accuracy FROM termination_summary WHERE run_id = ? ORDER BY termination_order",
+    "SELECT accuracy, paper_recall, section_recall, n_tool_calls, avg_budget, avg_turns, avg_tokens_k, "
+    "max_budget_rate, non_submission_rate FROM model_summary WHERE run_id = ?",
+    "SELECT * EXCLUDE (run_id) FROM tool_transitions WHERE run_id = ? ORDER BY ALL",
+], ids=["fct_trajectory", "fct_tool_call", "termination_summary", "model_summary", "tool_transitions"])
+def test_same_marts_through_the_harness_and_the_inspect_task(warehouse, sql):
+    db, harness_id, inspect_id = warehouse
+    ours, theirs = _rows(db, sql, inspect_id), _rows(db, sql, harness_id)
+    assert theirs and ours == theirs
+
+
+@pytest.mark.browser
+def test_compare_report_of_the_harness_run_and_the_inspect_run_renders(warehouse, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    exe = next((p for p in ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium") if Path(p).exists()), None)
+    if exe is None:
+        pytest.skip("!!! no chromium-headless-shell: the compare report is not checked in a browser !!!")
+    db, harness_id, inspect_id = warehouse
+    out = tmp_path / "compare.html"
+    proc = subprocess.run([str(BIN / "agenthop-report"), "compare", "--runs", f"{harness_id},{inspect_id}",
+                           "--db", str(db), "--out", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.route("http*://**", lambda route: route.abort())
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(out.as_uri())
+        page.wait_for_load_state("networkidle")
+        text = page.inner_text("body")
+        artifacts = Path(__file__).resolve().parents[2] / "test-artifacts"
+        artifacts.mkdir(exist_ok=True)
+        page.screenshot(path=str(artifacts / "inspect-agenthop-compare.png"), full_page=True)
+        charts = page.locator("svg").count()
+        browser.close()
+    assert not errors, errors
+    assert "mockllm/verifier" in text and "verifier" in text
+    assert charts > 0
