@@ -25,26 +25,8 @@ from . import inspect_map, inspect_read
 
 KIND = "inspect-log"
 
-#: Columns the shared core adds to the run tables; used when the schemas in this tree lack them.
-_EXTRA_COLUMNS: dict[str, list[pa.Field]] = {
-    "runs": [pa.field("benchmark", pa.string())],
-    "trajectories": [pa.field("score", pa.float64())],
-    "tool_calls": [pa.field("error_type", pa.string())],
-}
-
 #: Every scorer's value per sample (one row per key of a dict value).
-SCORES = getattr(
-    tschema,
-    "SCORES",
-    pa.schema([
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("sample_id", pa.string(), nullable=False),
-        pa.field("scorer", pa.string(), nullable=False),
-        pa.field("key", pa.string(), nullable=False),
-        pa.field("value_text", pa.string()),
-        pa.field("value_num", pa.float64()),
-    ]),
-)
+SCORES = tschema.SCORES
 
 #: The items an Inspect log carries (its samples' id, input, target, metadata).
 ITEMS = pa.schema([
@@ -58,14 +40,8 @@ ITEMS = pa.schema([
 
 
 def table_schema(name: str) -> pa.Schema:
-    """The schema an Inspect run's ``name`` table is built with (core columns plus the shared additions)."""
-    if name == "scores":
-        return SCORES
-    schema = tschema.TABLES[name]
-    for f in _EXTRA_COLUMNS.get(name, []):
-        if f.name not in schema.names:
-            schema = schema.append(f)
-    return schema
+    """The schema an Inspect run's ``name`` table is built with."""
+    return tschema.RUN_TABLES[name]
 
 
 RUN_TABLE_NAMES = ("runs", "trajectories", "turns", "tool_calls", "messages", "scores")

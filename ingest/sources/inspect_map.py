@@ -26,8 +26,9 @@ import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
+
+from agenthop.ingest.reference_json import _parse_time as parse_time
 
 BACKEND = "inspect-log"
 BENCHMARK_PREFIX = "inspect:"
@@ -119,14 +120,8 @@ def _json(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, sort_keys=True, allow_nan=True, default=str)
 
 
-def _time(v: Any) -> datetime | None:
-    if not isinstance(v, str) or not v:
-        return None
-    try:
-        dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt.astimezone(timezone.utc) if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+#: an ISO timestamp (Inspect's "2026-12-02T15:04:54+00:00") -> an aware datetime, None if not one
+_time = parse_time
 
 
 # --------------------------------------------------------------------------------------------
