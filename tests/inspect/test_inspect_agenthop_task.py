@@ -243,3 +243,44 @@ def test_compare_report_of_the_harness_run_and_the_inspect_run_renders(warehouse
     assert not errors, errors
     assert "mockllm/verifier" in text and "verifier" in text
     assert charts > 0
+
+
+_EVAL_FROM_INSTALL = """
+import sys
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+def talk(messages, tools, tool_choice, config):
+    out = ModelOutput.from_content("mockllm/talker", "thinking")
+    out.usage = ModelUsage(input_tokens=5, output_tokens=1, total_tokens=6)
+    return out
+
+logs = inspect_eval("agenthop/agenthop", task_args={"data": sys.argv[1], "max_turns": 1},
+                    model=get_model("mockllm/talker", custom_outputs=talk), log_dir=sys.argv[2], display="none")
+import agenthop.harness.benchmarks.agenthop.inspect_task as t
+print(logs[0].status, logs[0].eval.task_registry_name, t.__file__)
+"""
+
+
+def test_a_normal_install_registers_agenthop_slash_agenthop(tmp_path):
+    """`inspect eval agenthop/agenthop` from a wheel install (not editable): the entry point and the name."""
+    import os
+
+    repo = Path(__file__).resolve().parents[2]
+    wheels = tmp_path / "wheel"
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                           "-w", str(wheels), str(repo)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    site = tmp_path / "site-packages"  # Inspect names a task after its package when it is installed
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
+                           *map(str, wheels.glob("*.whl"))], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    release = tmp_path / "release"
+    _cli("agenthop-harness", "make-benchmark", "--out", str(release), "--items", "1", "--seed", "3")
+    env = dict(os.environ, PYTHONPATH=str(site))
+    proc = subprocess.run([sys.executable, "-c", _EVAL_FROM_INSTALL, str(release), str(tmp_path / "logs")],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    status, name, module = proc.stdout.split()[-3:]
+    assert (status, name) == ("success", "agenthop/agenthop")
+    assert module.startswith(str(site))
