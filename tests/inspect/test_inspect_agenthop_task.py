@@ -284,3 +284,15 @@ def test_a_normal_install_registers_agenthop_slash_agenthop(tmp_path):
     status, name, module = proc.stdout.split()[-3:]
     assert (status, name) == ("success", "agenthop/agenthop")
     assert module.startswith(str(site))
+
+
+def test_item_page_shows_the_inspect_runs_transcript(warehouse, tmp_path):
+    db, harness_id, inspect_id = warehouse
+    sid = _rows(db, "SELECT min(sample_id) FROM fct_trajectory WHERE run_id = ?", inspect_id)[0][0]
+    out = tmp_path / "item.html"
+    proc = subprocess.run([str(BIN / "agenthop-report"), "item", sid, "--runs", f"{harness_id},{inspect_id}",
+                           "--db", str(db), "--out", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    html = out.read_text()
+    assert inspect_id in html and harness_id in html
+    assert "Budget used:" in html  # the tool results the Inspect run's model received (its transcript)
