@@ -460,6 +460,12 @@ def map_sample(
     })
 
 
+def has_agenthop_record(sample: dict[str, Any]) -> bool:
+    store = sample.get("store")
+    record = store.get(AGENTHOP) if isinstance(store, dict) else None
+    return isinstance(record, list) and bool(record)
+
+
 def map_agenthop_sample(run: RunRows, sample: dict[str, Any]) -> None:
     """A sample of the project's AgentHop task: the attempts its loop recorded in the store.
 
@@ -577,9 +583,15 @@ def map_log(
             run = by_epoch[epoch] = RunRows(run_id_of(str(eval_id), epoch), epoch, {})
         try:
             item = item_of(sample)
-            if settings is not None:
+            if settings is not None and has_agenthop_record(sample):
                 map_agenthop_sample(run, sample)
             else:
+                if settings is not None:
+                    run.notes.append(
+                        f"sample {sample.get('id')} epoch {epoch}: stopped by Inspect before the AgentHop loop "
+                        f"recorded its attempts (an Inspect limit or error); mapped from its transcript, "
+                        f"without tool costs or budgets"
+                    )
                 map_sample(run, sample, choice)
         except ScoreChoiceError:
             raise

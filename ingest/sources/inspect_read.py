@@ -153,6 +153,30 @@ class LogInfo:
     sample_keys: list[tuple[str, int]] = field(default_factory=list)
 
 
+def expected_samples(header: dict[str, Any]) -> list[tuple[str, int]]:
+    """(sample id, epoch) of every sample a finished eval ran, from its dataset and epochs."""
+    ev = header["eval"]
+    dataset = ev.get("dataset") if isinstance(ev.get("dataset"), dict) else {}
+    ids = dataset.get("sample_ids")
+    config = ev.get("config") if isinstance(ev.get("config"), dict) else {}
+    epochs = config.get("epochs")
+    if not isinstance(ids, list) or not isinstance(epochs, int) or isinstance(epochs, bool):
+        return []
+    return [(str(i), e) for e in range(1, epochs + 1) for i in ids]
+
+
+def check_complete(path: Path, header: dict[str, Any], complete: bool, keys: list[tuple[str, int]], what: str) -> None:
+    """A finished, successful eval holds every sample it lists; name the first one missing."""
+    if not complete or header.get("status") != "success":
+        return
+    missing = sorted(set(expected_samples(header)) - set(keys))
+    if missing:
+        sid, epoch = missing[0]
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise IngestError(f"{path}: {what.format(id=sid, epoch=epoch)} is missing from the log{more}; "
+                          f"the finished eval lists it")
+
+
 class ZipLog:
     """A ``.eval`` log: a ZIP of JSON members, read without inspect-ai."""
 
@@ -220,6 +244,7 @@ class ZipLog:
             raise IngestError(f"{self.path}: neither {HEADER} nor {START} is in the log; not an Inspect log")
         if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
             raise IngestError(f"{self.path}: the log header has no 'eval' object")
+        check_complete(self.path, header, complete, keys, "member samples/{id}_epoch_{epoch}.json")
         return LogInfo(self.path, header, complete, keys)
 
     def samples(self) -> Iterator[dict[str, Any]]:
@@ -254,7 +279,9 @@ class JsonLog:
 
     def info(self) -> LogInfo:
         keys = [(str(s.get("id")), int(s.get("epoch") or 1)) for s in self._samples if isinstance(s, dict)]
-        return LogInfo(self.path, self._header, self._header.get("status") != "started", keys)
+        complete = self._header.get("status") != "started"
+        check_complete(self.path, self._header, complete, keys, "sample {id} (epoch {epoch})")
+        return LogInfo(self.path, self._header, complete, keys)
 
     def samples(self) -> Iterator[dict[str, Any]]:
         for i, sample in enumerate(self._samples):

@@ -355,6 +355,11 @@ def truncated(src: Path, dst: Path) -> Path:
     return dst
 
 
+def without_a_sample(src: Path, dst: Path) -> Path:
+    """A finished log that lost the member of sample s2, epoch 1."""
+    return rewrite_eval(src, dst, drop=("samples/s2_epoch_1.json",))
+
+
 def without_header_and_start(src: Path, dst: Path) -> Path:
     return rewrite_eval(src, dst, drop=("header.json", "_journal/start.json"))
 

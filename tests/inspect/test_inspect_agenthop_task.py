@@ -296,3 +296,25 @@ def test_item_page_shows_the_inspect_runs_transcript(warehouse, tmp_path):
     html = out.read_text()
     assert inspect_id in html and harness_id in html
     assert "Budget used:" in html  # the tool results the Inspect run's model received (its transcript)
+
+
+def test_a_sample_inspect_stopped_before_the_loop_recorded_it(both_runs, tmp_path):
+    """An Inspect limit (say --token-limit) can end a sample inside the loop: it still loads, with a note."""
+    import json
+
+    import inspect_fixtures as fx
+
+    members = fx.eval_members(both_runs.inspect_log)
+    first = next(n for n, _ in members if n.startswith("samples/"))
+    edited = []
+    for name, value in members:
+        if name == first:
+            value = {**value, "store": {}, "limit": {"type": "token", "limit": 1000}}
+        edited.append((name, value))
+    log = fx.write_eval(tmp_path / "cut.eval", edited)
+    lt = inspect_import.read_log(log)
+    traj = {r["sample_id"]: r for r in lt.runs[0].tables["trajectories"].to_pylist()}
+    sid = dict(members)[first]["id"]
+    assert traj[sid]["terminated_by"] == "token_limit" and traj[sid]["budget_used"] == 0
+    assert any("stopped by Inspect before the AgentHop loop recorded its attempts" in n for n in lt.notes)
+    assert len(traj) == ITEMS

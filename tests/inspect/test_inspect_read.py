@@ -93,6 +93,7 @@ def test_log_still_being_written_is_read_from_its_journal(inspect_logs, tmp_path
     [
         (fx.truncated, "damaged or truncated ZIP"),
         (fx.without_header_and_start, "neither header.json nor _journal/start.json"),
+        (fx.without_a_sample, "member samples/s2_epoch_1.json is missing from the log"),
     ],
 )
 def test_damaged_eval_logs_are_refused_with_file_and_reason(inspect_logs, tmp_path, damage, reason):
