@@ -300,8 +300,6 @@ def test_item_page_shows_the_inspect_runs_transcript(warehouse, tmp_path):
 
 def test_a_sample_inspect_stopped_before_the_loop_recorded_it(both_runs, tmp_path):
     """An Inspect limit (say --token-limit) can end a sample inside the loop: it still loads, with a note."""
-    import json
-
     import inspect_fixtures as fx
 
     members = fx.eval_members(both_runs.inspect_log)
