@@ -147,3 +147,36 @@ def test_sql_over_the_imported_runs(imported):
                 "GROUP BY 1 ORDER BY 1", "--format", "csv", "--db", str(db), db=db)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["key,mean", "security,0.5", "utility,0.5"]
+
+
+def _shared_marts_present() -> bool:
+    return any(REPO.glob("models_sql/marts/**/run_summary.sql"))
+
+
+@pytest.fixture(scope="module")
+def built(imported):
+    if not _shared_marts_present():
+        pytest.skip("!!! the shared marts (run_summary, ...) are not in this tree yet: imported runs not checked in them !!!")
+    db, work, _ = imported
+    build = _run("dbt", "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path",
+                 str(work / "target"), "--log-path", str(work / "logs"), db=db)
+    assert build.returncode == 0, build.stdout[-3000:]
+    return db
+
+
+def test_shared_marts_hold_the_imported_runs(built):
+    db = built
+    rows = _one(db, "SELECT benchmark, model, replicate, n, mean_score, n_limit FROM run_summary ORDER BY ALL")
+    # alpha: s1-s3 right, s4 cut by the token limit (0.75 in both epochs); beta: also wrong on s3 in epoch 2
+    assert rows == [
+        ("inspect:inspect_evals/agentdojo", fx.AGENTDOJO_MODEL, 0, 2, 0.5, 1),
+        ("inspect:toolbox", "mockllm/alpha", 0, 4, 0.75, 1),
+        ("inspect:toolbox", "mockllm/alpha", 1, 4, 0.75, 1),
+        ("inspect:toolbox", "mockllm/beta", 0, 4, 0.75, 1),
+        ("inspect:toolbox", "mockllm/beta", 1, 4, 0.5, 1),
+    ]
+    assert _one(db, "SELECT sum(n) FROM termination_summary WHERE terminated_by = 'token_limit'") == [(5,)]
+    # every toolbox run: s3 calls add twice, s4 three times: 1 + 2 add -> add transitions
+    transitions = _one(db, "SELECT n, count(*) FROM tool_transitions WHERE prev_tool = 'add' AND next_tool = 'add' "
+                           "GROUP BY n")
+    assert transitions == [(3, 4)]
