@@ -180,3 +180,14 @@ def test_shared_marts_hold_the_imported_runs(built):
     transitions = _one(db, "SELECT n, count(*) FROM tool_transitions WHERE prev_tool = 'add' AND next_tool = 'add' "
                            "GROUP BY n")
     assert transitions == [(3, 4)]
+
+
+def test_both_readers_load_the_same_warehouse(inspect_logs, tmp_path):
+    digests = []
+    for reader in ("builtin", "inspect"):
+        db = tmp_path / f"{reader}.duckdb"
+        proc = _ingest(db, "--inspect-reader", reader, "--inspect-log", str(inspect_logs.json_logs[0]),
+                       "--inspect-log", str(inspect_logs.eval_logs[1]))
+        assert proc.returncode == 0, proc.stderr
+        digests.append(_digest(db))
+    assert digests[0] == digests[1]
