@@ -180,6 +180,9 @@ def test_shared_marts_hold_the_imported_runs(built):
     transitions = _one(db, "SELECT n, count(*) FROM tool_transitions WHERE prev_tool = 'add' AND next_tool = 'add' "
                            "GROUP BY n")
     assert transitions == [(3, 4)]
+    # epochs are reruns: beta's s3 is the one item that flips between them
+    flips = _one(db, "SELECT model, sample_id FROM rerun_item_flips WHERE flipped ORDER BY ALL")
+    assert flips == [("mockllm/beta", "s3")]
 
 
 def test_both_readers_load_the_same_warehouse(inspect_logs, tmp_path):
