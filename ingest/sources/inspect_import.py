@@ -25,9 +25,6 @@ from . import inspect_map, inspect_read
 
 KIND = "inspect-log"
 
-#: Every scorer's value per sample (one row per key of a dict value).
-SCORES = tschema.SCORES
-
 #: The items an Inspect log carries (its samples' id, input, target, metadata).
 ITEMS = pa.schema([
     pa.field("benchmark", pa.string(), nullable=False),
