@@ -212,10 +212,10 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
     cov = read_covariates(covariates) if covariates else None
     target = out or DEFAULT_OUT_DIR / "paper"
     with Warehouse(db) as wh:
-        site = open_site(wh, target / "index.html", single_file)
-        report = build(wh, condition, scores, cov, pair_list)
-        html = render_page(wh, report, site)  # writes the item pages into the site's folder
-        write_report(report, target)
+        with open_site(wh, target / "index.html", single_file) as site:  # a failure leaves no staging folder
+            report = build(wh, condition, scores, cov, pair_list)
+            html = render_page(wh, report, site)  # writes the item pages into the site's folder
+            write_report(report, target)
     click.echo(str(site.write_page(html)))
 
 
