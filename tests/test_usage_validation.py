@@ -65,21 +65,63 @@ CASES = [
 ]
 
 
+def responses_reply(**usage: Any) -> Reply:
+    from servers import responses_server as rs
+
+    reply = rs.response([rs.function_call("fc1", "c1", "submit_answer", {"answer": "C", "reasoning": "r"})],
+                        input_tokens=100, output_tokens=10)
+    reply.body["usage"].update(usage)
+    return reply
+
+
+def gemini_reply(**usage: Any) -> Reply:
+    from servers import gemini_server as gs
+
+    reply = gs.response([gs.function_call("submit_answer", {"answer": "C", "reasoning": "r"})], prompt=100,
+                        candidates=10)
+    reply.body["usageMetadata"].update(usage)
+    return reply
+
+
 def backend_for(kind: str, base_url: str) -> Any:
     if kind == "openai":
         return OpenAIBackend("test-model", base_url=base_url, api_key=FAKE_KEY)
+    if kind == "responses":
+        from agenthop.harness.backends.responses import ResponsesBackend
+
+        return ResponsesBackend("gpt-test", base_url=base_url, api_key=FAKE_KEY)
+    if kind == "google":
+        from agenthop.harness.backends.google import GoogleBackend
+
+        return GoogleBackend("gemini-2.5-flash", base_url=base_url, api_key=FAKE_KEY)
     return AnthropicBackend("claude-test", base_url=base_url, api_key=FAKE_KEY)
 
 
 def serve(kind: str, replies: list[Reply]) -> Any:
-    return OpenAIServer(replies) if kind == "openai" else AnthropicServer(replies)
+    from servers.gemini_server import GeminiServer
+    from servers.responses_server import ResponsesServer
+
+    server = {"openai": OpenAIServer, "anthropic": AnthropicServer, "responses": ResponsesServer,
+              "google": GeminiServer}[kind]
+    return server(replies)
 
 
 def reply_with(kind: str, field: str, value: Any) -> Reply:
-    return openai_reply(**{field: value}) if kind == "openai" else anthropic_reply(**{field: value})
+    build = {"openai": openai_reply, "anthropic": anthropic_reply, "responses": responses_reply,
+             "google": gemini_reply}[kind]
+    return build(**{field: value})
 
 
-@pytest.mark.parametrize(("kind", "field", "value"), CASES)
+#: the other two backends: the SDK of Gemini validates usage as integers itself, so only integer lies
+OTHER_CASES = [
+    ("responses", "input_tokens", 2**63 + 5), ("responses", "input_tokens", 1e308),
+    ("responses", "output_tokens", -90), ("responses", "output_tokens", 3.5),
+    ("google", "promptTokenCount", 2**63 + 5), ("google", "candidatesTokenCount", -90),
+    ("google", "thoughtsTokenCount", -1),
+]
+
+
+@pytest.mark.parametrize(("kind", "field", "value"), CASES + OTHER_CASES)
 def test_a_hostile_count_is_an_error_naming_the_field(kind: str, field: str, value: Any) -> None:
     async def one_call(base_url: str) -> BackendError:
         backend = backend_for(kind, base_url)
@@ -93,7 +135,8 @@ def test_a_hostile_count_is_an_error_naming_the_field(kind: str, field: str, val
     with serve(kind, [reply_with(kind, field, value)]) as srv:
         err = run(one_call(srv.base_url))
     assert not isinstance(err, TransientBackendError)
-    assert field in str(err) and "not a token count" in str(err)
+    named = "".join("_" + c.lower() if c.isupper() else c for c in field)  # Gemini's SDK field names
+    assert (field in str(err) or named in str(err)) and "not a token count" in str(err), str(err)
 
 
 @pytest.mark.parametrize(("kind", "field", "value"), CASES)
