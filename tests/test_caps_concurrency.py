@@ -26,20 +26,22 @@ CALLS, PROMPT, COMPLETION = 4, 500, 40
 SAMPLE_TOKENS = CALLS * (PROMPT + COMPLETION)
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch) -> None:
-    isolate(monkeypatch)
-
-
 @pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Release:
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Release:
     root = tmp_path_factory.mktemp("caps") / "bench"
     make_benchmark(root, N_ITEMS, seed=8)
     return load_release(root)
 
 
-def opts(**kw: Any) -> RunOptions:
-    return RunOptions(progress=False, loop_overrides={"error_sleep_cap_s": 0.0}, **kw)
+@pytest.fixture()
+def release(bench: Release, monkeypatch: pytest.MonkeyPatch) -> Release:
+    """The release, with no provider key or proxy of the environment in reach."""
+    isolate(monkeypatch)
+    return bench
+
+
+def opts(**caps: Any) -> RunOptions:
+    return RunOptions(progress=False, loop_overrides={"error_sleep_cap_s": 0.0}, **caps)
 
 
 def gpt(base_url: str) -> RunSpec:
