@@ -18,13 +18,24 @@ from .loader import load_release
 @click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory to write (qa/, graphs/, paper_pool/, audit/, README.md).")
-@click.option("--items", "items", default=FULL_SCALE_ITEMS, show_default=True, type=click.IntRange(min=1),
-              help="Number of items; 1011 is the full-scale preset.")
+@click.option("--benchmark", "benchmark", type=click.Choice(["agenthop", "sciexplore"]), default="agenthop",
+              show_default=True, help="Which benchmark's synthetic release to write.")
+@click.option("--items", "items", default=None, type=click.IntRange(min=1),
+              help=f"Number of items (AgentHop; default {FULL_SCALE_ITEMS}, the full-scale preset). "
+              "SciExplore has the paper's fixed shape of 103 tasks.")
 @click.option("--seed", "seed", default=0, show_default=True, type=int, help="Random seed (same seed, same bytes).")
 @click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
 @cli_errors
-def make_benchmark(out: Path, items: int, seed: int, force: bool) -> None:
-    """Write a deterministic SYNTHETIC AgentHop release (docs/benchmark.md#synthetic-generator)."""
+def make_benchmark(out: Path, benchmark: str, items: int | None, seed: int, force: bool) -> None:
+    """Write a deterministic SYNTHETIC release (docs/benchmark.md#synthetic-generator, docs/sciexplore.md)."""
+    if benchmark == "sciexplore":
+        from ..benchmarks.sciexplore.commands import make_sciexplore
+
+        if items is not None:
+            raise click.UsageError("--items: the SciExplore release has a fixed shape of 103 tasks")
+        make_sciexplore(out, seed, force)
+        return
+    items = FULL_SCALE_ITEMS if items is None else items
     if out.exists() and not out.is_dir():
         raise AgentHopError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):

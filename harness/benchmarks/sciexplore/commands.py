@@ -1,0 +1,31 @@
+"""``agenthop-harness make-benchmark --benchmark sciexplore`` (called from harness/benchmark/commands.py)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from agenthop.harness.errors import AgentHopError
+
+from .generator import clear_release, is_synthetic_release, write_release
+
+
+def make_sciexplore(out: Path, seed: int, force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise AgentHopError(f"--out {out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if is_synthetic_release(out):
+            clear_release(out)
+        elif not force:
+            raise AgentHopError(f"--out {out}: directory is not empty and does not hold a synthetic SciExplore "
+                                "release (README.md marker missing); choose another directory or pass --force")
+    t0 = time.perf_counter()
+    try:
+        made = write_release(out, seed)
+    except OSError as exc:
+        raise AgentHopError(f"--out {out}: cannot write release ({exc.strerror or exc})") from exc
+    types = ", ".join(f"{k} {v}" for k, v in made.by_type.items())
+    click.echo(f"wrote synthetic SciExplore release {out}: {made.tasks} tasks ({types}), {made.domains} domains, "
+               f"{made.documents} corpus documents, seed {seed} in {time.perf_counter() - t0:.1f}s")
