@@ -211,7 +211,7 @@ def parse_task(w: _Where, obj: dict) -> Task:
             p = f"groups[{i}]."
             if not isinstance(g, dict):
                 raise w.fail(f"groups[{i}]", "expected an object {slot, references}")
-            slot = _slot_name(w.text(g, "slot", prefix=p))
+            slot = slot_name(w.text(g, "slot", prefix=p))
             if slot in seen:
                 raise w.fail(p + "slot", f"slot {slot!r} appears twice")
             if slot not in in_text:
@@ -252,9 +252,9 @@ def parse_task(w: _Where, obj: dict) -> Task:
     return Task(**common, columns=columns, primary_key=pk, rows=tuple(rows))
 
 
-def _slot_name(slot: str) -> str:
+def slot_name(slot: str) -> str:
     """``[CITE_1]``, ``CITE_1`` and ``1`` all name slot ``CITE_1``."""
-    s = slot.strip().strip("[]")
+    s = str(slot).strip().strip("[]").strip()
     return f"CITE_{s}" if s.isdigit() else s
 
 
