@@ -9,7 +9,10 @@ import click
 from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import cli_errors
 
+from agenthop.harness.benchmarks.sciexplore.release import is_release as is_sciexplore_release
+
 from .core import run_ingest
+from .sources.sciexplore_ingest import run_sciexplore_ingest
 from .progress import Progress
 from .warehouse import default_db_path
 
@@ -37,6 +40,18 @@ _DIR = click.Path(path_type=Path, file_okay=False, resolve_path=True)  # errors 
     multiple=True,
     help="Reference-harness experiments/ directory or one <model>/ folder. Repeatable.",
 )
+@click.option(
+    "--responses",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True, resolve_path=True),
+    multiple=True,
+    help="SciExplore responses file (JSONL, docs/sciexplore.md#responses-files). Repeatable.",
+)
+@click.option(
+    "--judgments",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True, resolve_path=True),
+    multiple=True,
+    help="SciExplore judgments file (JSONL, docs/sciexplore.md#judgments-files). Repeatable.",
+)
 @click.option("--partial", is_flag=True, help="Also load run directories without _SUCCESS (marked _partial).")
 @click.option(
     "--force",
@@ -57,6 +72,8 @@ def main(
     benchmark: Path | None,
     runs: tuple[Path, ...],
     reference_json: tuple[Path, ...],
+    responses: tuple[Path, ...],
+    judgments: tuple[Path, ...],
     partial: bool,
     force: bool,
     accept_dq: bool,
@@ -67,9 +84,20 @@ def main(
     Idempotent: unchanged inputs are skipped, a changed run replaces its previous version whole.
     A bad input leaves the warehouse exactly as it was and names the file and the problem.
     """
-    if benchmark is None and not runs and not reference_json:
-        raise click.UsageError("nothing to load: give --benchmark, --runs and/or --reference-json")
+    if benchmark is None and not runs and not reference_json and not responses and not judgments:
+        raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json, --responses "
+                               "and/or --judgments")
     path = db if db is not None else Path(default_db_path()).absolute()
+    sciexplore = responses or judgments or (benchmark is not None and is_sciexplore_release(benchmark))
+    if sciexplore:
+        if runs or reference_json:
+            raise click.UsageError("SciExplore inputs (a release with tasks.jsonl, --responses, --judgments) load "
+                                   "in a call of their own, without --runs or --reference-json")
+        sci = run_sciexplore_ingest(path, release=benchmark, responses=responses, judgments=judgments,
+                                    force=force, progress=Progress(quiet=quiet))
+        if not quiet:
+            click.echo(sci.summary())
+        return
     result = run_ingest(
         path,
         benchmark=benchmark,

@@ -106,7 +106,7 @@ def release_sha256(root: Path) -> str:
     return h.hexdigest()
 
 
-class _Where:
+class Where:
     """File and line of the object being checked, for error messages."""
 
     def __init__(self, path: Path, line: int) -> None:
@@ -173,7 +173,7 @@ def read_jsonl(path: Path):
             raise ReleaseError(f"{path}: not UTF-8 ({exc.reason})") from None
 
 
-def parse_reference(w: _Where, obj: Any, prefix: str, *, strict: bool = True) -> Reference:
+def parse_reference(w: Where, obj: Any, prefix: str, *, strict: bool = True) -> Reference:
     """A reference object; ``strict`` (the release) requires title and year."""
     if not isinstance(obj, dict):
         raise w.fail(prefix.rstrip("."), f"expected an object, got {obj!r}"[:200])
@@ -185,7 +185,7 @@ def parse_reference(w: _Where, obj: Any, prefix: str, *, strict: bool = True) ->
     return Reference(title=title or "", year=year, authors=authors, venue=venue, doi=doi)
 
 
-def parse_task(w: _Where, obj: dict) -> Task:
+def parse_task(w: Where, obj: dict) -> Task:
     tid = w.text(obj, "id")
     ttype = w.text(obj, "type")
     if ttype not in TASK_TYPES:
@@ -258,7 +258,7 @@ def slot_name(slot: str) -> str:
     return f"CITE_{s}" if s.isdigit() else s
 
 
-def parse_document(w: _Where, obj: dict) -> Document:
+def parse_document(w: Where, obj: dict) -> Document:
     kind = w.text(obj, "kind")
     if kind not in DOCUMENT_KINDS:
         raise w.fail("kind", f"must be one of {', '.join(DOCUMENT_KINDS)}, got {kind!r}")
@@ -280,7 +280,7 @@ def load_release(root: Path) -> Release:
     tasks: list[Task] = []
     first_line: dict[str, int] = {}
     for no, obj in read_jsonl(tasks_path):
-        w = _Where(tasks_path, no)
+        w = Where(tasks_path, no)
         task = parse_task(w, obj)
         if task.id in first_line:
             raise w.fail("id", f"task id {task.id!r} already used on line {first_line[task.id]}")
@@ -293,7 +293,7 @@ def load_release(root: Path) -> Release:
     if corpus_path.is_file():
         doc_line: dict[str, int] = {}
         for no, obj in read_jsonl(corpus_path):
-            w = _Where(corpus_path, no)
+            w = Where(corpus_path, no)
             doc = parse_document(w, obj)
             if doc.id in doc_line:
                 raise w.fail("id", f"document id {doc.id!r} already used on line {doc_line[doc.id]}")
