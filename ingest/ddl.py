@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from agenthop.schemas import benchmark as bschema
 from agenthop.schemas import quality as qschema
+from agenthop.schemas import sciexplore as sxschema
 from agenthop.schemas import trajectory as tschema
 
 RAW = "raw"
@@ -46,6 +47,9 @@ WAREHOUSE_META = pa.schema(
 #: Benchmark tables (replaced whole) and run tables (replaced per run_id), in load order.
 BENCHMARK_TABLES: dict[str, pa.Schema] = dict(bschema.TABLES)
 RUN_TABLES: dict[str, pa.Schema] = dict(tschema.TABLES)
+#: Tables of other benchmarks, loaded by their own ingest sources (ingest/sources/) but created with
+#: the layout so that every warehouse has them (empty) for dbt.
+OTHER_TABLES: dict[str, pa.Schema] = dict(sxschema.TABLES)
 
 
 def warehouse_schema(table: str) -> pa.Schema:
@@ -63,6 +67,8 @@ def warehouse_schema(table: str) -> pa.Schema:
         return WAREHOUSE_META
     if table == "dq_issues":
         return qschema.DQ_ISSUES
+    if table in OTHER_TABLES:
+        return OTHER_TABLES[table]
     raise KeyError(table)
 
 
@@ -72,10 +78,11 @@ ALL_TABLES: tuple[str, ...] = (
     "ingest_log",
     "warehouse_meta",
     "dq_issues",
+    *OTHER_TABLES,
 )
 
 #: Tables a warehouse made by an earlier version may lack (created by its next ingest).
-LATER_TABLES: frozenset[str] = frozenset({"dq_issues"})
+LATER_TABLES: frozenset[str] = frozenset({"dq_issues", *OTHER_TABLES})
 
 _SIMPLE: dict[pa.DataType, str] = {
     pa.bool_(): "BOOLEAN",

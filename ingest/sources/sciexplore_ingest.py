@@ -63,10 +63,6 @@ def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
                             "AND table_name = ?", [table]).fetchall()[0][0])
 
 
-def ddl_statements() -> list[str]:
-    return [ddl.create_table_sql(name, schema) for name, schema in sx.TABLES.items()]
-
-
 def _rows(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=schema)
 
@@ -188,7 +184,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, new_rel: Release | None, responses:
 def _write(con: duckdb.DuckDBPyConnection, plan: _Plan, result: SciIngestResult) -> None:
     now = datetime.now(timezone.utc)
     with transaction(con):
-        for stmt in ddl.ddl_statements() + ddl_statements():
+        for stmt in ddl.ddl_statements():
             con.execute(stmt)
         load_id = int(con.execute("SELECT coalesce(max(load_id), 0) + 1 FROM raw.ingest_log").fetchall()[0][0])
         log: list[tuple] = []

@@ -1,0 +1,8 @@
+select
+    run_id::varchar as run_id,
+    model::varchar as model,
+    paradigm::varchar as paradigm,
+    replicate::integer as replicate,
+    backend::varchar as backend,
+    benchmark_sha256::varchar as benchmark_sha256
+from {{ source('sciexplore', 'sciexplore_runs') }}
