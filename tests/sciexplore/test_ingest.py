@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import GOOD, file_sha, response, write_jsonl
+from sx_fixtures import GOOD, file_sha, ingest, release, response, write_jsonl  # noqa: F401 (fixtures)
 
 from agenthop.ingest.sources.sciexplore_responses import responses_run_id
 

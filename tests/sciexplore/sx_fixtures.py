@@ -1,4 +1,7 @@
-"""Fixtures of the SciExplore tests: a hand-built four-task release and responses lines for it."""
+"""Data and fixtures of the SciExplore tests: a hand-built four-task release and responses lines for it.
+
+Not a conftest.py: a second top-level ``conftest`` module would shadow tests/conftest.py.
+"""
 
 from __future__ import annotations
 
@@ -51,6 +54,10 @@ def write_jsonl(path: Path, lines: list) -> Path:
     return path
 
 
+def file_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 @pytest.fixture
 def release(tmp_path: Path) -> Path:
     root = tmp_path / "release"
@@ -64,7 +71,3 @@ def ingest() -> Callable[..., Result]:
     def run(*args: str | Path) -> Result:
         return CliRunner().invoke(ingest_main, [str(a) for a in args], catch_exceptions=False)
     return run
-
-
-def file_sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
