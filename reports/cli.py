@@ -219,6 +219,49 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
     click.echo(str(site.write_page(html)))
 
 
+@main.command()
+@click.option("--judge", default="normalized-match", show_default=True,
+              help="Whose verdicts score the tables (a judge name in raw.judgments, e.g. llm:<model>).")
+@click.option("--pair", "pairs", multiple=True, metavar="A,B",
+              help="Two systems to compare with an exact paired test on the shared T1/T2 tasks (repeatable; "
+                   "default: neighbours by Overall).")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output directory (default: reports_out/sciexplore): index.html, index_files/ (task pages, "
+                   "chart bundle) and tables/ (CSV and LaTeX).")
+@click.option("--single-file", "single_file", is_flag=True, default=False,
+              help="Inline the chart bundle into index.html and leave out the task pages (tables/ is still written).")
+@db_option
+@cli_errors
+def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file: bool, db: str | None) -> None:
+    """SciExplore's Tables 3, 4, 6, 7 and Figure 3, paired tests, failure taxonomy, judge agreement, task pages.
+
+    \b
+    Example:
+      agenthop-report sciexplore --out out/demo/sciexplore
+      agenthop-report sciexplore --judge llm:gpt-4o --pair sounder-dr,fathom-dr
+    """
+    from .render import DEFAULT_OUT_DIR
+    from .sciexplore.build import build, write_tables
+    from .sciexplore.data import check_fresh
+    from .sciexplore.page import render_page
+    from .site import Site
+
+    pair_list = []
+    for p in pairs:
+        names = _split(p)
+        if len(names) != 2 or names[0] == names[1]:
+            raise AgentHopError(f"--pair {p!r}: give two different system names, e.g. --pair sys-a,sys-b")
+        pair_list.append((names[0], names[1]))
+    target = out or DEFAULT_OUT_DIR / "sciexplore"
+    with Warehouse(db) as wh:
+        check_fresh(wh)
+        site = Site(target / "index.html", single_file=single_file)
+        report = build(wh, judge, pair_list)
+        html = render_page(wh, report, site)
+        write_tables(report, target)
+    click.echo(str(site.write_page(html)))
+
+
 @main.command(epilog=epilog("agenthop-report sql"))
 @click.argument("query")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
