@@ -25,16 +25,21 @@ from .loader import load_release
               "SciExplore has the paper's fixed shape of 103 tasks.")
 @click.option("--seed", "seed", default=0, show_default=True, type=int, help="Random seed (same seed, same bytes).")
 @click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
+@click.option("--responses", "responses", default=None, type=click.Path(dir_okay=False, path_type=Path, resolve_path=True),
+              help="SciExplore: also write a responses file of simulated systems (docs/sciexplore.md#simulated-systems).")
 @cli_errors
-def make_benchmark(out: Path, benchmark: str, items: int | None, seed: int, force: bool) -> None:
+def make_benchmark(out: Path, benchmark: str, items: int | None, seed: int, force: bool,
+                   responses: Path | None) -> None:
     """Write a deterministic SYNTHETIC release (docs/benchmark.md#synthetic-generator, docs/sciexplore.md)."""
     if benchmark == "sciexplore":
         from ..benchmarks.sciexplore.commands import make_sciexplore
 
         if items is not None:
             raise click.UsageError("--items: the SciExplore release has a fixed shape of 103 tasks")
-        make_sciexplore(out, seed, force)
+        make_sciexplore(out, seed, force, responses)
         return
+    if responses is not None:
+        raise click.UsageError("--responses: only for --benchmark sciexplore")
     items = FULL_SCALE_ITEMS if items is None else items
     if out.exists() and not out.is_dir():
         raise AgentHopError(f"--out {out}: exists and is not a directory")

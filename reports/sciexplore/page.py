@@ -27,7 +27,7 @@ def search_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not rows:
         return None
     chart = alt.Chart(_data()).mark_bar().encode(
-        x=alt.X("type:N", title="task type"),
+        x=alt.X("type:N", title="task type", axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("model:N", sort=None),
         y=alt.Y("mean_search_calls:Q", title="search calls per task"),
         color=alt.Color("model:N", sort=None, title="system", legend=alt.Legend(orient="bottom", columns=3)),

@@ -6,12 +6,15 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 
 from agenthop.harness.benchmarks.sciexplore.generator import write_release
 from agenthop.harness.benchmarks.sciexplore.release import ReleaseError, load_release
+from agenthop.harness.benchmarks.sciexplore.simulate import SYSTEMS, write_responses
 from agenthop.harness.cli import main as harness_main
+from agenthop.ingest.cli import main as ingest_main
 
 
 @pytest.fixture(scope="module")
@@ -132,3 +135,26 @@ def test_loader_checks_the_corpus(tmp_path: Path) -> None:
     assert load_release(root).documents[0].kind == "paper"
     with pytest.raises(ReleaseError, match="not a SciExplore release"):
         load_release(tmp_path)
+
+
+def test_simulated_responses_are_seeded_and_load(tmp_path: Path, release_dir: Path) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    rel = load_release(release_dir)
+    assert write_responses(a, rel, seed=0) == len(SYSTEMS) * 4 * 103
+    write_responses(b, rel, seed=0)
+    assert a.read_bytes() == b.read_bytes()
+    lines = [json.loads(x) for x in a.read_text().splitlines()]
+    assert {x["paradigm"] for x in lines} == {"foundation", "search", "deep_research"}
+    assert {x["status"] for x in lines} == {"answered", "not_attempted", "error"}
+    assert all(not x["trace"] for x in lines if x["paradigm"] == "foundation")
+    r = CliRunner().invoke(harness_main, ["make-benchmark", "--benchmark", "sciexplore", "--out",
+                                          str(tmp_path / "rel"), "--responses", str(tmp_path / "c.jsonl")])
+    assert r.exit_code == 0 and "SIMULATED" in r.output, r.output
+    assert (tmp_path / "c.jsonl").read_bytes() == a.read_bytes()
+    db = tmp_path / "w.duckdb"
+    r = CliRunner().invoke(ingest_main, ["--db", str(db), "--benchmark", str(release_dir), "--responses", str(a)])
+    assert r.exit_code == 0 and f"responses of {len(SYSTEMS) * 4} run(s)" in r.output, r.output
+    with duckdb.connect(str(db), read_only=True) as con:
+        kinds = set(con.execute("SELECT DISTINCT unit, verdict FROM raw.judgments").fetchall())
+    assert kinds >= {("answer", "correct"), ("answer", "incorrect"), ("answer", "not_attempted"),
+                     ("citation", "correct"), ("citation", "incorrect"), ("cell", "correct"), ("cell", "incorrect")}

@@ -10,9 +10,11 @@ import click
 from agenthop.harness.errors import AgentHopError
 
 from .generator import clear_release, is_synthetic_release, write_release
+from .release import load_release
+from .simulate import REPLICATES, SYSTEMS, write_responses
 
 
-def make_sciexplore(out: Path, seed: int, force: bool) -> None:
+def make_sciexplore(out: Path, seed: int, force: bool, responses: Path | None = None) -> None:
     if out.exists() and not out.is_dir():
         raise AgentHopError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):
@@ -29,3 +31,9 @@ def make_sciexplore(out: Path, seed: int, force: bool) -> None:
     types = ", ".join(f"{k} {v}" for k, v in made.by_type.items())
     click.echo(f"wrote synthetic SciExplore release {out}: {made.tasks} tasks ({types}), {made.domains} domains, "
                f"{made.documents} corpus documents, seed {seed} in {time.perf_counter() - t0:.1f}s")
+    if responses is not None:
+        try:
+            n = write_responses(responses, load_release(out), seed)
+        except OSError as exc:
+            raise AgentHopError(f"--responses {responses}: cannot write ({exc.strerror or exc})") from exc
+        click.echo(f"wrote {n} responses of {len(SYSTEMS)} SIMULATED systems x {REPLICATES} replicates to {responses}")
