@@ -40,6 +40,17 @@ def _split(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
+def parse_pairs(pairs: Sequence[str], what: str) -> list[tuple[str, str]]:
+    """``--pair A,B`` values as name pairs; a value that is not two different names is a user error."""
+    out = []
+    for p in pairs:
+        names = _split(p)
+        if len(names) != 2 or names[0] == names[1]:
+            raise AgentHopError(f"--pair {p!r}: give two different {what} names, e.g. --pair {what}-a,{what}-b")
+        out.append((names[0], names[1]))
+    return out
+
+
 def db_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--db", "db", type=click.Path(dir_okay=False), default=None,
@@ -202,12 +213,7 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
     from .paper.page import render_page
     from .render import DEFAULT_OUT_DIR
 
-    pair_list = []
-    for p in pairs:
-        names = _split(p)
-        if len(names) != 2 or names[0] == names[1]:
-            raise AgentHopError(f"--pair {p!r}: give two different model names, e.g. --pair model-a,model-b")
-        pair_list.append((names[0], names[1]))
+    pair_list = parse_pairs(pairs, "model")
     scores = read_external(external) if external else None
     cov = read_covariates(covariates) if covariates else None
     target = out or DEFAULT_OUT_DIR / "paper"
@@ -246,12 +252,7 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
     from .sciexplore.page import render_page
     from .site import Site
 
-    pair_list = []
-    for p in pairs:
-        names = _split(p)
-        if len(names) != 2 or names[0] == names[1]:
-            raise AgentHopError(f"--pair {p!r}: give two different system names, e.g. --pair sys-a,sys-b")
-        pair_list.append((names[0], names[1]))
+    pair_list = parse_pairs(pairs, "system")
     target = out or DEFAULT_OUT_DIR / "sciexplore"
     with Warehouse(db) as wh:
         check_fresh(wh)

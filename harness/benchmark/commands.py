@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -13,6 +14,19 @@ from ..errors import AgentHopError, cli_errors
 from .describe import describe, format_description
 from .generator import FULL_SCALE_ITEMS, clear_release, is_synthetic_release, write_release
 from .loader import load_release
+
+
+def prepare_release_dir(out: Path, force: bool, is_synthetic: Callable[[Path], bool],
+                        clear: Callable[[Path], None], what: str = "synthetic release") -> None:
+    """--out of make-benchmark: a synthetic release there is cleared; another non-empty directory needs --force."""
+    if out.exists() and not out.is_dir():
+        raise AgentHopError(f"--out {out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if is_synthetic(out):
+            clear(out)
+        elif not force:
+            raise AgentHopError(f"--out {out}: directory is not empty and does not hold a {what} "
+                                "(README.md marker missing); choose another directory or pass --force")
 
 
 @click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
@@ -41,14 +55,7 @@ def make_benchmark(out: Path, benchmark: str, items: int | None, seed: int, forc
     if responses is not None:
         raise click.UsageError("--responses: only for --benchmark sciexplore")
     items = FULL_SCALE_ITEMS if items is None else items
-    if out.exists() and not out.is_dir():
-        raise AgentHopError(f"--out {out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()):
-        if is_synthetic_release(out):
-            clear_release(out)
-        elif not force:
-            raise AgentHopError(f"--out {out}: directory is not empty and does not hold a synthetic release "
-                                "(README.md marker missing); choose another directory or pass --force")
+    prepare_release_dir(out, force, is_synthetic_release, clear_release)
     t0 = time.perf_counter()
     try:
         made = write_release(out, items, seed)

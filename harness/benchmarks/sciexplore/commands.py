@@ -15,14 +15,9 @@ from .simulate import REPLICATES, SYSTEMS, write_responses
 
 
 def make_sciexplore(out: Path, seed: int, force: bool, responses: Path | None = None) -> None:
-    if out.exists() and not out.is_dir():
-        raise AgentHopError(f"--out {out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()):
-        if is_synthetic_release(out):
-            clear_release(out)
-        elif not force:
-            raise AgentHopError(f"--out {out}: directory is not empty and does not hold a synthetic SciExplore "
-                                "release (README.md marker missing); choose another directory or pass --force")
+    from agenthop.harness.benchmark.commands import prepare_release_dir
+
+    prepare_release_dir(out, force, is_synthetic_release, clear_release, "synthetic SciExplore release")
     t0 = time.perf_counter()
     try:
         made = write_release(out, seed)

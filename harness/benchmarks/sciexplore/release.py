@@ -271,34 +271,30 @@ def parse_document(w: Where, obj: dict) -> Document:
     )
 
 
+def _parse_unique(path: Path, parse, what: str) -> list:
+    """Every line of a JSONL file parsed by ``parse``; ids unique (an error names both lines)."""
+    out, first_line = [], {}
+    for no, obj in read_jsonl(path):
+        w = Where(path, no)
+        rec = parse(w, obj)
+        if rec.id in first_line:
+            raise w.fail("id", f"{what} id {rec.id!r} already used on line {first_line[rec.id]}")
+        first_line[rec.id] = no
+        out.append(rec)
+    return out
+
+
 def load_release(root: Path) -> Release:
     """Read and validate a release directory (tasks.jsonl, optional corpus/documents.jsonl)."""
     root = Path(root)
     tasks_path = root / TASKS_FILE
     if not tasks_path.is_file():
         raise ReleaseError(f"{root}: not a SciExplore release ({TASKS_FILE} missing)")
-    tasks: list[Task] = []
-    first_line: dict[str, int] = {}
-    for no, obj in read_jsonl(tasks_path):
-        w = Where(tasks_path, no)
-        task = parse_task(w, obj)
-        if task.id in first_line:
-            raise w.fail("id", f"task id {task.id!r} already used on line {first_line[task.id]}")
-        first_line[task.id] = no
-        tasks.append(task)
+    tasks = _parse_unique(tasks_path, parse_task, "task")
     if not tasks:
         raise ReleaseError(f"{tasks_path}: no tasks")
-    documents: list[Document] = []
     corpus_path = root / CORPUS_FILE
-    if corpus_path.is_file():
-        doc_line: dict[str, int] = {}
-        for no, obj in read_jsonl(corpus_path):
-            w = Where(corpus_path, no)
-            doc = parse_document(w, obj)
-            if doc.id in doc_line:
-                raise w.fail("id", f"document id {doc.id!r} already used on line {doc_line[doc.id]}")
-            doc_line[doc.id] = no
-            documents.append(doc)
+    documents = _parse_unique(corpus_path, parse_document, "document") if corpus_path.is_file() else []
     return Release(root=root, tasks=tasks, documents=documents, sha256=release_sha256(root))
 
 
