@@ -225,7 +225,7 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
     click.echo(str(site.write_page(html)))
 
 
-@main.command()
+@main.command(epilog=epilog("agenthop-report sciexplore"))
 @click.option("--judge", default="normalized-match", show_default=True,
               help="Whose verdicts score the tables (a judge name in raw.judgments, e.g. llm:<model>).")
 @click.option("--pair", "pairs", multiple=True, metavar="A,B",
@@ -239,13 +239,7 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
 @db_option
 @cli_errors
 def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file: bool, db: str | None) -> None:
-    """SciExplore's Tables 3, 4, 6, 7 and Figure 3, paired tests, failure taxonomy, judge agreement, task pages.
-
-    \b
-    Example:
-      agenthop-report sciexplore --out out/demo/sciexplore
-      agenthop-report sciexplore --judge llm:gpt-4o --pair sounder-dr,fathom-dr
-    """
+    """SciExplore's Tables 3, 4, 6, 7 and Figure 3, paired tests, failure taxonomy, judge agreement, task pages."""
     from .render import DEFAULT_OUT_DIR
     from .sciexplore.build import build, write_tables
     from .sciexplore.data import check_fresh
