@@ -18,11 +18,13 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from agenthop.harness.benchmarks.sciexplore import BENCHMARK
 from agenthop.harness.benchmarks.sciexplore.judge import JUDGE_NAME, JUDGE_VERSION, judge_task
 from agenthop.harness.benchmarks.sciexplore.release import Release, Task
 from agenthop.schemas import sciexplore as sx
 
 from .. import ddl
+from ..core import _catalogue
 from ..conform import IngestError
 from ..progress import Progress
 from ..warehouse import insert_arrow, json_counts, open_warehouse, transaction
@@ -194,6 +196,7 @@ def _write(con: duckdb.DuckDBPyConnection, plan: _Plan, result: SciIngestResult)
             for name, t in tables.items():
                 con.execute(f"DELETE FROM raw.{name}").fetchall()
                 insert_arrow(con, name, t)
+            _catalogue(con, BENCHMARK, plan.release.sha256, "SELECT count(*) FROM raw.sciexplore_tasks", now)
             log.append(("sciexplore-release", str(Path(plan.release.root).resolve()), None, plan.release.sha256,
                         result.release_action, counts))
         if plan.runs:

@@ -41,6 +41,7 @@ def test_release_responses_and_verdicts(tmp_path: Path, release: Path, ingest) -
     assert _q(db, "SELECT format_ok FROM raw.sciexplore_responses WHERE task_id = 'd1'") == [(True,)]
     assert _q(db, "SELECT count(*) FROM raw.sciexplore_t4_cells") == [(4,)]
     assert _q(db, "SELECT count(*) FROM raw.sciexplore_t3_references") == [(3,)]
+    assert _q(db, "SELECT benchmark, sha256, n_items FROM raw.benchmarks") == [("sciexplore", sha, 4)]
 
 
 def test_reload_is_idempotent_and_merges_by_task(tmp_path: Path, release: Path, ingest) -> None:
