@@ -37,6 +37,7 @@ demo: $(STAMP)
 	@echo "reruns:      $(abspath $(DEMO_DIR)/reruns.html)"
 	@echo "item:        $(abspath $(DEMO_DIR)/item.html)"
 	@echo "paper:       $(abspath $(DEMO_DIR)/paper/index.html)"
+	@$(MAKE) --no-print-directory demo-sciexplore
 
 # SciExplore on the same warehouse: synthetic release, a responses file of simulated systems (three
 # paradigms, four replicates), ingest with the normalized-match judge, dbt build, the report.

@@ -116,7 +116,8 @@ class _Plan:
     replaced: list[Response]
     verdicts: list[dict[str, Any]]
     file_rows: list[dict[str, Any]]
-    sources: list[tuple[str, str, int]]
+    #: (kind, file, lines, action) for the ingest log
+    sources: list[tuple[str, str, int, str]]
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, new_rel: Release | None, responses: list[Path],
@@ -173,11 +174,13 @@ def _prepare(con: duckdb.DuckDBPyConnection, new_rel: Release | None, responses:
     file_rows, per_file = read_judgments(judgments, tasks, sha, known_runs, answer_of) if judgments else ([], {})
     result.file_verdicts = len(file_rows)
     per_source: dict[str, int] = {}
+    changed_sources = {resp.source.rsplit(":", 1)[0] for resp in changed}
     for resp in read.responses:
         src = resp.source.rsplit(":", 1)[0]
         per_source[src] = per_source.get(src, 0) + 1
-    sources = [("responses-file", s, n) for s, n in per_source.items()]
-    sources += [("judgments-file", s, n) for s, n in per_file.items()]
+    sources = [("responses-file", s, n, "inserted" if s in changed_sources else "unchanged")
+               for s, n in per_source.items()]
+    sources += [("judgments-file", s, n, "inserted") for s, n in per_file.items()]
     return _Plan(release=new_rel if result.release_action in ("inserted", "replaced") else None,
                  runs=list(read.runs.values()), changed=changed, replaced=replaced, verdicts=verdicts,
                  file_rows=file_rows, sources=sources)
@@ -221,8 +224,8 @@ def _write(con: duckdb.DuckDBPyConnection, plan: _Plan, result: SciIngestResult)
             key_cols = ["run_id", "task_id", "unit", "slot", "ref_index", "row_key", "column", "judge"]
             _delete_keys(con, "judgments", rows.select(key_cols), key_cols)
             insert_arrow(con, "judgments", rows)
-        for kind, source, n in plan.sources:
-            log.append((kind, source, None, "", "inserted", {"lines": n}))
+        for kind, source, n, action in plan.sources:
+            log.append((kind, source, None, "", action, {"lines": n}))
         if log:
             insert_arrow(con, "ingest_log", pa.table(
                 {f.name: [(load_id, now, *row[:5], json_counts(row[5]))[i] for row in log]

@@ -50,6 +50,8 @@ def test_reload_is_idempotent_and_merges_by_task(tmp_path: Path, release: Path, 
     before = _q(db, "SELECT * FROM raw.judgments ORDER BY ALL")
     r = ingest("--db", db, "--responses", tmp_path / "r.jsonl")
     assert "0 inserted, 0 replaced, 4 unchanged" in r.output
+    # an unchanged file is logged as unchanged: the marts stay current
+    assert _q(db, "SELECT kind, action FROM raw.ingest_log ORDER BY load_id DESC LIMIT 1") == [("responses-file", "unchanged")]
     assert _q(db, "SELECT * FROM raw.judgments ORDER BY ALL") == before
     # a second judge on a1 and b1, then a1's answer changes: a1's other verdict goes, b1's stays
     judg = write_jsonl(tmp_path / "j.jsonl", [
