@@ -76,6 +76,7 @@ RUNS = pa.schema([
     pa.field("replicate", pa.int32(), nullable=False),
     pa.field("backend", pa.string(), nullable=False),  # responses-file
     pa.field("benchmark_sha256", pa.string(), nullable=False),
+    pa.field("simulated", pa.bool_(), nullable=False),  # the responses file says a simulated system wrote them
 ])
 
 RESPONSES = pa.schema([

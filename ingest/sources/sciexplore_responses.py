@@ -110,9 +110,13 @@ def read_responses(paths: list[Path], tasks: dict[str, Task], benchmark_sha256: 
                 w = Where(path, no)
                 model, paradigm, replicate = _run_fields(w, obj)
                 run_id = responses_run_id(model, paradigm, replicate, benchmark_sha256)
-                out.runs.setdefault(run_id, {"run_id": run_id, "model": model, "paradigm": paradigm,
-                                             "replicate": replicate, "backend": BACKEND,
-                                             "benchmark_sha256": benchmark_sha256})
+                simulated = bool(w.get(obj, "simulated", bool, nullable=True))
+                run = out.runs.setdefault(run_id, {"run_id": run_id, "model": model, "paradigm": paradigm,
+                                                   "replicate": replicate, "backend": BACKEND,
+                                                   "benchmark_sha256": benchmark_sha256, "simulated": simulated})
+                if run["simulated"] != simulated:
+                    raise w.fail("simulated", f"run ({model}, {paradigm}, replicate {replicate}) mixes simulated "
+                                 "and real lines")
                 tid = w.text(obj, "task_id")
                 task = tasks.get(tid)
                 if task is None:

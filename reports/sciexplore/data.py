@@ -47,6 +47,11 @@ class System:
         return self.runs[0]["run_id"]
 
 
+def simulated_models(wh: Warehouse) -> list[str]:
+    """Models whose responses files say a simulated system wrote them."""
+    return [r["model"] for r in wh.rows("SELECT DISTINCT model FROM raw.sciexplore_runs WHERE simulated ORDER BY model")]
+
+
 def judges(wh: Warehouse) -> list[str]:
     return [r["judge"] for r in wh.rows("SELECT DISTINCT judge FROM sciexplore_summary ORDER BY judge")]
 

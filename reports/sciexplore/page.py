@@ -108,7 +108,7 @@ def render_page(wh: Warehouse, report: SciReport, site: Site) -> str:
     context = {"title": f"SciExplore analysis · judge {report.judge}", "judge": report.judge,
                "judges": report.judges, "sections": sections, "tasks": tasks,
                "n_systems": len(report.systems), "n_runs": sum(len(s.runs) for s in report.systems),
-               "item_systems": [s.label for s in shown], "link_items": not site.single_file}
+               "item_systems": [s.label for s in shown], "simulated": data.simulated_models(wh), "link_items": not site.single_file}
     return site.render_page("sciexplore.html.j2", context, box, prov)
 
 

@@ -86,6 +86,7 @@ def _judgment(task_id: str, unit: str, **key) -> dict:
         ("--responses", [response("a1", "x") | {"replicate": -1}], 1, "field 'replicate'"),
         ("--responses", [response("a1", "x", trace=[{"query": "q"}])], 1, "field 'trace[0].tool': missing"),
         ("--responses", ["{not json"], 1, "not valid JSON"),
+        ("--responses", [GOOD[0], GOOD[1] | {"simulated": True}], 2, "mixes simulated and real lines"),
         ("--judgments", [_judgment("c1", "citation", slot="CITE_1", ref_index=2)], 1,
          "field 'ref_index': the system gave 2 reference(s) for CITE_1"),
         ("--judgments", [_judgment("c1", "citation", slot="CITE_7", ref_index=0)], 1, "has no slot 'CITE_7'"),

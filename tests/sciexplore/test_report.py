@@ -88,6 +88,8 @@ def test_tables_are_the_marts_means(panel: dict) -> None:
     assert dis["task_id"] == "t1_001"
     assert len(_csv(tables / "paired_tests.csv")) == 5  # neighbours of six systems
     assert len(list((panel["out"] / "index_files" / "items").glob("*.html"))) == 103
+    html = (panel["out"] / "index.html").read_text()
+    assert "6 of the systems are simulated" in html  # the simulated systems' responses say so
 
 
 def test_other_judge_and_refusals(panel: dict, tmp_path: Path) -> None:

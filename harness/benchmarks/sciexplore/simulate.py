@@ -108,7 +108,8 @@ def respond(system: SimSystem, replicate: int, task: Task, seed: int) -> dict[st
     else:
         answer = _table(rng, task, p, system.format_ok)
     trace = _searches(rng, system, task, gave_up)
-    return {"model": system.model, "paradigm": system.paradigm, "replicate": replicate, "task_id": task.id,
+    return {"model": system.model, "paradigm": system.paradigm, "replicate": replicate, "simulated": True,
+            "task_id": task.id,
             "status": status, "answer": answer, "trace": trace,
             "prompt_tokens": 800 + 1200 * len(trace) + rng.randrange(0, 400),
             "completion_tokens": 150 + rng.randrange(0, 600), "wall_time_s": round(2 + 6 * len(trace) * rng.random(), 2)}

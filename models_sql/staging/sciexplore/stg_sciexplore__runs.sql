@@ -4,5 +4,6 @@ select
     paradigm::varchar as paradigm,
     replicate::integer as replicate,
     backend::varchar as backend,
-    benchmark_sha256::varchar as benchmark_sha256
+    benchmark_sha256::varchar as benchmark_sha256,
+    simulated::boolean as is_simulated
 from {{ source('sciexplore', 'sciexplore_runs') }}
