@@ -75,6 +75,8 @@ def _t3_answer(w: Where, task: Task, answer: Any) -> tuple[dict | None, str | No
                          f"(its slots: {', '.join(sorted(slots))})")
         if not isinstance(refs, list):
             raise w.fail(f"answer.{raw_slot}", "expected a list of reference objects")
+        if slot in out:
+            raise w.fail(f"answer.{raw_slot}", f"slot {slot} is given twice")
         out[slot] = refs
     return out, None
 

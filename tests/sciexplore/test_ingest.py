@@ -81,6 +81,7 @@ def _judgment(task_id: str, unit: str, **key) -> dict:
         ("--responses", [GOOD[0], response("zz", "x")], 2, "field 'task_id': unknown task id 'zz'"),
         ("--responses", [response("c1", {"CITE_9": []})], 1, "field 'answer.CITE_9': task 'c1' has no slot"),
         ("--responses", [GOOD[0], GOOD[1], GOOD[0]], 3, "is already given at"),
+        ("--responses", [response("c1", {"CITE_1": [], "[CITE_1]": []})], 1, "slot CITE_1 is given twice"),
         ("--responses", [response("a1", "x", paradigm="rag")], 1, "field 'paradigm': must be one of"),
         ("--responses", [response("a1", "x", status="done")], 1, "field 'status'"),
         ("--responses", [response("a1", "x") | {"replicate": -1}], 1, "field 'replicate'"),
