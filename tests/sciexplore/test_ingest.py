@@ -129,3 +129,18 @@ def test_bad_release_is_refused(tmp_path: Path, release: Path, ingest) -> None:
     (release / "tasks.jsonl").write_text('{"id": "x", "type": "T1"}\n')
     r = ingest("--db", tmp_path / "w.duckdb", "--benchmark", release)
     assert r.exit_code == 2 and "tasks.jsonl:1: field 'domain': missing" in r.output, r.output
+
+
+def test_another_release_needs_force_when_runs_exist(tmp_path: Path, release: Path, ingest) -> None:
+    db = tmp_path / "w.duckdb"
+    assert ingest("--db", db, "--benchmark", release, "--responses", write_jsonl(tmp_path / "r.jsonl", GOOD)).exit_code == 0
+    assert "release unchanged" in ingest("--db", db, "--benchmark", release).output
+    with (release / "tasks.jsonl").open("a") as fh:
+        fh.write('{"id": "a2", "type": "T1", "domain": "d", "question": "q", "answer": "x", "aliases": [], '
+                 '"hops": 3, "databases": []}\n')
+    sha = file_sha(db)
+    r = ingest("--db", db, "--benchmark", release)
+    assert r.exit_code == 2 and "pass --force" in r.output and file_sha(db) == sha
+    r = ingest("--db", db, "--benchmark", release, "--force")
+    assert r.exit_code == 0 and "SciExplore release replaced" in r.output
+    assert _q(db, "SELECT n_items FROM raw.benchmarks WHERE benchmark = 'sciexplore'") == [(5,)]
