@@ -153,7 +153,7 @@ def _response(w: Where, obj: dict, task: Task, run_id: str, status: str, where: 
         text = answer if isinstance(answer, str) or answer is None else json.dumps(answer, ensure_ascii=False)
     else:
         table = parse_table(answer)
-        fmt = format_ok(table, task.columns)
+        fmt = status == "answered" and format_ok(table, task.columns)
         if isinstance(table, ParseFailure):
             parse_error = table.reason
         else:

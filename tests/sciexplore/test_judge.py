@@ -149,5 +149,9 @@ def test_unparsable_answers_record_a_reason(answer, reason: str) -> None:
     assert judge_task(T4, "answered", answer) == []  # no row matched, no cell correct
 
 
+def test_t4_answer_of_an_error_or_not_attempted_matches_nothing() -> None:
+    assert judge_task(T4, "error", MARKDOWN) == [] and judge_task(T4, "not_attempted", MARKDOWN) == []
+
+
 def test_table_without_the_primary_key_matches_nothing() -> None:
     assert judge_task(T4, "answered", "| Gap (eV) | System |\n|---|---|\n| 1.20 | cubic |") == []

@@ -148,6 +148,6 @@ def judge_task(task: Task, status: str, answer: Any) -> list[Verdict]:
         return [judge_exact(task, status, answer)]
     if task.type == "T3":
         return judge_citations(task, status, answer)
-    if status == "not_attempted":
+    if status != "answered":  # a T4 answer that errored or was not attempted matches no row
         return []
     return judge_cells(task, answer if isinstance(answer, (Table, ParseFailure)) else parse_table(answer))
