@@ -40,12 +40,13 @@ demo: $(STAMP)
 	@$(MAKE) --no-print-directory demo-sciexplore
 
 # SciExplore on the same warehouse: synthetic release, a responses file of simulated systems (three
-# paradigms, four replicates), ingest with the normalized-match judge, dbt build, the report.
+# paradigms, four replicates) and a simulated second judge's verdicts, ingest (with the normalized-match
+# judge), dbt build, the report.
 demo-sciexplore: $(STAMP)
 	$(BIN)/agenthop-harness make-benchmark --benchmark sciexplore --out $(DEMO_DIR)/sciexplore/benchmark --seed 0 \
-	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl
+	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl --judgments $(DEMO_DIR)/sciexplore/judgments.jsonl
 	$(BIN)/agenthop-ingest --db $(AGENTHOP_DB) --benchmark $(DEMO_DIR)/sciexplore/benchmark \
-	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl
+	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl --judgments $(DEMO_DIR)/sciexplore/judgments.jsonl
 	$(BIN)/dbt build --quiet
 	$(BIN)/agenthop-report sciexplore --out $(DEMO_DIR)/sciexplore/report
 	@echo "sciexplore:  $(abspath $(DEMO_DIR)/sciexplore/report/index.html)"

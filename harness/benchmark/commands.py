@@ -41,19 +41,21 @@ def prepare_release_dir(out: Path, force: bool, is_synthetic: Callable[[Path], b
 @click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
 @click.option("--responses", "responses", default=None, type=click.Path(dir_okay=False, path_type=Path, resolve_path=True),
               help="SciExplore: also write a responses file of simulated systems (docs/sciexplore.md#simulated-systems).")
+@click.option("--judgments", "judgments", default=None, type=click.Path(dir_okay=False, path_type=Path, resolve_path=True),
+              help="SciExplore: also write the verdicts of a simulated second judge on those responses.")
 @cli_errors
 def make_benchmark(out: Path, benchmark: str, items: int | None, seed: int, force: bool,
-                   responses: Path | None) -> None:
+                   responses: Path | None, judgments: Path | None) -> None:
     """Write a deterministic SYNTHETIC release (docs/benchmark.md#synthetic-generator, docs/sciexplore.md)."""
     if benchmark == "sciexplore":
         from ..benchmarks.sciexplore.commands import make_sciexplore
 
         if items is not None:
             raise click.UsageError("--items: the SciExplore release has a fixed shape of 103 tasks")
-        make_sciexplore(out, seed, force, responses)
+        make_sciexplore(out, seed, force, responses, judgments)
         return
-    if responses is not None:
-        raise click.UsageError("--responses: only for --benchmark sciexplore")
+    if responses is not None or judgments is not None:
+        raise click.UsageError("--responses, --judgments: only for --benchmark sciexplore")
     items = FULL_SCALE_ITEMS if items is None else items
     prepare_release_dir(out, force, is_synthetic_release, clear_release)
     t0 = time.perf_counter()

@@ -215,9 +215,12 @@ def judge_agreement(agreement: Sequence[dict[str, Any]], disagreements: Sequence
                Column("p_observed", "rate", "Observed %"), Column("p_expected", "rate", "Chance %"),
                Column("kappa", "num3", "κ")], list(agreement))
     d = Table("judge_disagreements", "Beyond the paper", "Units the judges disagree on", DOC + "judge-agreement",
-              [Column("run_id"), Column("task_id"), Column("unit"), Column("slot"), Column("ref_index", "int"),
-               Column("row_key"), Column("column_name"), Column("judge_a"), Column("verdict_a"), Column("judge_b"),
-               Column("verdict_b")], list(disagreements), latex=False)
+              [Column("run_id", header="Run"), Column("task_id", header="Task"), Column("unit", header="Unit"),
+               Column("slot", header="Slot"), Column("ref_index", "int", "Ref"), Column("row_key", header="Row"),
+               Column("column_name", header="Column"), Column("judge_a", header="Judge A"),
+               Column("verdict_a", header="Verdict A"), Column("judge_b", header="Judge B"),
+               Column("verdict_b", header="Verdict B")], list(disagreements),
+              note="Listed on the page when they are at most 400; the CSV always has all of them.")
     return [t, d]
 
 

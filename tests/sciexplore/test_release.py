@@ -147,13 +147,26 @@ def test_simulated_responses_are_seeded_and_load(tmp_path: Path, release_dir: Pa
     assert {x["paradigm"] for x in lines} == {"foundation", "search", "deep_research"}
     assert {x["status"] for x in lines} == {"answered", "not_attempted", "error"}
     assert all(not x["trace"] for x in lines if x["paradigm"] == "foundation")
+    judg = tmp_path / "j.jsonl"
     r = CliRunner().invoke(harness_main, ["make-benchmark", "--benchmark", "sciexplore", "--out",
-                                          str(tmp_path / "rel"), "--responses", str(tmp_path / "c.jsonl")])
+                                          str(tmp_path / "rel"), "--responses", str(tmp_path / "c.jsonl"),
+                                          "--judgments", str(judg)])
     assert r.exit_code == 0 and "SIMULATED" in r.output, r.output
     assert (tmp_path / "c.jsonl").read_bytes() == a.read_bytes()
     db = tmp_path / "w.duckdb"
-    r = CliRunner().invoke(ingest_main, ["--db", str(db), "--benchmark", str(release_dir), "--responses", str(a)])
+    r = CliRunner().invoke(ingest_main, ["--db", str(db), "--benchmark", str(release_dir), "--responses", str(a),
+                                         "--judgments", str(judg)])
     assert r.exit_code == 0 and f"responses of {len(SYSTEMS) * 4} run(s)" in r.output, r.output
+    with duckdb.connect(str(db), read_only=True) as con:
+        # the simulated judge covers exactly the units normalized-match judged, and disagrees on some
+        assert con.execute("SELECT judge, count(*) FROM raw.judgments GROUP BY judge ORDER BY judge").fetchall() == [
+            ("normalized-match", 6749), ("sim-strict-judge", 6749)]
+        differ = con.execute(
+            "SELECT count(*) FROM raw.judgments a JOIN raw.judgments b USING (run_id, task_id, unit) "
+            "WHERE a.judge = 'normalized-match' AND b.judge = 'sim-strict-judge' AND a.verdict <> b.verdict "
+            "AND a.slot IS NOT DISTINCT FROM b.slot AND a.ref_index IS NOT DISTINCT FROM b.ref_index "
+            "AND a.row_key IS NOT DISTINCT FROM b.row_key AND a.\"column\" IS NOT DISTINCT FROM b.\"column\"").fetchall()
+    assert 0 < differ[0][0] < 6749 * 0.2
     with duckdb.connect(str(db), read_only=True) as con:
         kinds = set(con.execute("SELECT DISTINCT unit, verdict FROM raw.judgments").fetchall())
     assert kinds >= {("answer", "correct"), ("answer", "incorrect"), ("answer", "not_attempted"),

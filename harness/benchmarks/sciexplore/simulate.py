@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .judge import judge_task
 from .release import Release, Task
+from .tables import parse_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,4 +130,36 @@ def write_responses(path: Path, release: Release, seed: int = 0, systems: tuple[
                     fh.write(json.dumps(respond(system, rep, task, seed), ensure_ascii=False,
                                         separators=(",", ":")) + "\n")
                     n += 1
+    return n
+
+
+#: the simulated second judge of the demo: stricter than normalized-match on some units
+SIM_JUDGE = "sim-strict-judge"
+
+
+def second_opinion(rng: random.Random, verdict: str) -> str:
+    """A stricter judge: rejects 15% of the correct verdicts, accepts 3% of the incorrect ones."""
+    if verdict == "correct" and rng.random() < 0.15:
+        return "incorrect"
+    if verdict == "incorrect" and rng.random() < 0.03:
+        return "correct"
+    return verdict
+
+
+def write_judgments(path: Path, release: Release, responses: Path, seed: int = 0) -> int:
+    """A judgments file of SIM_JUDGE for every unit normalized-match judges in ``responses``."""
+    n = 0
+    with Path(responses).open(encoding="utf-8") as src, Path(path).open("w", encoding="utf-8", newline="\n") as fh:
+        for line in src:
+            r = json.loads(line)
+            task = release.by_id[r["task_id"]]
+            answer = parse_table(r["answer"]) if task.type == "T4" else r["answer"]
+            rng = random.Random(f"{seed}:judge:{r['model']}:{r['paradigm']}:{r['replicate']}:{task.id}")
+            for v in judge_task(task, r["status"], answer):
+                fh.write(json.dumps({
+                    "model": r["model"], "paradigm": r["paradigm"], "replicate": r["replicate"], "task_id": task.id,
+                    "unit": v.unit, "slot": v.slot, "ref_index": v.ref_index, "row_key": v.row_key, "column": v.column,
+                    "verdict": second_opinion(rng, v.verdict), "judge": SIM_JUDGE, "judge_version": "simulated-1",
+                    "rationale": "simulated judge"}, ensure_ascii=False, separators=(",", ":")) + "\n")
+                n += 1
     return n
