@@ -27,7 +27,7 @@ _DIR = click.Path(path_type=Path, file_okay=False, resolve_path=True)  # errors 
     default=None,
     help="Warehouse file (default: $AGENTHOP_DB or warehouse/agenthop.duckdb).",
 )
-@click.option("--benchmark", type=_DIR, default=None, help="Benchmark release directory (AgentHop: qa/, graphs/, ...; SciExplore: tasks.jsonl)."))
+@click.option("--benchmark", type=_DIR, default=None, help="Benchmark release directory (AgentHop: qa/, graphs/, ...; SciExplore: tasks.jsonl).")
 @click.option(
     "--runs",
     type=_DIR,
