@@ -65,3 +65,32 @@ def test_marts_from_ingested_data(built: Path) -> None:
         assert con.execute("SELECT hops, n, correct, f_em FROM main.sciexplore_hop_accuracy "
                            "JOIN main.sciexplore_summary USING (run_id, judge) "
                            "WHERE replicate = 0 AND judge = 'normalized-match'").fetchall() == [(2, 1, 1, 1.0)]
+
+
+def test_raw_column_macro_matches_the_schemas() -> None:
+    """dbt's stand-in for missing raw tables has exactly the columns and types ingest creates."""
+    import re
+
+    from conftest import REPO
+
+    from agenthop.ingest import ddl
+    from agenthop.schemas import sciexplore as sx
+
+    text = (REPO / "dbt_support" / "macros" / "sciexplore_sources.sql").read_text()
+    found = {m.group(1): re.findall(r"\('([^']+)', '([^']+)'\)", m.group(2))
+             for m in re.finditer(r"'(\w+)': \[(.*?)\],", text)}
+    expected = {name: [(f.name, ddl.duckdb_type(f.type)) for f in schema]
+                for name, schema in {**sx.TABLES, "ingest_log": ddl.INGEST_LOG}.items()}
+    assert found == expected
+
+
+def test_dbt_build_works_on_a_warehouse_without_sciexplore_tables(tmp_path: Path) -> None:
+    db = tmp_path / "old.duckdb"
+    with duckdb.connect(str(db)) as con:  # only the tables of the layout before SciExplore
+        con.execute("CREATE SCHEMA raw")
+        con.execute("CREATE TABLE raw.runs (run_id VARCHAR)")
+    proc = run_dbt_build(db, tmp_path, *SELECT)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM main.sciexplore_summary").fetchall() == [(0,)]
+        assert con.execute("SELECT n_runs, last_load_id FROM main.sciexplore_build_info").fetchall() == [(0, 0)]

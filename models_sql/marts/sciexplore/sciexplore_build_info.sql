@@ -9,5 +9,5 @@
 -- depends_on: {{ ref('sciexplore_judge_disagreements') }}
 select
     current_timestamp::timestamptz as built_at,
-    coalesce((select max(load_id) from {{ source('sciexplore', 'ingest_log') }}), 0)::bigint as last_load_id,
+    coalesce((select max(load_id) from {{ sciexplore_source('ingest_log') }}), 0)::bigint as last_load_id,
     (select count(*) from {{ ref('stg_sciexplore__runs') }})::bigint as n_runs

@@ -10,4 +10,4 @@ select
     judge::varchar as judge,
     judge_version::varchar as judge_version,
     rationale::varchar as rationale
-from {{ source('sciexplore', 'judgments') }}
+from {{ sciexplore_source('judgments') }}

@@ -9,4 +9,4 @@ select
     prompt_tokens::bigint as prompt_tokens,
     completion_tokens::bigint as completion_tokens,
     wall_time_s::double as wall_time_s
-from {{ source('sciexplore', 'sciexplore_responses') }}
+from {{ sciexplore_source('sciexplore_responses') }}

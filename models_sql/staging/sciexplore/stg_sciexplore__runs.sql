@@ -6,4 +6,4 @@ select
     backend::varchar as backend,
     benchmark_sha256::varchar as benchmark_sha256,
     simulated::boolean as is_simulated
-from {{ source('sciexplore', 'sciexplore_runs') }}
+from {{ sciexplore_source('sciexplore_runs') }}

@@ -5,4 +5,4 @@ select
     title::varchar as title,
     year::integer as year,
     doi::varchar as doi
-from {{ source('sciexplore', 'sciexplore_t3_references') }}
+from {{ sciexplore_source('sciexplore_t3_references') }}

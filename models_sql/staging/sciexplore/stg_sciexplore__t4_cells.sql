@@ -6,4 +6,4 @@ select
     column_index::integer as column_index,
     value::varchar as value,
     is_primary_key::boolean as is_primary_key
-from {{ source('sciexplore', 'sciexplore_t4_cells') }}
+from {{ sciexplore_source('sciexplore_t4_cells') }}

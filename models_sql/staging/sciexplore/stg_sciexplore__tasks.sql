@@ -9,4 +9,4 @@ select
     primary_key::varchar as primary_key,
     len(columns)::integer as n_columns,
     task_order::integer as task_order
-from {{ source('sciexplore', 'sciexplore_tasks') }}
+from {{ sciexplore_source('sciexplore_tasks') }}

@@ -7,4 +7,4 @@ select
     target::varchar as target,
     result_chars::bigint as result_chars,
     is_search::boolean as is_search
-from {{ source('sciexplore', 'sciexplore_trace') }}
+from {{ sciexplore_source('sciexplore_trace') }}
