@@ -13,6 +13,7 @@ from .cli_examples import epilog
 from .errors import AgentHopError, cli_errors
 from .panel import BACKENDS, ModelSpec, RunSpec, load_panel, looks_like_real_model
 from .run_identity import RunCaps
+from .storage import LocalPath
 
 EXIT_INTERRUPTED = 130
 EXIT_TOKEN_CAP = 3
@@ -93,10 +94,10 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 
 
 @click.command("run", epilog=epilog("agenthop-harness run"))
-@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
+@click.option("--data", "data", type=LocalPath(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory (qa/, graphs/, paper_pool/, audit/). Required unless --dry-run.")
 @click.option("--model", "model", help="Model name (a sim archetype name such as early-committer, or a label).")
-@click.option("--panel", "panel_file", type=click.Path(dir_okay=False, path_type=Path, resolve_path=True),
+@click.option("--panel", "panel_file", type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
               help="Panel YAML: run several models / conditions / replicates.")
 @click.option("--backend", type=click.Choice(BACKENDS),
               help="Backend of --model (default: detected from a real model id as the reference does, e.g. "
@@ -127,7 +128,7 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               help="Only the first N items of the release (default: all). The limit is not part of the "
               "run identity: a limited run resumes into the same directory as the full one.")
 @click.option("--out", "out", default="out/runs", show_default=True,
-              type=click.Path(file_okay=False, path_type=Path), help="Output root; one directory per run.")
+              type=LocalPath(file_okay=False, path_type=Path), help="Output root; one directory per run.")
 @click.option("--budget", default=30, show_default=True, type=click.IntRange(min=1), help="Tool budget points.")
 @click.option("--max-turns", default=20, show_default=True, type=click.IntRange(min=1),
               help="Model calls (turns) per attempt.")

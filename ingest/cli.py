@@ -8,19 +8,20 @@ import click
 
 from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import cli_errors
+from agenthop.harness.storage import LocalPath
 
 from .core import run_ingest
 from .progress import Progress
 from .warehouse import default_db_path
 
-_DIR = click.Path(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
+_DIR = LocalPath(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog=epilog("agenthop-ingest"))
 @click.version_option(package_name="agenthop-warehouse")
 @click.option(
     "--db",
-    type=click.Path(path_type=Path, dir_okay=False, resolve_path=True),
+    type=LocalPath(path_type=Path, dir_okay=False, resolve_path=True),
     default=None,
     help="Warehouse file (default: $AGENTHOP_DB or warehouse/agenthop.duckdb).",
 )

@@ -13,10 +13,11 @@ from ..errors import AgentHopError, cli_errors
 from .describe import describe, format_description
 from .generator import FULL_SCALE_ITEMS, clear_release, is_synthetic_release, write_release
 from .loader import load_release
+from ..storage import LocalPath
 
 
 @click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
+@click.option("--out", "out", required=True, type=LocalPath(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory to write (qa/, graphs/, paper_pool/, audit/, README.md).")
 @click.option("--items", "items", default=FULL_SCALE_ITEMS, show_default=True, type=click.IntRange(min=1),
               help="Number of items; 1011 is the full-scale preset.")
@@ -45,7 +46,7 @@ def make_benchmark(out: Path, items: int, seed: int, force: bool) -> None:
 
 
 @click.command("describe-benchmark", epilog=epilog("agenthop-harness describe-benchmark"))
-@click.argument("release_dir", type=click.Path(path_type=Path, resolve_path=True))
+@click.argument("release_dir", type=LocalPath(path_type=Path, resolve_path=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Only the first N items.")
 @cli_errors
