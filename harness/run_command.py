@@ -13,7 +13,8 @@ from .cli_examples import epilog
 from .errors import AgentHopError, cli_errors
 from .panel import BACKENDS, ModelSpec, RunSpec, load_panel, looks_like_real_model
 from .run_identity import RunCaps
-from .storage import LocalPath
+from .store_mirror import panel_run_ids, run_store
+from .storage import LocalPath, Location, is_remote
 
 EXIT_INTERRUPTED = 130
 EXIT_TOKEN_CAP = 3
@@ -94,7 +95,7 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 
 
 @click.command("run", epilog=epilog("agenthop-harness run"))
-@click.option("--data", "data", type=LocalPath(file_okay=False, path_type=Path, resolve_path=True),
+@click.option("--data", "data", type=Location(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory (qa/, graphs/, paper_pool/, audit/). Required unless --dry-run.")
 @click.option("--model", "model", help="Model name (a sim archetype name such as early-committer, or a label).")
 @click.option("--panel", "panel_file", type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
@@ -128,7 +129,8 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               help="Only the first N items of the release (default: all). The limit is not part of the "
               "run identity: a limited run resumes into the same directory as the full one.")
 @click.option("--out", "out", default="out/runs", show_default=True,
-              type=LocalPath(file_okay=False, path_type=Path), help="Output root; one directory per run.")
+              type=Location(file_okay=False, path_type=Path),
+              help="Output root, a directory or s3://bucket/prefix; one directory per run.")
 @click.option("--budget", default=30, show_default=True, type=click.IntRange(min=1), help="Tool budget points.")
 @click.option("--max-turns", default=20, show_default=True, type=click.IntRange(min=1),
               help="Model calls (turns) per attempt.")
@@ -184,15 +186,19 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     _require_keys(runs)
     if data is None:
         raise AgentHopError("--data is required (a release directory), except with --dry-run")
-    if not (data / "qa" / "full.jsonl").is_file():
-        raise AgentHopError(f"{data}: not a release directory (qa/full.jsonl missing)")
     opts = RunOptions(
         caps=RunCaps(budget, max_turns, max_total_tokens), seed=seed, workers=workers, limit=limit,
         record_messages=messages, flush_every=flush_every, max_run_tokens=max_run_tokens,
         retry_errors=retry_errors, progress=progress, max_concurrency=max_concurrency, max_cost_usd=max_cost_usd,
+        compact=not is_remote(out),  # an object store keeps parts as written (harness/store_mirror.py)
     )
     try:
-        results = run_panel(runs, data, out, opts, processes=processes)
+        with run_store(data, out, lambda release: panel_run_ids(runs, release, opts)) as (release, root, show):
+            if not (release / "qa" / "full.jsonl").is_file():
+                raise AgentHopError(f"{data}: not a release directory (qa/full.jsonl missing)")
+            results = run_panel(runs, release, root, opts, processes=processes)
+            for res in results:
+                res.run_dir = show(res.run_dir)
     except KeyboardInterrupt:  # outside the runs' own handlers (e.g. while loading the release)
         click.echo(f"interrupted: finished samples are kept under {out}; rerun the same command to resume.",
                    err=True)

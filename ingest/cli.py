@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
 
 from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import cli_errors
-from agenthop.harness.storage import LocalPath
+from agenthop.harness.storage import LocalPath, Location, is_remote
+from agenthop.harness.store_mirror import local_copy
 
 from .core import run_ingest
 from .progress import Progress
 from .warehouse import default_db_path
 
-_DIR = LocalPath(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
+_DIR = Location(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog=epilog("agenthop-ingest"))
@@ -25,18 +27,20 @@ _DIR = LocalPath(path_type=Path, file_okay=False, resolve_path=True)  # errors n
     default=None,
     help="Warehouse file (default: $AGENTHOP_DB or warehouse/agenthop.duckdb).",
 )
-@click.option("--benchmark", type=_DIR, default=None, help="Benchmark release directory (qa/, graphs/, ...).")
+@click.option("--benchmark", type=_DIR, default=None, help="Benchmark release directory (qa/, graphs/, ...) or s3://bucket/prefix.")
 @click.option(
     "--runs",
     type=_DIR,
     multiple=True,
-    help="A run directory, or a directory of run directories (the harness's --out). Repeatable.",
+    help="A run directory, or a directory of run directories (the harness's --out); local or "
+    "s3://bucket/prefix. Repeatable.",
 )
 @click.option(
     "--reference-json",
     type=_DIR,
     multiple=True,
-    help="Reference-harness experiments/ directory or one <model>/ folder. Repeatable.",
+    help="Reference-harness experiments/ directory or one <model>/ folder; local or s3://bucket/prefix. "
+    "Repeatable.",
 )
 @click.option("--partial", is_flag=True, help="Also load run directories without _SUCCESS (marked _partial).")
 @click.option(
@@ -71,15 +75,31 @@ def main(
     if benchmark is None and not runs and not reference_json:
         raise click.UsageError("nothing to load: give --benchmark, --runs and/or --reference-json")
     path = db if db is not None else Path(default_db_path()).absolute()
-    result = run_ingest(
-        path,
-        benchmark=benchmark,
-        runs=runs,
-        reference_json=reference_json,
-        partial=partial,
-        force=force,
-        accept_dq=accept_dq,
-        progress=Progress(quiet=quiet),
-    )
+    with ExitStack() as stack:
+        names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
+
+        def local(location: Path | str) -> Path:
+            if not is_remote(location):
+                return Path(location)
+            copy = stack.enter_context(local_copy(location))
+            names[str(copy)] = str(location)
+            return copy
+
+        def rename(text: str) -> str:
+            for copy, url in names.items():
+                text = text.replace(copy, url)
+            return text
+
+        result = run_ingest(
+            path,
+            benchmark=local(benchmark) if benchmark is not None else None,
+            runs=[local(r) for r in runs],
+            reference_json=[local(r) for r in reference_json],
+            partial=partial,
+            force=force,
+            accept_dq=accept_dq,
+            progress=Progress(quiet=quiet),
+            rename=rename if names else None,
+        )
     if not quiet:
         click.echo(result.summary())
