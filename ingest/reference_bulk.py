@@ -21,8 +21,6 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from agenthop.schemas import trajectory as tschema
-
 from .reference_parse import (
     ALIAS_COLUMN,
     FAILED_DIR,
@@ -38,6 +36,7 @@ from .reference_parse import (
     _scalar_text,
     alias_index,
     parse_samples,
+    task_schema,
 )
 
 
@@ -273,9 +272,7 @@ def _args(att: _Attempts, tools: pa.Array) -> dict[str, pa.Array]:
 
 
 def _table(name: str, cols: dict[str, Any], n: int) -> pa.Table:
-    schema = tschema.TABLES[name]
-    if name == "tool_calls":
-        schema = schema.append(pa.field(ALIAS_COLUMN, pa.int32()))
+    schema = task_schema(name)
     try:
         return _columns(schema, cols, n)
     except (pa.ArrowException, OverflowError):

@@ -40,7 +40,7 @@ from agenthop.schemas import trajectory as tschema
 from .conform import IngestError, conform
 from .quality import Segments
 from .reference_bulk import parse_task
-from .reference_parse import ALIAS_COLUMN, INT32_MAX, INT64_MAX, ParseError, Sample, load_json
+from .reference_parse import ALIAS_COLUMN, INT32_MAX, INT64_MAX, ParseError, Sample, load_json, task_schema
 from .reference_parse import status_of as status_of  # re-exported: the status rule lives there
 from .runs import Checks, RunData, check_benchmark, validate_table
 
@@ -238,6 +238,13 @@ def _plan_folder(folder: Path, sha: str, checks: Checks, loaded_hashes: dict[str
         raise IngestError(f"{folder}: no benchmark is loaded; pass --benchmark DIR to load one first")
     check_benchmark(run_id, _text(bsha), checks, str(summary_path if summary else folder))
 
+    plan = _Folder(folder, run_id, sha, _text(bsha), summary, summary_path)
+    plan.samples = folder_samples(folder)
+    return plan
+
+
+def folder_samples(folder: Path) -> list[Sample]:
+    """Each ``<sample_id>.json`` of a folder with its failed-attempt files, in attempt order."""
     failed: dict[str, list[tuple[int, str]]] = defaultdict(list)
     fdir = folder / FAILED_DIR
     if fdir.is_dir():
@@ -246,10 +253,7 @@ def _plan_folder(folder: Path, sha: str, checks: Checks, loaded_hashes: dict[str
             if not m:
                 raise IngestError(f"{p}: not named <sample_id>.attempt_<k>.json")
             failed[m.group(1)].append((int(m.group(2)), str(p)))
-    plan = _Folder(folder, run_id, sha, _text(bsha), summary, summary_path)
-    for path in _sample_files(folder):
-        plan.samples.append((str(path), [p for _, p in sorted(failed.pop(path.stem, []))]))
-    return plan
+    return [(str(path), [p for _, p in sorted(failed.pop(path.stem, []))]) for path in _sample_files(folder)]
 
 
 def _tasks(plans: Sequence[_Folder]) -> list[tuple[int, str, list[Sample]]]:
@@ -390,11 +394,8 @@ def resolve_sections(calls: pa.Table, index: SectionIndex) -> pa.Table:
 
 def _concat(results: list[dict[str, Any]], name: str) -> pa.Table:
     """One table of a folder from its tasks' results (tool_calls still with ALIAS_COLUMN)."""
-    schema = tschema.TABLES[name]
-    if name == "tool_calls":
-        schema = schema.append(pa.field(ALIAS_COLUMN, pa.int32()))
     parts = [r["tables"][name] for r in results]
-    return pa.concat_tables(parts) if parts else schema.empty_table()
+    return pa.concat_tables(parts) if parts else task_schema(name).empty_table()
 
 
 def _resolve_all(per_folder: list[list[dict[str, Any]]], sections: SectionIndex) -> list[pa.Table]:

@@ -17,7 +17,6 @@ from click.testing import CliRunner
 from agenthop.harness.cli import main as harness_main
 from agenthop.ingest import reference_bulk, reference_json
 from agenthop.ingest.reference_parse import parse_samples
-from agenthop.ingest.runs import Checks
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
@@ -51,8 +50,7 @@ def experiments(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _samples(folder: Path) -> list:
-    plan = reference_json._plan_folder(folder, "sha", Checks(None, "bsha", True, False), {})
-    return plan.samples
+    return reference_json.folder_samples(folder)
 
 
 def _assert_same(a: dict, b: dict) -> None:
