@@ -13,7 +13,9 @@ from .cli_examples import epilog
 from .errors import AgentHopError, cli_errors
 from .panel import BACKENDS, ModelSpec, RunSpec, load_panel, looks_like_real_model
 from .run_identity import RunCaps
-from .store_mirror import panel_run_ids, run_store
+from .run_result import SHARD_DONE
+from .shards import Shard, ShardParam
+from .store_mirror import panel_run_ids, run_store, settle_shards
 from .storage import LocalPath, Location, is_remote
 
 EXIT_INTERRUPTED = 130
@@ -149,6 +151,10 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               help="Write a part every N finished samples (default: sim 250, real 10; also every 30/10 s).")
 @click.option("--retry-errors/--keep-errors", "retry_errors", default=True, show_default=True,
               help="On resume, rerun samples whose final attempt ended with 'error'.")
+@click.option("--shard", type=ShardParam(), default=None,
+              help="Run only shard K of N (K from 0): a fixed 1/N of the samples of every run, by a hash of "
+              "the sample id. Shards may run at the same time, on any machines, into the same --out; the run "
+              "gets _SUCCESS when its last sample is on disk (docs/running.md#shards).")
 @click.option("--dry-run", "dry_run", is_flag=True,
               help="Print per model the backend, endpoint host, key variable (and whether it is set) and "
               "sampling, call nothing; exit 2 when a key is missing.")
@@ -158,7 +164,8 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
         sim_archetype: str | None, condition: str | None, replicate: int | None, workers: int,
         max_concurrency: int, max_cost_usd: float, processes: int | None, limit: int | None, out: Path, budget: int,
         max_turns: int, max_total_tokens: int, max_run_tokens: int, seed: int, messages: bool | None,
-        progress: bool | None, flush_every: int | None, retry_errors: bool, dry_run: bool) -> None:
+        progress: bool | None, flush_every: int | None, retry_errors: bool, shard: Shard | None,
+        dry_run: bool) -> None:
     """Run agents over a release; resumes finished samples of the same run identity.
 
     Prints one line per run: run_id, directory, finished/requested items, accuracy, tokens.
@@ -193,14 +200,14 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
         record_messages=messages, flush_every=flush_every, max_run_tokens=max_run_tokens,
         retry_errors=retry_errors, progress=progress, max_concurrency=max_concurrency, max_cost_usd=max_cost_usd,
         compact=not is_remote(out),  # an object store keeps parts as written (harness/store_mirror.py)
+        shard=shard,
     )
     try:
-        with run_store(data, out, lambda release: panel_run_ids(runs, release, opts)) as (release, root, show):
-            if not (release / "qa" / "full.jsonl").is_file():
+        with run_store(data, out, lambda release: panel_run_ids(runs, release, opts)) as store:
+            if not (store.release / "qa" / "full.jsonl").is_file():
                 raise AgentHopError(f"{data}: not a release directory (qa/full.jsonl missing)")
-            results = run_panel(runs, release, root, opts, processes=processes)
-            for res in results:
-                res.run_dir = show(res.run_dir)
+            results = run_panel(runs, store.release, store.root, opts, processes=processes)
+            settle_shards(results, store, opts)
     except KeyboardInterrupt:  # outside the runs' own handlers (e.g. while loading the release)
         click.echo(f"interrupted: finished samples are kept under {out}; rerun the same command to resume.",
                    err=True)
@@ -213,7 +220,7 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     if user_errors:
         sys.exit(AgentHopError.exit_code)
     statuses = {r.status for r in results}
-    if statuses - {COMPLETE, TOKEN_CAP, COST_CAP, FAILED}:
+    if statuses - {COMPLETE, SHARD_DONE, TOKEN_CAP, COST_CAP, FAILED}:
         click.echo(f"interrupted: finished samples are kept under {out}; rerun the same command to resume.",
                    err=True)
         sys.exit(EXIT_TERMINATED if any(r.stopped_by == "SIGTERM" for r in results) else EXIT_INTERRUPTED)

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from . import storage
-from .writer import LOCK_FILE, SUCCESS_FILE, TMP_PREFIX
+from .completion import run_is_complete
+from .writer import LOCK_FILE, SUCCESS_FILE, TMP_PREFIX, finish_from_disk
 
 PUSH_EVERY_S = 15.0
 
@@ -92,6 +93,25 @@ class StoreMirror:
                     storage.delete(f"{self.url}/{rel}")
                     del self._synced[rel]
             return uploaded
+
+    def settle(self, run_id: str, scope: list[str]) -> bool:
+        """Whether run ``run_id`` is complete in the store, counting what other shards uploaded
+        meanwhile; if so and nobody has marked it yet, mark it (``_SUCCESS``) and upload that."""
+        remote = storage.list_files(f"{self.url}/{run_id}")
+        if SUCCESS_FILE in remote:
+            return True
+        for rel in sorted(remote):
+            target = self.local / run_id / rel
+            if not target.exists():
+                storage.download_tree(f"{self.url}/{run_id}", self.local / run_id, only={rel})
+                st = target.stat()
+                self._synced[f"{run_id}/{rel}"] = (st.st_size, st.st_mtime_ns)
+        run_dir = self.local / run_id
+        if not run_is_complete(run_dir, scope):
+            return False
+        finish_from_disk(run_dir, completed_by="shard")
+        self.push()
+        return True
 
     def _companions(self, trajectories_rel: str) -> int:
         d, name = trajectories_rel.rsplit("/", 1)
@@ -168,20 +188,56 @@ def local_copy(location: str | Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+class StoreRun:
+    """What ``agenthop-harness run`` works with locally: the release and the output root, and the
+    store they stand for (``mirror`` is None for a local output root)."""
+
+    def __init__(self, release: Path, root: Path, mirror: StoreMirror | None) -> None:
+        self.release, self.root, self.mirror = release, root, mirror
+
+    def show(self, path: str) -> str:
+        """A local run directory under the name the user gave (its s3:// URL)."""
+        if self.mirror is None or not path.startswith(str(self.root)):
+            return path
+        return self.mirror.url + path[len(str(self.root)):]
+
+    def settle(self, run_id: str, scope: list[str]) -> bool:
+        """After a shard's own last write: is the run complete in the store? (marks it if so)."""
+        if self.mirror is None:
+            run_dir = self.root / run_id
+            if not run_is_complete(run_dir, scope):
+                return False
+            if not (run_dir / SUCCESS_FILE).exists():
+                finish_from_disk(run_dir, completed_by="shard")
+            return True
+        self.mirror.push()
+        return self.mirror.settle(run_id, scope)
+
+
 @contextmanager
-def run_store(data: str | Path, out: str | Path, run_ids: Callable[[Path], list[str]]
-              ) -> Iterator[tuple[Path, Path, Callable[[str], str]]]:
-    """Local ``(release, output root, show)`` for ``agenthop-harness run``: ``s3://`` ones are
-    downloaded / mirrored (``run_ids(release)`` names the run directories the panel writes);
-    ``show`` turns a local run directory back into the name the user gave."""
+def run_store(data: str | Path, out: str | Path, run_ids: Callable[[Path], list[str]]) -> Iterator[StoreRun]:
+    """The local release and output root of ``agenthop-harness run``: ``s3://`` ones are downloaded /
+    mirrored (``run_ids(release)`` names the run directories the panel writes)."""
     with local_copy(data) as release:
         if not storage.is_remote(out):
-            yield release, Path(out), str
+            yield StoreRun(release, Path(out), None)
             return
-        url = str(out)
-        with mirrored_store(url, set(run_ids(release))) as mirror:
-            root = str(mirror.local)
-            yield release, mirror.local, lambda p: url + p[len(root):] if p.startswith(root) else p
+        with mirrored_store(str(out), set(run_ids(release))) as mirror:
+            yield StoreRun(release, mirror.local, mirror)
+
+
+def scope_ids(release: Path, limit: int | None) -> list[str]:
+    """The sample ids of a release's first ``limit`` items (all when None), in file order."""
+    import orjson
+
+    ids = []
+    with open(release / "qa" / "full.jsonl", "rb") as fh:
+        for line in fh:
+            if line.strip():
+                ids.append(orjson.loads(line)["id"])
+                if limit is not None and len(ids) >= limit:
+                    break
+    return ids
 
 
 def panel_run_ids(runs: Sequence[Any], release: Path, opts: Any) -> list[str]:
@@ -189,5 +245,21 @@ def panel_run_ids(runs: Sequence[Any], release: Path, opts: Any) -> list[str]:
     from .benchmark.loader import benchmark_sha256
     from .run_identity import run_id_for
 
+    if not (release / "qa" / "full.jsonl").is_file():
+        return []  # the caller reports the missing release
     sha = benchmark_sha256(release)
     return [run_id_for(r, opts.caps, sha, opts.seed) for r in runs]
+
+
+def settle_shards(results: Sequence[Any], store: StoreRun, opts: Any) -> None:
+    """Give each result the name the user gave its directory, and turn a shard's finished share of
+    a run into ``complete`` when the store shows every sample of the run final (marking it)."""
+    from .run_result import COMPLETE, SHARD_DONE
+
+    scope: list[str] | None = None
+    for res in results:
+        if res.status == SHARD_DONE:
+            scope = scope if scope is not None else scope_ids(store.release, opts.limit)
+            if store.settle(res.run_id, scope):
+                res.status = COMPLETE
+        res.run_dir = store.show(res.run_dir)

@@ -178,6 +178,28 @@ def test_bad_credentials_and_missing_prefix_are_one_line(stored: dict, s3: S3Ser
     assert not (work / "x.duckdb").exists()
 
 
+def test_two_shards_on_s3_equal_the_local_run(stored: dict, s3: S3Server) -> None:
+    """Two shard processes at once into one s3:// store (as two machines would): the run completes,
+    with _SUCCESS, and ingests to the same rows as the unsharded local run."""
+    work, env = stored["work"], stored["env"]
+    cmd = [cli("agenthop-harness"), "run", "--panel", str(work / "panel.yaml"), "--no-progress", "--processes", "1",
+           "--data", f"s3://{BUCKET}/releases/small", "--out", f"s3://{BUCKET}/store/sharded"]
+    procs = [subprocess.Popen([*cmd, "--shard", f"{k}/2"], env=env, cwd=work, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for k in range(2)]
+    for p in procs:
+        assert p.wait(timeout=600) == 0, p.stderr.read()
+    objects = _objects(s3)
+    runs = {k.split("/")[2] for k in objects if k.startswith("store/sharded/")}
+    assert len(runs) == 2 and all(f"store/sharded/{r}/_SUCCESS" in objects for r in runs)
+    db = work / "sharded.duckdb"
+    res = _run(["agenthop-ingest", "--db", str(db), "--benchmark", str(stored["bench"]),
+                "--runs", f"s3://{BUCKET}/store/sharded"], env, work)
+    assert res.returncode == 0, res.stderr
+    local_db = work / "local.duckdb"  # test_ingest_from_s3_equals_local made it
+    for table in ("runs", "trajectories", "turns", "tool_calls"):
+        assert _rows(db, table) == _rows(local_db, table), table
+
+
 def test_the_secret_is_in_no_written_byte(stored: dict, s3: S3Server) -> None:
     secret = s3.secret_key.encode()
     key_id = s3.access_key.encode()
