@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -114,17 +113,16 @@ def filesystem() -> Any:
     client: dict[str, Any] = {}
     if region:
         client["region_name"] = region
-    return s3fs.S3FileSystem(endpoint_url=endpoint, client_kwargs=client, use_listings_cache=False)
+    # passed on (not only left to botocore's own lookup) so that a changed environment gets a new
+    # client instead of fsspec's cached one; unset, botocore's usual chain (profiles, roles) applies
+    env = os.environ.get
+    return s3fs.S3FileSystem(endpoint_url=endpoint, client_kwargs=client, use_listings_cache=False,
+                             key=env("AWS_ACCESS_KEY_ID") or None, secret=env("AWS_SECRET_ACCESS_KEY") or None,
+                             token=env("AWS_SESSION_TOKEN") or None)
 
 
 def _key(url: str) -> str:
     return url[len("s3://"):].rstrip("/")
-
-
-def join(base: str | Path, *parts: str) -> str | Path:
-    if is_remote(base):
-        return "/".join([str(base).rstrip("/"), *parts])
-    return Path(base).joinpath(*parts)
 
 
 def list_files(location: str | Path) -> dict[str, int]:
@@ -203,7 +201,3 @@ def upload_file(local: Path, url: str) -> None:
         filesystem().put_file(str(local), _key(url))  # one PUT per file: atomic under its final name
     except Exception as exc:  # noqa: BLE001
         raise _fail(url, "upload", exc) from None
-
-
-def walk_local(root: Path) -> Iterator[Path]:
-    return (p for p in sorted(root.rglob("*")) if p.is_file())

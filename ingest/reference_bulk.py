@@ -23,7 +23,6 @@ import pyarrow.compute as pc
 
 from .reference_parse import (
     ALIAS_COLUMN,
-    FAILED_DIR,
     INT32_MAX,
     MERGED_COUNTS,
     TOKEN_FIELDS,
@@ -56,17 +55,18 @@ _INT_TURN = ("prompt_tokens", "completion_tokens", "budget_before", "budget_afte
 
 
 def _types(ints: pa.DataType, floats: pa.DataType, strings: bool) -> pa.StructType:
-    result = pa.struct([("output", _S)] * strings + [("cost", ints)])
-    call = pa.struct([("name", _S)] if strings else [("_", _B)])
-    turn = pa.struct(
-        [("role", _S), ("content", _S)] * strings
-        + [("tool_calls", pa.list_(call)), ("tool_results", pa.list_(result))]
-        + [(k, ints) for k in _INT_TURN] + [("timestamp", floats)]
-    )
-    top = [(k, ints) for k in _INT_TOP] + [("wall_time_s", floats), ("turns", pa.list_(turn))]
+    """The record type to convert to: numbers as ``ints``/``floats``, text fields only if ``strings``."""
+    text = (lambda *names: [(n, _S) for n in names]) if strings else (lambda *names: [])
+    result = pa.struct([*text("output"), ("cost", ints)])
+    call = pa.struct(text("name") or [("_", _B)])  # a struct needs a field
+    turn = pa.struct([
+        *text("role", "content"), ("tool_calls", pa.list_(call)), ("tool_results", pa.list_(result)),
+        *((k, ints) for k in _INT_TURN), ("timestamp", floats),
+    ])
+    top = [*((k, ints) for k in _INT_TOP), ("wall_time_s", floats), ("turns", pa.list_(turn)),
+           *text("sample_id", "predicted_answer", "reasoning", "terminated_by")]
     if strings:
-        top += [("sample_id", _S), ("predicted_answer", _S), ("reasoning", _S), ("terminated_by", _S),
-                ("is_correct", _B)]
+        top.append(("is_correct", _B))
     return pa.struct(top)
 
 
@@ -472,10 +472,8 @@ def parse_task(run_id: str, samples: list[Sample]) -> dict[str, Any]:
     """One worker task: the bulk path, or the record-by-record one when the input asks for it."""
     try:
         return parse_bulk(run_id, samples)
-    except Unsupported:
-        return parse_samples(run_id, samples)
-    except RecursionError:
+    except (Unsupported, RecursionError):
         return parse_samples(run_id, samples)
 
 
-__all__ = ["FAILED_DIR", "Unsupported", "parse_bulk", "parse_task"]
+__all__ = ["Unsupported", "parse_bulk", "parse_task"]

@@ -200,6 +200,33 @@ def test_two_shards_on_s3_equal_the_local_run(stored: dict, s3: S3Server) -> Non
         assert _rows(db, table) == _rows(local_db, table), table
 
 
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_storage_write_list_read_delete(where: str, s3: S3Server, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenthop.harness import storage
+
+    for name, value in s3.env({}).items():
+        monkeypatch.setenv(name, value)
+    root = str(tmp_path / "store") if where == "local" else f"s3://{BUCKET}/unit/{tmp_path.name}"
+    assert storage.list_files(root) == {}
+    storage.write_bytes(f"{root}/a/one.txt", b"first")
+    storage.write_bytes(f"{root}/a/one.txt", b"second")  # replaced whole
+    storage.write_bytes(f"{root}/two.bin", b"\x00" * 10)
+    assert storage.list_files(root) == {"a/one.txt": 6, "two.bin": 10}
+    assert storage.read_bytes(f"{root}/a/one.txt") == b"second"
+    storage.delete(f"{root}/two.bin")
+    storage.delete(f"{root}/two.bin")  # deleting what is gone is no error
+    assert storage.list_files(root) == {"a/one.txt": 6}
+    if where == "local":
+        assert not list((tmp_path / "store").rglob(".*")), "no temporary file is left"
+    else:
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-key")
+        with pytest.raises(storage.StorageError) as err:
+            storage.read_bytes(f"{root}/a/one.txt")
+        assert str(err.value).startswith(f"{root}/a/one.txt: cannot read")
+        assert "not-the-key" not in str(err.value) and s3.endpoint not in str(err.value)
+
+
 def test_the_secret_is_in_no_written_byte(stored: dict, s3: S3Server) -> None:
     secret = s3.secret_key.encode()
     key_id = s3.access_key.encode()
