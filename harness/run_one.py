@@ -150,6 +150,7 @@ async def arun_model(
         extra["backend_config"] = backend_cfg
     meta = run_meta(run, opts, sha, run_id, extra)
     items = _scope(release, opts.limit)
+    mine = items if opts.shard is None else [it for it in items if opts.shard.owns(it.id)]  # --shard
     flush_every, flush_seconds = opts.flush_for(m.backend)
     writer = RunWriter(out_root, meta, record_messages=record_messages, flush_every=flush_every,
                        flush_seconds=flush_seconds, retry_errors=opts.retry_errors,
@@ -162,14 +163,13 @@ async def arun_model(
     own_progress = progress is None
     if progress is None:
         progress = BarProgress(f"{m.name}/{run.condition}/r{run.replicate}", opts.show_progress(),
-                               fixed_total=len(items), position=position)
+                               fixed_total=len(mine), position=position)
     result.n_scope = len(items)
     try:
         finals = writer.state.finals
-        mine = items if opts.shard is None else [it for it in items if opts.shard.owns(it.id)]
         todo = [it for it in mine if it.id not in finals]
-        in_scope = [finals[it.id] for it in items if it.id in finals]
-        progress.start(len(items), len(in_scope), sum(1 for ok, _ in in_scope if ok), writer.state.tokens)
+        in_scope = [finals[it.id] for it in mine if it.id in finals]  # a shard's bar counts its own samples
+        progress.start(len(mine), len(in_scope), sum(1 for ok, _ in in_scope if ok), writer.state.tokens)
         if not todo and writer.succeeded:
             writer.close(complete=False)  # nothing to do: leave the finished run untouched
             status = COMPLETE
