@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from agenthop.harness.cli import main as harness_main
 from agenthop.harness.storage import url_scheme
 from agenthop.ingest.cli import main as ingest_main
+from agenthop.ingest.dbt_command import main as dbt_main
 
 BAD = ["s3:/bucket/x", "gs://bucket/x", "http://example.org/x", "ftp://host/x", "s3:", "file:/x", "hdfs://nn/x"]
 
@@ -25,6 +26,7 @@ OPTIONS = [
     (ingest_main, ["--runs"], "--runs", []),
     (ingest_main, ["--reference-json"], "--reference-json", []),
     (ingest_main, ["--benchmark", "nowhere", "--db"], "--db", []),
+    (dbt_main, ["--db"], "--db", ["build"]),
 ]
 
 
