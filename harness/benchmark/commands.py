@@ -14,6 +14,7 @@ from ..errors import AgentHopError, cli_errors
 from .describe import describe, format_description
 from .generator import FULL_SCALE_ITEMS, clear_release, is_synthetic_release, write_release
 from .loader import load_release
+from ..storage import LocalPath
 
 
 def prepare_release_dir(out: Path, force: bool, is_synthetic: Callable[[Path], bool],
@@ -30,7 +31,7 @@ def prepare_release_dir(out: Path, force: bool, is_synthetic: Callable[[Path], b
 
 
 @click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
+@click.option("--out", "out", required=True, type=LocalPath(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory to write (qa/, graphs/, paper_pool/, audit/, README.md).")
 @click.option("--benchmark", "benchmark", type=click.Choice(["agenthop", "sciexplore"]), default="agenthop",
               show_default=True, help="Which benchmark's synthetic release to write.")
@@ -39,9 +40,9 @@ def prepare_release_dir(out: Path, force: bool, is_synthetic: Callable[[Path], b
               "SciExplore has the paper's fixed shape of 103 tasks.")
 @click.option("--seed", "seed", default=0, show_default=True, type=int, help="Random seed (same seed, same bytes).")
 @click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
-@click.option("--responses", "responses", default=None, type=click.Path(dir_okay=False, path_type=Path, resolve_path=True),
+@click.option("--responses", "responses", default=None, type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
               help="SciExplore: also write a responses file of simulated systems (docs/sciexplore.md#simulated-systems).")
-@click.option("--judgments", "judgments", default=None, type=click.Path(dir_okay=False, path_type=Path, resolve_path=True),
+@click.option("--judgments", "judgments", default=None, type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
               help="SciExplore: also write the verdicts of a simulated second judge on those responses.")
 @cli_errors
 def make_benchmark(out: Path, benchmark: str, items: int | None, seed: int, force: bool,
@@ -70,7 +71,7 @@ def make_benchmark(out: Path, benchmark: str, items: int | None, seed: int, forc
 
 
 @click.command("describe-benchmark", epilog=epilog("agenthop-harness describe-benchmark"))
-@click.argument("release_dir", type=click.Path(path_type=Path, resolve_path=True))
+@click.argument("release_dir", type=LocalPath(path_type=Path, resolve_path=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Only the first N items.")
 @cli_errors
