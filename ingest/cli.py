@@ -2,46 +2,66 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
 
 from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import cli_errors
+from agenthop.harness.storage import LocalPath, Location, is_remote
+from agenthop.harness.store_mirror import local_copy
+from agenthop.harness.benchmarks.sciexplore.release import is_release as is_sciexplore_release
 
 from .core import run_ingest
 from .progress import Progress
+from .sources.sciexplore_ingest import run_sciexplore_ingest
 from .warehouse import default_db_path
 
-_DIR = click.Path(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
+_DIR = Location(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog=epilog("agenthop-ingest"))
 @click.version_option(package_name="agenthop-warehouse")
 @click.option(
     "--db",
-    type=click.Path(path_type=Path, dir_okay=False, resolve_path=True),
+    type=LocalPath(path_type=Path, dir_okay=False, resolve_path=True),
     default=None,
     help="Warehouse file (default: $AGENTHOP_DB or warehouse/agenthop.duckdb).",
 )
-@click.option("--benchmark", type=_DIR, default=None, help="Benchmark release directory (qa/, graphs/, ...).")
+@click.option("--benchmark", type=_DIR, default=None, help="Benchmark release directory (AgentHop: qa/, graphs/, ...; SciExplore: tasks.jsonl) or s3://bucket/prefix.")
 @click.option(
     "--runs",
     type=_DIR,
     multiple=True,
-    help="A run directory, or a directory of run directories (the harness's --out). Repeatable.",
+    help="A run directory, or a directory of run directories (the harness's --out); local or "
+    "s3://bucket/prefix. Repeatable.",
 )
 @click.option(
     "--reference-json",
     type=_DIR,
     multiple=True,
-    help="Reference-harness experiments/ directory or one <model>/ folder. Repeatable.",
+    help="Reference-harness experiments/ directory or one <model>/ folder; local or s3://bucket/prefix. "
+    "Repeatable.",
+)
+@click.option(
+    "--responses",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True, resolve_path=True),
+    multiple=True,
+    help="SciExplore responses file (JSONL, docs/sciexplore.md#responses-files). Repeatable.",
+)
+@click.option(
+    "--judgments",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True, resolve_path=True),
+    multiple=True,
+    help="SciExplore judgments file (JSONL, docs/sciexplore.md#judgments-files). Repeatable.",
 )
 @click.option(
     "--inspect-log",
-    type=click.Path(path_type=Path, exists=False, resolve_path=True),
+    type=Location(path_type=Path, resolve_path=True),
     multiple=True,
-    help="An Inspect AI log (.eval or .json) or a directory of them (docs/inspect.md). Repeatable.",
+    help="An Inspect AI log (.eval or .json) or a directory of them (docs/inspect.md); local or "
+    "s3://bucket/prefix. Repeatable.",
 )
 @click.option("--score", "inspect_score", default=None, metavar="SCORER[.KEY]",
               help="The Inspect score that becomes trajectories.score (default: the first scorer, its first key).")
@@ -67,6 +87,8 @@ def main(
     benchmark: Path | None,
     runs: tuple[Path, ...],
     reference_json: tuple[Path, ...],
+    responses: tuple[Path, ...],
+    judgments: tuple[Path, ...],
     inspect_log: tuple[Path, ...],
     inspect_score: str | None,
     inspect_reader: str,
@@ -80,21 +102,49 @@ def main(
     Idempotent: unchanged inputs are skipped, a changed run replaces its previous version whole.
     A bad input leaves the warehouse exactly as it was and names the file and the problem.
     """
-    if benchmark is None and not runs and not reference_json and not inspect_log:
-        raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json and/or --inspect-log")
+    if benchmark is None and not runs and not reference_json and not responses and not judgments and not inspect_log:
+        raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json, --responses, "
+                               "--judgments and/or --inspect-log")
     path = db if db is not None else Path(default_db_path()).absolute()
-    result = run_ingest(
-        path,
-        benchmark=benchmark,
-        runs=runs,
-        reference_json=reference_json,
-        inspect_logs=inspect_log,
-        inspect_score=inspect_score,
-        inspect_reader=inspect_reader,
-        partial=partial,
-        force=force,
-        accept_dq=accept_dq,
-        progress=Progress(quiet=quiet),
-    )
+    with ExitStack() as stack:
+        names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
+
+        def local(location: Path | str) -> Path:
+            if not is_remote(location):
+                return Path(location)
+            copy = stack.enter_context(local_copy(location))
+            names[str(copy)] = str(location)
+            return copy
+
+        def rename(text: str) -> str:
+            for copy, url in names.items():
+                text = text.replace(copy, url)
+            return text
+
+        release = local(benchmark) if benchmark is not None else None
+        sciexplore = responses or judgments or (release is not None and is_sciexplore_release(release))
+        if sciexplore:
+            if runs or reference_json or inspect_log:
+                raise click.UsageError("SciExplore inputs (a release with tasks.jsonl, --responses, --judgments) "
+                                       "load in a call of their own, without --runs, --reference-json or --inspect-log")
+            sci = run_sciexplore_ingest(path, release=release, responses=responses, judgments=judgments,
+                                        force=force, progress=Progress(quiet=quiet))
+            if not quiet:
+                click.echo(sci.summary())
+            return
+        result = run_ingest(
+            path,
+            benchmark=release,
+            runs=[local(r) for r in runs],
+            reference_json=[local(r) for r in reference_json],
+            inspect_logs=[local(r) for r in inspect_log],
+            inspect_score=inspect_score,
+            inspect_reader=inspect_reader,
+            partial=partial,
+            force=force,
+            accept_dq=accept_dq,
+            progress=Progress(quiet=quiet),
+            rename=rename if names else None,
+        )
     if not quiet:
         click.echo(result.summary())
