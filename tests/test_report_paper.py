@@ -11,6 +11,10 @@ import csv
 import itertools
 import math
 import re
+import shutil
+import subprocess
+import warnings
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -545,16 +549,18 @@ def _cell_width(cell: str) -> int:
 
 
 def check_booktabs(tex: str) -> int:
-    """Parse a booktabs tabular fragment; returns its number of data rows (without group headers)."""
+    """Parse a booktabs tabular fragment; returns its number of data rows (without header and group rows)."""
     lines = [ln for ln in tex.splitlines() if ln.strip() and not ln.lstrip().startswith("%")]
     m = re.fullmatch(r"\\begin\{tabular\}\{([lrc]+)\}", lines[0])
     assert m, lines[0]
     ncols = len(m.group(1))
-    assert lines[1] == r"\toprule" and lines[3] == r"\midrule" and lines[-2] == r"\bottomrule"
-    assert lines[-1] == r"\end{tabular}"
+    assert lines[1] == r"\toprule" and lines[-2] == r"\bottomrule" and lines[-1] == r"\end{tabular}"
     assert [ln for ln in lines if ln in (r"\toprule", r"\bottomrule")] == [r"\toprule", r"\bottomrule"]
+    head_end = lines.index(r"\midrule")
+    header = [ln for ln in lines[2:head_end] if not ln.startswith(r"\cmidrule")]
+    assert 1 <= len(header) <= 3, header  # group row, headers, units
     body = 0
-    for ln in [lines[2], *lines[4:-2]]:
+    for ln in [*header, *lines[head_end + 1:-2]]:
         if ln == r"\midrule":
             continue
         assert ln.endswith(r" \\"), ln
@@ -571,16 +577,17 @@ def check_booktabs(tex: str) -> int:
             assert depth == 0, c
         if not (len(cells) == 1 and _cell_width(cells[0]) == ncols):  # a group header spans every column
             body += 1
-    return body - 1  # minus the header row
+    return body - len(header)
 
 
 def test_every_table_is_a_booktabs_fragment(report: Path) -> None:
+    """Every .tex parses as booktabs and has the rows of the page's table (the paper's layout)."""
     texs = sorted((report / "tables").glob("*.tex"))
     assert len(texs) >= 15
+    shown = page_tables(report)
     for tex in texs:
         n = check_booktabs(tex.read_text())
-        csv_rows = len(read_csv(report, tex.stem))
-        assert n == csv_rows, tex.name
+        assert n == shown[tex.stem]["n_rows"], tex.name
 
 
 def test_latex_escapes_hostile_names() -> None:
@@ -715,6 +722,15 @@ def test_run_files_without_generation_still_conform() -> None:
 from test_report_browser import OVERLAPS_JS, _check_links, _open, browser  # noqa: E402,F401
 
 
+#: Tables wider than their box whose first column does not stay in place (position: sticky).
+UNSTICKY_WIDE_TABLES_JS = """() => Array.from(document.querySelectorAll('main table')).filter(t => {
+    const box = t.parentElement;
+    if (box.scrollWidth <= box.clientWidth + 1) return false;
+    const firsts = Array.from(t.querySelectorAll('thead tr:first-child > :first-child, tbody tr:not(.axis-row) > :first-child'));
+    return !firsts.every(c => getComputedStyle(c).position === 'sticky');
+}).map(t => t.outerHTML.slice(0, 120))"""
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("width", (1024, 1440))
 def test_paper_page_passes_the_browser_checks(browser, report: Path, width: int) -> None:  # noqa: F811
@@ -738,6 +754,11 @@ def test_paper_page_passes_the_browser_checks(browser, report: Path, width: int)
     assert scroll[0] <= scroll[1], scroll
     text = page.evaluate(OVERLAPS_JS)
     assert not text["problems"] and not text["small"], (text["problems"][:5], text["small"][:5])
+    assert not page.evaluate(UNSTICKY_WIDE_TABLES_JS)
+    # Figure 5 labels every model (the label texts are the marks of its text layers)
+    labels = page.evaluate("""() => Array.from(document.querySelectorAll('#figure5 div.chart svg g.mark-text.role-mark text'))
+        .map(t => t.textContent)""")
+    assert sorted(labels) == sorted(r["model"] for r in read_csv(report, "figure05_recall_accuracy")), labels
     page.close()
     assert not errors and not blocked, (errors, blocked)
 
@@ -746,3 +767,257 @@ def test_every_link_of_the_paper_report_resolves(report: Path) -> None:
     pages = [report / "index.html", *sorted((report / "index_files" / "items").glob("*.html"))]
     assert len(pages) == 21
     assert sum(_check_links(p) for p in pages) > 100
+
+
+# ----------------------------------------------------------------------------------------------
+# The paper's layout: headers, blocks, signs and selections of the page's and the LaTeX's tables
+# ----------------------------------------------------------------------------------------------
+
+
+class _PageTables(HTMLParser):
+    """Each shown table of the page by the CSV it links: column headers, spanning groups, units, body rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, dict[str, Any]] = {}
+        self.key: str | None = None
+        self.cur: dict[str, Any] | None = None
+        self.cell: list[str] | None = None
+        self.where = ""
+        self.row: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "a" and (a.get("href") or "").startswith("tables/") and (a.get("href") or "").endswith(".csv"):
+            self.key = a["href"][len("tables/"):-len(".csv")]
+        elif tag == "table" and self.key and "paper" in (a.get("class") or ""):
+            self.cur = {"headers": [], "groups": [], "units": [], "rows": []}
+            self.tables[self.key] = self.cur
+        elif self.cur is not None and tag == "tr":
+            self.row = [] if self.where == "tbody" and "axis-row" not in (a.get("class") or "") else None
+            self.units_row = "units" in (a.get("class") or "")
+        elif self.cur is not None and tag in ("thead", "tbody"):
+            self.where = tag
+        elif self.cur is not None and tag in ("th", "td"):
+            self.cell = []
+            self.kind = ("col" if "data-col" in a else "group" if "group" in (a.get("class") or "")
+                         else "unit" if getattr(self, "units_row", False) else tag)
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.cur is None:
+            return
+        if tag in ("th", "td") and self.cell is not None:
+            text = "".join(self.cell).strip()
+            if self.kind == "col":
+                self.cur["headers"].append(text)
+            elif self.kind == "group":
+                self.cur["groups"].append(text)
+            elif self.kind == "unit":
+                self.cur["units"].append(text)
+            elif tag == "td" and self.row is not None:
+                self.row.append(text)
+            self.cell = None
+        elif tag == "tr" and self.row is not None:
+            self.cur["rows"].append(self.row)
+            self.row = None
+        elif tag == "table":
+            self.cur["n_rows"] = len(self.cur["rows"])
+            self.cur, self.key, self.where = None, None, ""
+
+
+def page_tables(report: Path) -> dict[str, dict[str, Any]]:
+    parser = _PageTables()
+    parser.feed((report / "index.html").read_text())
+    return parser.tables
+
+
+#: The paper's column headers (and spanning groups, units rows) of each table, transcribed from the paper
+#: (agenthop_paper.md; its \Delta_{\text{kw}} written Δkw). Table 10's Δ names the panel's easiest and
+#: hardest cells and Table 16's middle columns are the --external benchmarks: checked in their own tests.
+PAPER_HEADERS: dict[str, dict[str, list[str]]] = {
+    "table02_main": {"headers": ["Model", "Recall(ST)", "Recall(MT)", "SecRec(ST)", "SecRec(MT)", "Conversion(ST)",
+                                 "Conversion(MT)", "Calls/Turn", "Avg.Tokens", "Avg.Turns", "Avg.Budgets",
+                                 "Max Tokens", "Max Turns", "Max Budgets", "Accuracy"],
+                     "groups": ["Search↑", "Synthesis↑", "Tool-use", "Resource↓", "Failure Ratio↓", "Outcome↑"]},
+    "table03_wrong_read": {"headers": ["Model", "n", "Recover", "Stay", "Think", "Re-nav", "Submit"]},
+    "table04_conditions": {"headers": ["Model", "Zero-tool", "Δtools", "No-search", "Δkw", "Full-tool"],
+                           "units": ["(%)", "(pp)", "(%)", "(pp)", "(%)"]},
+    "table08_cost": {"headers": ["Model", "Full-tool ($)", "Zero-tool ($)", "$/sample (full)", "Input/sample (K)",
+                                 "Output/sample"]},
+    "table09_stopping": {"headers": ["Model", "n", "0-Gold", "Prem", "Explored", "Stayed", "n", "Imm", "Thnk",
+                                     "Read", "n", "Imm", "Thnk", "Read"],
+                         "groups": ["MT-fail", "ST (after gold)", "MT-both (after both)"]},
+    "table11_evidence": {"headers": ["Group", "n", "Share", "Conversion", "Zero-tool"]},
+    "table12_mcnemar": {"headers": ["Pair", "n", "Discordant", "p"]},
+    "table13_bigrams": {"headers": ["Bigram", "Δ (pp)", "Sig. count", "Models"]},
+    "table14_trigrams": {"headers": ["Model", "Top-1 trigram", "Concentration"]},
+    "table15_terminations": {"headers": ["Model", "Acc", "NA", "MaxT", "Bud", "Tok"]},
+    "table17_reruns": {"headers": ["Model", "Metric", "Run 0", "Run 1", "Run 2", "Mean", "Std", "Range"]},
+    "table18_zero_full": {"headers": ["Model", "Zero", "Full", "Δ"]},
+    "table19_closed_book": {"headers": ["Axis", "Stratum", "n", "Closed", "Open", "Comp.-eff."]},
+}
+
+
+def latex_headers(report: Path, key: str) -> list[str]:
+    """The column-header row of a .tex file, as text (pylatexenc), spaces and subscript marks removed."""
+    l2t = pytest.importorskip("pylatexenc.latex2text")
+    lines = [ln for ln in (report / "tables" / f"{key}.tex").read_text().splitlines()
+             if ln.strip() and not ln.startswith("%")]
+    head = [ln for ln in lines[2:lines.index(r"\midrule")] if not ln.startswith(r"\cmidrule")]
+    row = head[1] if len(head) >= 2 and "multicolumn" in head[0] else head[0]
+    return [_norm(l2t.LatexNodes2Text().latex_to_text(c)) for c in _split_cells(row.removesuffix(r" \\"))]
+
+
+def _norm(h: str) -> str:
+    return re.sub(r"[\s_{}]", "", h)
+
+
+@pytest.mark.parametrize("key", sorted(PAPER_HEADERS))
+def test_rendered_headers_are_the_papers(report: Path, key: str) -> None:
+    want = PAPER_HEADERS[key]
+    got = page_tables(report)[key]
+    assert got["headers"] == want["headers"], key
+    assert got["groups"] == want.get("groups", []), key
+    assert got["units"] == want.get("units", []), key
+    assert latex_headers(report, key) == [_norm(h) for h in want["headers"]], key
+
+
+def test_table10_is_the_cell_grid_with_the_papers_sign(report: Path) -> None:
+    spread = read_csv(report, "table10_spread")
+    easiest, hardest = spread[0]["easiest_cell"], spread[0]["hardest_cell"]
+    t = page_tables(report)["table10_cells"]
+    assert t["headers"] == ["Model", "st_d1", "st_d2", "mt_d1", "mt_d2", f"Δ{easiest}−{hardest}"]
+    assert latex_headers(report, "table10_cells")[-1] == _norm(f"Δ{easiest}-{hardest}")
+    cells = {(r["model"], r["cell"]): r for r in read_csv(report, "table10_cells")}
+    assert t["units"] == [f"(n={max(int(r['n']) for (m, c), r in cells.items() if c == cell)})"
+                          for cell in ("st_d1", "st_d2", "mt_d1", "mt_d2")] + ["(pp)"]
+    rows = {r[0]: r for r in t["rows"]}
+    for r in spread:
+        # the drop from the easiest to the hardest cell: positive when the hard cell is worse
+        want = 100 * (float(r["accuracy_easiest"]) - float(r["accuracy_hardest"]))
+        assert close(r["delta_pp"], want, 1e-9)
+        assert rows[r["model"]][-1] == f"{want:+.1f}"
+        c = cells[(r["model"], "st_d1")]
+        lo, hi = sps.binomtest(int(c["correct"]), int(c["n"])).proportion_ci(method="wilson")
+        acc = int(c["correct"]) / int(c["n"])
+        assert rows[r["model"]][1] == f"{100 * acc:.1f} ± {100 * (hi - acc):.1f}"
+
+
+def test_table13_shows_the_top_bigrams_by_abs_delta(report: Path) -> None:
+    rows = read_csv(report, "table13_bigrams")
+    assert len(rows) == len({r["bigram"] for r in rows})
+    eligible = [r for r in rows if r["panel_mean_effect_pp"] and 2 * int(r["models_present"]) > int(r["n_models"])]
+    pos = sorted((r for r in eligible if float(r["panel_mean_effect_pp"]) > 0),
+                 key=lambda r: -float(r["panel_mean_effect_pp"]))[:7]
+    neg = sorted((r for r in eligible if float(r["panel_mean_effect_pp"]) < 0),
+                 key=lambda r: float(r["panel_mean_effect_pp"]))[:7]
+    assert {r["bigram"] for r in rows if r["in_paper_table"] == "true"} == {r["bigram"] for r in pos + neg}
+    shown = page_tables(report)["table13_bigrams"]["rows"]
+    assert [r[0] for r in shown] == [r["bigram"].replace(">", "→") for r in pos + neg]
+    assert all(re.fullmatch(r"\d+/\d+", r[2]) and re.fullmatch(r"\d+/\d+", r[3]) for r in shown)
+    tex = (report / "tables" / "table13_bigrams.tex").read_text()
+    assert r"$\rightarrow$" in tex and "textgreater" not in tex
+
+
+def test_table4_and_18_use_the_panel_runs_throughout(paper_wh: PaperWarehouse, report: Path) -> None:
+    """One row never mixes a mean over replicates with the McNemar counts of the panel runs: the page's
+    accuracies and deltas are of the panel runs, the same runs condition_paired_counts pairs."""
+    runs = {c: panel_runs(paper_wh.db, c) for c in ("closed_book", "no_search", "full")}
+    acc = {r["run_id"]: r["accuracy"] for r in _q(paper_wh.db, "SELECT run_id, accuracy FROM model_summary")}
+    pairs = {(r["model"], r["condition_from"], r["condition_to"]): r for r in _q(
+        paper_wh.db, "SELECT model, condition_from, condition_to, run_from, run_to FROM condition_paired_counts")}
+    for r in read_csv(report, "table04_conditions"):
+        p = pairs[(r["model"], r["condition_from"], r["condition_to"])]
+        assert p["run_from"] == runs[r["condition_from"]][r["model"]]
+        assert close(r["panel_accuracy_from"], acc[p["run_from"]]) and close(r["panel_accuracy_to"], acc[p["run_to"]])
+        assert close(r["panel_delta_pp"], 100 * (acc[p["run_to"]] - acc[p["run_from"]]), 1e-9)
+    shown = {r[0]: r for r in page_tables(report)["table04_conditions"]["rows"]}
+    assert set(shown) == set(ABLATED)
+    for m in ABLATED:
+        z, ns, f = (acc[runs[c][m]] for c in ("closed_book", "no_search", "full"))
+        assert shown[m][1:] == [f"{100 * z:.1f}", f"{100 * (ns - z):+.1f}", f"{100 * ns:.1f}",
+                                f"{100 * (f - ns):+.1f}", f"{100 * f:.1f}"]
+    t18 = {r[0]: r for r in page_tables(report)["table18_zero_full"]["rows"]}
+    assert set(t18) == set(ABLATED)
+    for m in ABLATED:
+        z, f = acc[runs["closed_book"][m]], acc[runs["full"][m]]
+        assert t18[m][1:] == [f"{100 * z:.1f}", f"{100 * f:.1f}", f"{100 * (f - z):+.1f}"]
+
+
+def test_table8_per_sample_tokens_and_total_row(paper_wh: PaperWarehouse, report: Path) -> None:
+    rows = page_tables(report)["table08_cost"]["rows"]
+    assert rows[-1][0] == "Total" and len(rows) == len(read_csv(report, "table08_cost")) + 1
+    by_model = {r["model"]: r for r in read_csv(report, "table08_cost")}
+    for r in rows[:-1]:
+        c = by_model[r[0]]
+        assert r[4] == f"{int(c['prompt_tokens']) / int(c['n_items']) / 1000:.0f}"
+        assert r[5] == f"{int(c['completion_tokens']) / int(c['n_items']):,.0f}"
+
+
+def test_table17_has_a_column_per_run(paper_wh: PaperWarehouse, report: Path) -> None:
+    reps = _q(paper_wh.db, "SELECT replicate, accuracy, avg_tokens_k FROM model_summary WHERE model = ? AND "
+                           "condition = 'full' ORDER BY replicate", [REPLICATED])
+    rows = page_tables(report)["table17_reruns"]["rows"]
+    i = next(i for i, r in enumerate(rows) if r[0] == REPLICATED)
+    assert rows[i][1] == "Accuracy" and rows[i][2:5] == [f"{r['accuracy']:.3f}" for r in reps]
+    assert rows[i + 3][:2] == ["", "Tokens (k)"] and rows[i + 3][2:5] == [f"{r['avg_tokens_k']:.1f}" for r in reps]
+    accs = [r["accuracy"] for r in reps]
+    assert rows[i][5:] == [f"{np.mean(accs):.3f}", f"{np.std(accs):.3f}", f"{max(accs) - min(accs):.3f}"]
+
+
+def test_table9_and_15_are_wide_blocks_with_an_accuracy_column(paper_wh: PaperWarehouse, report: Path) -> None:
+    long = {(r["model"], r["scope"], r["category"]): r for r in read_csv(report, "table09_stopping")}
+    for row in page_tables(report)["table09_stopping"]["rows"]:
+        m = row[0]
+        for j, (scope, cat) in enumerate([("MT-fail", "zero_gold"), ("MT-fail", "premature"), ("MT-fail", "explored"),
+                                          ("MT-fail", "stayed")], start=2):
+            if (m, scope, cat) in long:
+                assert row[j] == f"{100 * float(long[(m, scope, cat)]['share']):.1f}"
+    acc = {r["model"]: r["accuracy"] for r in read_csv(report, "table02_main")}
+    for row in page_tables(report)["table15_terminations"]["rows"]:
+        assert row[1] == f"{100 * float(acc[row[0]]):.1f}"
+
+
+def test_latex_compiles_and_uses_the_papers_symbols(report: Path, tmp_path: Path) -> None:
+    """Every fragment is ASCII (a raw α or → breaks pdflatex), parses with pylatexenc, writes the arrow as
+    $\\rightarrow$ and α as $\\alpha$; and compiles with pdflatex + booktabs where the machine has it."""
+    walker = pytest.importorskip("pylatexenc.latexwalker")
+    texs = sorted((report / "tables").glob("*.tex"))
+    for tex in texs:
+        text = tex.read_text()
+        assert text.isascii(), tex.name
+        walker.LatexWalker(text, tolerant_parsing=False).get_latex_nodes()
+        assert not re.search(r"[a-z]\\textgreater\{\}[a-z]", text), tex.name
+    assert r"$\alpha$" in (report / "tables" / "reliability.tex").read_text()
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        warnings.warn("pdflatex not installed: the .tex files were parsed (pylatexenc), not compiled")
+        return
+    doc = tmp_path / "all.tex"
+    doc.write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[a3paper,landscape]{geometry}\n"
+                   "\\begin{document}\n" + "".join(f"\\input{{{t}}}\\par\\bigskip\n" for t in texs)
+                   + "\\end{document}\n")
+    proc = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", doc.name], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert (tmp_path / "all.pdf").stat().st_size > 0
+
+
+def test_figure4_buckets_are_the_papers() -> None:
+    from agenthop.reports.paper.figures import bucket, bucket_ranges
+
+    assert bucket_ranges(19) == {"low": "0–6", "mid": "7–12", "high": "13–19"}
+    assert [bucket(k, 9) for k in range(10)] == ["low"] * 3 + ["mid"] * 4 + ["high"] * 3
+
+
+def test_every_scatter_label_is_placed_apart() -> None:
+    from agenthop.reports.paper.figures import label_positions
+
+    pts = [(0.8 + 0.01 * (i % 4), 0.8 + 0.012 * (i // 4), f"model-{i:02d}-name") for i in range(16)]
+    pts += [(0.2 + 0.04 * i, 0.3 + 0.03 * i, f"m{i}") for i in range(5)]
+    out = label_positions(pts, width=560, height=420, x_domain=(0.1, 1.0), y_domain=(0.1, 1.0))
+    assert len(out) == len(pts) and all(o for o in out)

@@ -50,8 +50,10 @@ _LATEX_ESCAPES = {
     "^": r"\textasciicircum{}",
 }
 _LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_ESCAPES))
-_UNICODE = {"–": "--", "—": "---", "−": "-", "±": r"$\pm$", "Δ": r"$\Delta$", "→": r"$\to$", "≤": r"$\le$",
-            "≥": r"$\ge$", "×": r"$\times$", "<": r"\textless{}", ">": r"\textgreater{}"}
+_UNICODE = {"–": "--", "—": "---", "−": "-", "±": r"$\pm$", "Δ": r"$\Delta$", "→": r"$\rightarrow$",
+            "≤": r"$\le$", "≥": r"$\ge$", "×": r"$\times$", "α": r"$\alpha$", "ρ": r"$\rho$", "↑": r"$\uparrow$",
+            "↓": r"$\downarrow$", "·": r"$\cdot$", "∗": r"$^{\ast}$", "†": r"$^{\dagger}$", "≈": r"$\approx$",
+            "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
 def latex_escape(text: str) -> str:
@@ -71,17 +73,40 @@ def _latex_cell(text: str, marks: set[str]) -> str:
     return cell
 
 
+def _header_rows(table: Table) -> list[str]:
+    """The spanning group row (with its \\cmidrule rules), the headers and the units row."""
+    cols = table.shown_columns
+    lines = []
+    if table.header_groups:
+        cells, rules, start = [], [], 1
+        for label, span in table.header_groups:
+            cells.append(rf"\multicolumn{{{span}}}{{c}}{{{latex_escape(label)}}}" if label and span > 1
+                         else latex_escape(label))
+            if label:
+                rules.append(rf"\cmidrule(lr){{{start}-{start + span - 1}}}")
+            start += span
+        lines += [" & ".join(cells) + r" \\", " ".join(rules)] if rules else []
+    lines.append(" & ".join(c.latex or latex_escape(c.header or c.key) for c in cols) + r" \\")
+    if table.units:
+        lines.append(" & ".join(latex_escape(u) for u in table.units) + r" \\")
+    return lines
+
+
 def to_latex(table: Table) -> str:
-    """A booktabs tabular fragment: \\begin{tabular} ... \\toprule header \\midrule body \\bottomrule.
+    """A booktabs tabular fragment: \\begin{tabular} ... \\toprule header \\midrule body \\bottomrule, in the
+    paper's layout (the table's view) when it has one.
 
     Text columns are left-aligned, numbers right-aligned; group headers span every column."""
+    source = table
+    table = table.shown
     cols = table.shown_columns
     spec = "".join("l" if c.kind == "text" else "r" for c in cols)
     lines = [
-        f"% {latex_escape(table.ref)}: {latex_escape(table.title)} (agenthop-report paper; tables/{table.key}.csv)",
+        f"% {latex_escape(table.ref)}: {latex_escape(table.title)} (agenthop-report paper; "
+        f"tables/{source.key}.csv has the data)",
         rf"\begin{{tabular}}{{{spec}}}",
         r"\toprule",
-        " & ".join(latex_escape(c.header or c.key) for c in cols) + r" \\",
+        *_header_rows(table),
         r"\midrule",
     ]
     groups = table.groups()
