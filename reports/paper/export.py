@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from ..values import jsonable
-from .table import Table
+from .table import REPEATS, Table
 
 # -- CSV ----------------------------------------------------------------------------------------------
 
@@ -116,7 +116,9 @@ def to_latex(table: Table) -> str:
                 lines.append(r"\midrule")
             lines.append(rf"\multicolumn{{{len(cols)}}}{{l}}{{\textit{{{latex_escape(group)}}}}} \\")
         for i, row in rows:
-            cells = [_latex_cell(c.format(row.get(c.key)), table.marks.get((i, c.key), set())) for c in cols]
+            repeats = row.get(REPEATS, ())
+            cells = ["" if c.key in repeats else _latex_cell(c.format(row.get(c.key)), table.marks.get((i, c.key), set()))
+                     for c in cols]
             lines.append(" & ".join(cells) + r" \\")
     lines.append(r"\bottomrule")
     lines.append(r"\end{tabular}")

@@ -295,10 +295,10 @@ def discrimination_histogram(values: Sequence[float | None]) -> dict[str, Any] |
 def condition_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Tables 4 and 18 as a chart: each ablated model's accuracy per condition, with the 25% chance line."""
     acc: dict[tuple[str, str], Any] = {}
-    for r in rows:
-        acc[(r["model"], r["condition_from"])] = r["accuracy_from"]
-        acc[(r["model"], r["condition_to"])] = r["accuracy_to"]
-    data = [{"model": m, "condition": c, "accuracy": a} for (m, c), a in sorted(acc.items())]
+    for r in rows:  # the panel runs, like the tables (not the mean over replicates)
+        acc[(r["model"], r["condition_from"])] = r["panel_accuracy_from"]
+        acc[(r["model"], r["condition_to"])] = r["panel_accuracy_to"]
+    data = [{"model": m, "condition": c, "accuracy": a} for (m, c), a in sorted(acc.items()) if a is not None]
     if not data:
         return None
     order = ["closed_book", "no_search", "full"]

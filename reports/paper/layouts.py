@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import stats
 from ..values import as_float
-from .table import Column, Table
+from .table import REPEATS, Column, Table
 
 #: The paper's names of the capability tiers (group rows) and their short forms (column headers).
 TIER_LABELS = {"closed_frontier": "Closed Frontier", "open_frontier": "Open Frontier",
@@ -50,10 +50,11 @@ def _tiered(rows: list[dict[str, Any]], order: Sequence[str], rank: Callable[[di
 
 
 def _blank_repeats(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
-    """The paper prints a block's label on its first row only."""
+    """The paper prints a block's label on its first row only: later rows mark it as a repeat (blank in the
+    LaTeX, muted on the page, where the label stays so that sorting keeps it with its row)."""
     out, last = [], object()
     for r in rows:
-        out.append({**r, key: r[key] if r[key] != last else ""})
+        out.append({**r, REPEATS: {key} if r[key] == last else set()})
         last = r[key]
     return out
 
@@ -187,8 +188,8 @@ def table4(base: Table, panel_acc: dict[tuple[str, str], float]) -> Table:
             Column("full", "rate", "Full-tool")]
     return _view(base, cols, rows, units=["", "(%)", "(pp)", "(%)", "(pp)", "(%)"],
                  title="Ablation: zero-tool, no-search and full-tool, with each delta paired between adjacent settings",
-                 note="Every number is of the panel runs (each condition's lowest replicate): the same runs the "
-                      "exact McNemar columns of the CSV pair. The CSV also has the mean over replicates "
+                 note="Every number is of the panel runs (each condition's lowest replicate): the runs whose "
+                      "exact McNemar counts the CSV gives. The CSV also has the mean over replicates "
                       "(accuracy_from, accuracy_to, delta_pp). Models without all three settings are in Table 18 "
                       "and the CSV only.")
 

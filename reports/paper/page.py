@@ -12,7 +12,7 @@ from ..warehouse import Warehouse
 from . import figures
 from .analyses import PAPER_TOOLS
 from .build import PaperReport, Section
-from .table import Table
+from .table import REPEATS, Table
 
 #: Tables with more rows than this are linked as CSV only (figure data, per-item lists).
 MAX_HTML_ROWS = 400
@@ -31,7 +31,8 @@ def html_table(t: Table) -> dict[str, Any]:
     groups = []
     for group, rows in v.groups():
         body = [[{"text": c.format(row.get(c.key)), "num": c.kind != "text", "sort": _sort_key(row.get(c.key)),
-                  "marks": sorted(v.marks.get((i, c.key), set()))} for c in cols] for i, row in rows]
+                  "marks": sorted(v.marks.get((i, c.key), set())), "repeat": c.key in row.get(REPEATS, ())}
+                 for c in cols] for i, row in rows]
         groups.append({"name": group, "rows": body})
     return {"key": t.key, "title": v.title, "note": v.note, "headers": [c.header for c in cols],
             "tips": [c.tip or "" for c in cols], "num": [c.kind != "text" for c in cols],

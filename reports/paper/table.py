@@ -103,6 +103,9 @@ class Column:
         return FORMATS[self.kind](value)
 
 
+#: Row key of the columns whose value repeats the row above (the paper prints a block's label once).
+REPEATS = "_repeats"
+
 #: Cell marks: `best` (bold), `leader` (asterisk), `sig` (dagger).
 MARKS = ("best", "leader", "sig")
 
