@@ -587,7 +587,7 @@ def test_every_table_is_a_booktabs_fragment(report: Path) -> None:
     shown = page_tables(report)
     for tex in texs:
         n = check_booktabs(tex.read_text())
-        assert n == shown[tex.stem]["n_rows"], tex.name
+        assert n == shown[tex.stem]["n_rows"] + len(shown[tex.stem]["footer"]), tex.name
 
 
 def test_latex_escapes_hostile_names() -> None:
@@ -791,12 +791,12 @@ class _PageTables(HTMLParser):
         if tag == "a" and (a.get("href") or "").startswith("tables/") and (a.get("href") or "").endswith(".csv"):
             self.key = a["href"][len("tables/"):-len(".csv")]
         elif tag == "table" and self.key and "paper" in (a.get("class") or ""):
-            self.cur = {"headers": [], "groups": [], "units": [], "rows": []}
+            self.cur = {"headers": [], "groups": [], "units": [], "rows": [], "footer": []}
             self.tables[self.key] = self.cur
         elif self.cur is not None and tag == "tr":
-            self.row = [] if self.where == "tbody" and "axis-row" not in (a.get("class") or "") else None
+            self.row = [] if self.where in ("tbody", "tfoot") and "axis-row" not in (a.get("class") or "") else None
             self.units_row = "units" in (a.get("class") or "")
-        elif self.cur is not None and tag in ("thead", "tbody"):
+        elif self.cur is not None and tag in ("thead", "tbody", "tfoot"):
             self.where = tag
         elif self.cur is not None and tag in ("th", "td"):
             self.cell = []
@@ -822,7 +822,7 @@ class _PageTables(HTMLParser):
                 self.row.append(text)
             self.cell = None
         elif tag == "tr" and self.row is not None:
-            self.cur["rows"].append(self.row)
+            self.cur["footer" if self.where == "tfoot" else "rows"].append(self.row)
             self.row = None
         elif tag == "table":
             self.cur["n_rows"] = len(self.cur["rows"])
@@ -949,10 +949,15 @@ def test_table4_and_18_use_the_panel_runs_throughout(paper_wh: PaperWarehouse, r
 
 
 def test_table8_per_sample_tokens_and_total_row(paper_wh: PaperWarehouse, report: Path) -> None:
-    rows = page_tables(report)["table08_cost"]["rows"]
-    assert rows[-1][0] == "Total" and len(rows) == len(read_csv(report, "table08_cost")) + 1
-    by_model = {r["model"]: r for r in read_csv(report, "table08_cost")}
-    for r in rows[:-1]:
+    t = page_tables(report)["table08_cost"]
+    rows, csv_rows = t["rows"], read_csv(report, "table08_cost")
+    assert [r[0] for r in t["footer"]] == ["Total"] and len(rows) == len(csv_rows)
+    priced = [float(r["total_usd"]) for r in csv_rows if r["total_usd"]]
+    assert t["footer"][0][1] == (f"{sum(priced):.2f}" if priced else "–")
+    tex = (report / "tables" / "table08_cost.tex").read_text()
+    assert "\\midrule\nTotal & " in tex  # after the body, under a rule
+    by_model = {r["model"]: r for r in csv_rows}
+    for r in rows:
         c = by_model[r[0]]
         assert r[4] == f"{int(c['prompt_tokens']) / int(c['n_items']) / 1000:.0f}"
         assert r[5] == f"{int(c['completion_tokens']) / int(c['n_items']):,.0f}"

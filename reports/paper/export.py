@@ -120,6 +120,9 @@ def to_latex(table: Table) -> str:
             cells = ["" if c.key in repeats else _latex_cell(c.format(row.get(c.key)), table.marks.get((i, c.key), set()))
                      for c in cols]
             lines.append(" & ".join(cells) + r" \\")
+    if table.footer:
+        lines.append(r"\midrule")
+        lines += [" & ".join(latex_escape(c.format(row.get(c.key))) for c in cols) + r" \\" for row in table.footer]
     lines.append(r"\bottomrule")
     lines.append(r"\end{tabular}")
     return "\n".join(lines) + "\n"

@@ -219,17 +219,15 @@ def table8(base: Table) -> Table:
         vals = [as_float(r[key]) for r in rows if as_float(r[key]) is not None]
         return sum(vals) if vals else None
 
-    rows.append({"model": "Total", "full": total("full"), "zero": total("zero"), "per_sample": None, "input": None,
-                 "output": None})
+    footer = [{"model": "Total", "full": total("full"), "zero": total("zero"), "per_sample": None, "input": None,
+               "output": None}]
     cols = [Column("model", "text", "Model"), Column("full", "usd", "Full-tool ($)"),
             Column("zero", "usd", "Zero-tool ($)"), Column("per_sample", "num3", "$/sample (full)"),
             Column("input", "k0", "Input/sample (K)", tip="prompt tokens per sample, thousands"),
             Column("output", "comma", "Output/sample", tip="completion tokens per sample")]
-    table = _view(base, cols, rows, title="Per-model API cost and average per-sample token consumption",
-                  note="Costs from the price table (tokens of every attempt); unpriced models (simulated, or not "
-                       "in the table) print –. Tokens per sample of the full-tool run.")
-    table.mark(len(rows) - 1, "model", "best")
-    return table
+    return _view(base, cols, rows, footer=footer, title="Per-model API cost and average per-sample token consumption",
+                 note="Costs from the price table (tokens of every attempt); unpriced models (simulated, or not "
+                      "in the table) print –. Tokens per sample of the full-tool run.")
 
 
 # -- Table 10 --------------------------------------------------------------------------------------------------
@@ -440,4 +438,4 @@ def bigram_frequency(base: Table, per_pair: int = 5) -> Table:
 
 def hidden(base: Table) -> Table:
     """A CSV-only table: its content is a column of another table's paper layout (Table 10's Δ)."""
-    return _view(base, [], [], latex=False)
+    return _view(base, [], [], latex=False, note="In the CSV only: its Δ is the last column of the table above.")

@@ -34,9 +34,11 @@ def html_table(t: Table) -> dict[str, Any]:
                   "marks": sorted(v.marks.get((i, c.key), set())), "repeat": c.key in row.get(REPEATS, ())}
                  for c in cols] for i, row in rows]
         groups.append({"name": group, "rows": body})
+    footer = [[{"text": c.format(row.get(c.key)), "num": c.kind != "text"} for c in cols] for row in v.footer]
     return {"key": t.key, "title": v.title, "note": v.note, "headers": [c.header for c in cols],
             "tips": [c.tip or "" for c in cols], "num": [c.kind != "text" for c in cols],
-            "header_groups": v.header_groups, "units": v.units, "groups": groups, "n_rows": len(t.rows),
+            "header_groups": v.header_groups, "units": v.units, "groups": groups, "footer": footer,
+            "n_rows": len(t.rows), "csv_only": not cols,
             "n_shown": len(v.rows), "shown": bool(cols) and len(v.rows) <= MAX_HTML_ROWS and v.latex,
             "latex": t.shown.latex}
 

@@ -129,6 +129,8 @@ class Table:
     view: Table | None = None
     #: Spanning header cells above the headers, over the shown columns: (label, number of columns).
     header_groups: list[tuple[str, int]] = field(default_factory=list)
+    #: Rows printed after the body under a rule and never sorted with it (Table 8's Total).
+    footer: list[dict[str, Any]] = field(default_factory=list)
     #: A second header row under the headers (the paper's units row, e.g. "(%)", "(pp)"), one per column.
     units: list[str] = field(default_factory=list)
 
