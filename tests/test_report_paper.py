@@ -98,11 +98,11 @@ def report(paper_wh: PaperWarehouse, tmp_path_factory: pytest.TempPathFactory) -
     ext = work / "external.csv"
     with ext.open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["model", "benchmark", "score"])
+        w.writerow(["model", "benchmark", "score", "mark"])
         for i, m in enumerate(models):
-            w.writerow([m, "bench-a", round(50 + 40 * accs[m] + (i % 5), 2)])  # correlated, with noise
-            w.writerow([m, "bench-b", (i * 37) % 19])  # unrelated
-        w.writerow(["not-in-panel", "bench-a", 10])
+            w.writerow([m, "bench-a", round(50 + 40 * accs[m] + (i % 5), 2), "proxy" if i == 0 else ""])  # correlated
+            w.writerow([m, "bench-b", (i * 37) % 19, "†" if i == 1 else ""])  # unrelated
+        w.writerow(["not-in-panel", "bench-a", 10, ""])
     items = [r["sample_id"] for r in _q(paper_wh.db, "SELECT sample_id FROM raw.items ORDER BY 1")]
     cov = work / "covariates.csv"
     with cov.open("w", newline="") as fh:
@@ -662,6 +662,7 @@ def test_no_external_gives_a_note_and_no_file(paper_wh: PaperWarehouse, tmp_path
 @pytest.mark.parametrize("args,content,message", [
     (["--external"], "model,benchmark,score\nm,b,high\n", ":2: score 'high' is not a number"),
     (["--external"], "model,score\nm,1\n", "header lacks column(s) benchmark"),
+    (["--external"], "model,benchmark,score,mark\nm,b,1,maybe\n", ":2: mark 'maybe' is not one of"),
     (["--covariates"], "item,x\na,1\n", "the first column must be sample_id"),
     (["--covariates"], "sample_id,x\na,1\na,2\n", ":3: sample_id 'a' appears twice"),
     (["--condition", "nope", "--external"], "model,benchmark,score\n", "no runs under condition 'nope'"),
@@ -1043,3 +1044,19 @@ def test_wide_paper_tables_sort_by_their_column_headers(browser, report: Path) -
     assert page.evaluate("document.querySelectorAll('#table2 tr.axis-row:not([hidden])').length") == 0
     page.close()
     assert not errors, errors
+
+
+def test_table16_scores_by_model_with_the_papers_marks(report: Path) -> None:
+    t = page_tables(report)["table16_scores"]
+    assert t["headers"] == ["Model", "bench-a", "bench-b", "AgentHop"]
+    scores = read_csv(report, "table16_scores")
+    assert "not-in-panel" not in {r["model"] for r in scores}
+    rows = {r[0]: r for r in t["rows"]}
+    acc = {r["model"]: r["accuracy"] for r in read_csv(report, "table02_main")}
+    assert set(rows) == set(acc)
+    for r in scores:
+        mark = {"proxy": "∗", "†": "†"}.get(r["mark"], r["mark"])
+        assert rows[r["model"]][1 if r["benchmark"] == "bench-a" else 2] == f"{float(r['score']):.1f}{mark}"
+        assert rows[r["model"]][3] == f"{100 * float(acc[r['model']]):.1f}"
+    assert sum(r["mark"] != "" for r in scores) == 2
+    assert r"$^{\ast}$" in (report / "tables" / "table16_scores.tex").read_text()

@@ -431,11 +431,11 @@ def table16(panel: Panel, scores: Sequence[ExternalScore]) -> tuple[Table, list[
 def table16_scores(panel: Panel, scores: Sequence[ExternalScore]) -> Table:
     """The external scores of the panel's models, with their AgentHop accuracy (one row per model x benchmark)."""
     rows = [{"model": s.model, "tier": _tier(panel.by_model[s.model]), "benchmark": s.benchmark, "score": s.score,
-             "agenthop_accuracy": panel.by_model[s.model]["accuracy"]}
+             "agenthop_accuracy": panel.by_model[s.model]["accuracy"], "mark": s.mark}
             for s in scores if s.model in panel.by_model]
     return Table("table16_scores", "Table 16", "Per-model scores on external benchmarks", "paper-table-16", [
         Column("model", "text", "Model"), Column("tier", "text", "Tier"), Column("benchmark", "text", "Benchmark"),
-        Column("score", "num1", "Score"), Column("agenthop_accuracy", "rate", "AgentHop %")], rows)
+        Column("score", "num1", "Score"), Column("agenthop_accuracy", "rate", "AgentHop %"), Column("mark")], rows)
 
 
 # -- Tables 17 and 19 --------------------------------------------------------------------------------------

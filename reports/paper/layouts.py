@@ -349,12 +349,13 @@ def table16(base: Table, order: Sequence[str]) -> Table:
     per: dict[str, dict[str, Any]] = {}
     for r in base.rows:
         d = per.setdefault(r["model"], {"model": r["model"], "tier": r["tier"], "agenthop": r["agenthop_accuracy"]})
-        d[f"b:{r['benchmark']}"] = r["score"]
+        d[f"b:{r['benchmark']}"] = f"{float(r['score']):.1f}{r.get('mark') or ''}"
     rows = _tiered(list(per.values()), order, rank=lambda r: (-(as_float(r["agenthop"]) or 0), r["model"]))
-    cols = [Column("model", "text", "Model"), *[Column(f"b:{b}", "num1", b) for b in benches],
+    cols = [Column("model", "text", "Model"), *[Column(f"b:{b}", "cell", b) for b in benches],
             Column("agenthop", "rate", "AgentHop"), Column("tier_label")]
     return _view(base, cols, rows, group_by="tier_label", title="Per-model scores on external benchmarks",
-                 note="Scores as given in --external; AgentHop = accuracy (%). – = no score.")
+                 note="Scores as given in --external; ∗ = a proxy from a closely related checkpoint, † = a "
+                      "context-managed variant (the file's mark column); AgentHop = accuracy (%). – = no score.")
 
 
 T17_METRICS = {"accuracy": ("Accuracy", "{:.3f}", 1.0), "section_recall": ("Section recall", "{:.3f}", 1.0),
