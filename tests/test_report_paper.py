@@ -1060,3 +1060,19 @@ def test_table16_scores_by_model_with_the_papers_marks(report: Path) -> None:
         assert rows[r["model"]][3] == f"{100 * float(acc[r['model']]):.1f}"
     assert sum(r["mark"] != "" for r in scores) == 2
     assert r"$^{\ast}$" in (report / "tables" / "table16_scores.tex").read_text()
+
+
+def test_figure4_buckets_count_the_items(report: Path) -> None:
+    items = read_csv(report, "figure04_difficulty")
+    n_models = len(read_csv(report, "table02_main"))
+    rows = {(r["by"], r["group"]): r for r in read_csv(report, "figure04_buckets")}
+    for (by, group), r in rows.items():
+        ks = [int(i["n_correct"]) for i in items if by == "all" or i[by] == group]
+        assert int(r["n_items"]) == len(ks)
+        assert int(r["n_low"]) == sum(3 * k < n_models for k in ks)
+        assert int(r["n_high"]) == sum(3 * k > 2 * n_models for k in ks)
+        assert int(r["n_low"]) + int(r["n_mid"]) + int(r["n_high"]) == len(ks)
+        assert close(r["share_all_correct"], sum(k == n_models for k in ks) / len(ks))
+    t = page_tables(report)["figure04_buckets"]
+    assert t["headers"] == ["Group", "n", "Low (0–6)", "Mid (7–12)", "High (13–19)", "All correct", "None correct"]
+    assert [r[0] for r in t["rows"]][:3] == ["All items", "st_d1", "st_d2"]

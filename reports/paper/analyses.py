@@ -520,7 +520,7 @@ def figure2(wh: Warehouse, panel: Panel) -> Table:
         Column("accuracy_to", "rate", "Acc to %"), Column("delta_pp", "pp", "Δ (pp)")], rows)
 
 
-def figure4(wh: Warehouse, panel: Panel) -> tuple[Table, Table]:
+def figure4(wh: Warehouse, panel: Panel) -> tuple[Table, Table, Table]:
     items = q.item_difficulty(wh, panel.condition)
     t_items = Table("figure04_difficulty", "Figure 4", "Item difficulty: models correct per item", "paper-figure-4", [
         Column("sample_id", "text", "Item"), Column("cell", "text", "Cell"), Column("n_models", "int", "Models"),
@@ -539,7 +539,32 @@ def figure4(wh: Warehouse, panel: Panel) -> tuple[Table, Table]:
     t_hist = Table("figure04_histogram", "Figure 4", "How many models answered each item", "paper-figure-4", [
         Column("by", "text"), Column("group", "text", "Group"), Column("n_correct", "int", "Models correct"),
         Column("n_items", "int", "Items")], rows, latex=False)
-    return t_items, t_hist
+    return t_items, t_hist, figure4_buckets(items, len(panel.members))
+
+
+def figure4_buckets(items: Sequence[dict[str, Any]], n_models: int) -> Table:
+    """Per group (all, cell, consensus tier): the share of its items in each coverage bucket."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for r in items:
+        for by, g in (("all", "all"), ("cell", r["cell"]), ("consensus_tier", r["consensus_tier"] or "unknown")):
+            groups.setdefault((by, g), []).append(int(r["n_correct"]))
+    order = {"all": 0, "cell": 1, "consensus_tier": 2}
+    tier_order = {"gold": 0, "silver": 1, "bronze": 2, **{c: i for i, c in enumerate(layouts.CELLS)}}
+    rows = []
+    for (by, g), ks in sorted(groups.items(), key=lambda kv: (order[kv[0][0]], tier_order.get(kv[0][1], 9), kv[0][1])):
+        n = len(ks)
+        counts = {b: sum(1 for k in ks if layouts.bucket(k, n_models) == b) for b in ("low", "mid", "high")}
+        rows.append({"by": by, "group": g, "n_items": n, **{f"n_{b}": c for b, c in counts.items()},
+                     **{f"share_{b}": c / n for b, c in counts.items()},
+                     "share_all_correct": sum(1 for k in ks if k == n_models) / n,
+                     "share_none_correct": sum(1 for k in ks if k == 0) / n, "n_models": n_models})
+    cols = [Column("by"), Column("group"), Column("n_items", "int"), Column("n_low", "int"), Column("n_mid", "int"),
+            Column("n_high", "int"), Column("share_low", "rate"), Column("share_mid", "rate"),
+            Column("share_high", "rate"), Column("share_all_correct", "rate"), Column("share_none_correct", "rate"),
+            Column("n_models", "int")]
+    t = Table("figure04_buckets", "Figure 4", "Items by coverage bucket", "paper-figure-4", cols, rows)
+    t.view = layouts.figure4_buckets(t, n_models)
+    return t
 
 
 def figure5(panel: Panel) -> Table:

@@ -11,7 +11,7 @@ import altair as alt
 from .. import charts
 from ..charts import MAX_ROWS, ChartTooLarge
 from ..values import jsonable
-from .layouts import tier_label
+from .layouts import bucket, bucket_ranges, tier_label
 
 #: Every figure's rows go to the spec's top-level `datasets` under this name, after Altair has built and
 #: validated the (data-free) spec: validating thousands of inline rows costs seconds, the rows need none.
@@ -61,23 +61,10 @@ def generation_gap(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     return _spec(chart, data)
 
 
-#: Figure 4's buckets of an item by the share of panel models that answered it: the paper's low (0-6 of 19),
-#: mid (7-12) and high (13-19) coverage, i.e. below a third, up to two thirds, above two thirds.
+#: Figure 4's bucket colours (layouts.bucket): red, yellow, green as in the paper.
 BUCKETS = (("low", "#c8443a"), ("mid", "#e9b73c"), ("high", "#3f9b4f"))
 #: The consensus tiers in their own colours (panel b's labels): gold, silver (grey), bronze.
 TIER_COLOURS = {"gold": "#a67c00", "silver": "#7a7a7a", "bronze": "#9c5b2e"}
-
-
-def bucket(n_correct: int, n_models: int) -> str:
-    if 3 * n_correct < n_models:
-        return "low"
-    return "high" if 3 * n_correct > 2 * n_models else "mid"
-
-
-def bucket_ranges(n_models: int) -> dict[str, str]:
-    """'low' -> '0–6' for 19 models: the counts of each bucket."""
-    ks = {b: [k for k in range(n_models + 1) if bucket(k, n_models) == b] for b, _ in BUCKETS}
-    return {b: (f"{v[0]}–{v[-1]}" if len(v) > 1 else str(v[0])) if v else "none" for b, v in ks.items()}
 
 
 def _bucket_scale(n_models: int) -> tuple[list[str], alt.Scale]:
