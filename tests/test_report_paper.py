@@ -1043,6 +1043,11 @@ def test_wide_paper_tables_sort_by_their_column_headers(browser, report: Path) -
         .map(r => r.cells[r.cells.length - 1].textContent.trim())""")
     assert got == sorted(got, key=float, reverse=True) and len(got) == 19, got
     assert page.evaluate("document.querySelectorAll('#table2 tr.axis-row:not([hidden])').length") == 0
+    box = page.locator("#table2 .filterbox input")
+    box.fill("sim-ce")
+    shown = page.evaluate("""() => Array.from(document.querySelectorAll('#table2 table.paper tbody tr'))
+        .filter(r => !r.hidden).map(r => r.cells[0].textContent.trim())""")
+    assert shown and all(m.startswith("sim-ce") for m in shown), shown
     page.close()
     assert not errors, errors
 
