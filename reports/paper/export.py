@@ -73,6 +73,16 @@ def _latex_cell(text: str, marks: set[str]) -> str:
     return cell
 
 
+def _group_row(group: str, n_cols: int, split: bool) -> str:
+    """A group header over every column, or (split) "left|right" over the two halves."""
+    if not split:
+        return rf"\multicolumn{{{n_cols}}}{{l}}{{\textit{{{latex_escape(group)}}}}} \\"
+    left, _, right = group.partition("|")
+    half = n_cols // 2
+    return " & ".join(rf"\multicolumn{{{half}}}{{l}}{{\textit{{{latex_escape(g)}}}}}" if g
+                      else rf"\multicolumn{{{half}}}{{l}}{{}}" for g in (left, right)) + r" \\"
+
+
 def _header_rows(table: Table) -> list[str]:
     """The spanning group row (with its \\cmidrule rules), the headers and the units row."""
     cols = table.shown_columns
@@ -98,7 +108,7 @@ def to_latex(table: Table) -> str:
 
     Text columns are left-aligned, numbers right-aligned; group headers span every column."""
     source = table
-    table = table.shown
+    table = table.shown.latex_view or table.shown
     cols = table.shown_columns
     spec = "".join("l" if c.kind == "text" else "r" for c in cols)
     lines = [
@@ -114,7 +124,7 @@ def to_latex(table: Table) -> str:
         if group is not None:
             if gi > 0:
                 lines.append(r"\midrule")
-            lines.append(rf"\multicolumn{{{len(cols)}}}{{l}}{{\textit{{{latex_escape(group)}}}}} \\")
+            lines.append(_group_row(group, len(cols), table.split_groups))
         for i, row in rows:
             repeats = row.get(REPEATS, ())
             cells = ["" if c.key in repeats else _latex_cell(c.format(row.get(c.key)), table.marks.get((i, c.key), set()))

@@ -69,7 +69,10 @@ def _tiered(rows: list[dict[str, Any]], order: Sequence[str], rank: Callable[[di
             ) -> list[dict[str, Any]]:
     """Rows with a `tier_label`, in tier order; within a tier by `rank` (else in `order`, the model order)."""
     pos = {m: i for i, m in enumerate(order)}
-    tiers = list(dict.fromkeys(r.get("tier") or "untiered" for r in sorted(rows, key=lambda r: pos.get(r["model"], 0))))
+    seen = list(dict.fromkeys(r.get("tier") or "untiered" for r in sorted(rows, key=lambda r: pos.get(r["model"], 0))))
+    canon = [t for t in TIER_LABELS if t != "untiered"]
+    tiers = ([t for t in canon if t in seen] + [t for t in seen if t not in canon and t != "untiered"]
+             + (["untiered"] if "untiered" in seen else []))  # the tiers' order, as in Table 2
     out = []
     for tier in tiers:
         in_tier = [r for r in rows if (r.get("tier") or "untiered") == tier]
@@ -190,9 +193,42 @@ def table15(base: Table) -> Table:
             Column("max_tokens_rate", "rate", "Tok", tip="stopped by the token cap"), Column("tier_label")]
     rows = _tiered(list(base.rows), [r["model"] for r in base.rows],
                    rank=lambda r: (-(as_float(r["accuracy"]) or 0), r["model"]))
-    return _view(base, cols, rows, group_by="tier_label",
+    view = _view(base, cols, rows, group_by="tier_label",
                  note="% of all trajectories. NA = no parseable answer letter; MaxT, Bud and Tok split NA by the "
                       "cap that ended the run.")
+    view.latex_view = side_by_side(view)
+    return view
+
+
+def side_by_side(view: Table) -> Table:
+    """The paper's two-column arrangement of a tier-grouped table (Tables 15 and 18): tiers in pairs, each
+    pair's tiers side by side; a tier left without a partner is split into two halves, its better half
+    left. The columns repeat once per half."""
+    groups = [(g, [r for _, r in rows]) for g, rows in view.groups()]
+    cols = [c for c in view.shown_columns]
+    keys = [c.key for c in cols]
+    out_rows: list[dict[str, Any]] = []
+    i = 0
+    while i < len(groups):
+        if i + 1 < len(groups):
+            (gl, left), (gr, right) = groups[i], groups[i + 1]
+            i += 2
+        else:
+            gl, rows = groups[i]
+            half = (len(rows) + 1) // 2
+            left, right, gr = rows[:half], rows[half:], ""
+            i += 1
+        for j in range(max(len(left), len(right))):
+            line: dict[str, Any] = {"pair": f"{gl}|{gr}", REPEATS: set()}
+            for side, rows in (("l", left), ("r", right)):
+                if j < len(rows):
+                    line.update({f"{side}:{k}": rows[j].get(k) for k in keys})
+                else:
+                    line[REPEATS] |= {f"{side}:{k}" for k in keys}
+            out_rows.append(line)
+    halves = [Column(f"{side}:{c.key}", c.kind, c.header, c.latex) for side in ("l", "r") for c in cols]
+    return Table(view.key, view.ref, view.title, view.definition, [*halves, Column("pair")], out_rows,
+                 group_by="pair", split_groups=True, note=view.note)
 
 
 # -- Tables 4 and 18 ------------------------------------------------------------------------------------
@@ -228,8 +264,10 @@ def table18(base: Table, order: Sequence[str]) -> Table:
             Column("accuracy_full", "rate", "Full"), Column("delta_pp", "pp", "Δ", tip="full − zero-tool (pp)"),
             Column("tier_label")]
     rows = _tiered(list(base.rows), order, rank=lambda r: (-(as_float(r["accuracy_full"]) or 0), r["model"]))
-    return _view(base, cols, rows, group_by="tier_label",
+    view = _view(base, cols, rows, group_by="tier_label",
                  note="Accuracy (%) of the panel runs; chance is 25%. A negative Δ: the tools cost accuracy.")
+    view.latex_view = side_by_side(view)
+    return view
 
 
 # -- Table 8 -------------------------------------------------------------------------------------------------

@@ -129,6 +129,11 @@ class Table:
     view: Table | None = None
     #: Spanning header cells above the headers, over the shown columns: (label, number of columns).
     header_groups: list[tuple[str, int]] = field(default_factory=list)
+    #: The LaTeX's own arrangement of this layout when it differs from the page's (Tables 15 and 18: two
+    #: tiers side by side, as the paper prints them; the page stacks them so that the rows sort).
+    latex_view: Table | None = None
+    #: Group names are "left|right": the LaTeX prints each over its half of the columns.
+    split_groups: bool = False
     #: Rows printed after the body under a rule and never sorted with it (Table 8's Total).
     footer: list[dict[str, Any]] = field(default_factory=list)
     #: A second header row under the headers (the paper's units row, e.g. "(%)", "(pp)"), one per column.
