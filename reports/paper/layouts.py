@@ -26,35 +26,6 @@ CELLS = ("st_d1", "st_d2", "mt_d1", "mt_d2")
 TOP_BIGRAMS = 7
 
 
-def bucket(n_correct: int, n_models: int) -> str:
-    """Figure 4's bucket of an item by the share of panel models that answered it: below a third 'low', above
-    two thirds 'high', else 'mid' (for 19 models the paper's 0-6, 7-12 and 13-19)."""
-    if 3 * n_correct < n_models:
-        return "low"
-    return "high" if 3 * n_correct > 2 * n_models else "mid"
-
-
-def bucket_ranges(n_models: int) -> dict[str, str]:
-    """'low' -> '0–6' for 19 models: the counts of each bucket."""
-    ks = {b: [k for k in range(n_models + 1) if bucket(k, n_models) == b] for b in ("low", "mid", "high")}
-    return {b: (f"{v[0]}–{v[-1]}" if len(v) > 1 else str(v[0])) if v else "none" for b, v in ks.items()}
-
-
-def figure4_buckets(base: Table, n_models: int) -> Table:
-    ranges = bucket_ranges(n_models)
-    labels = {"all": "All items"}
-    rows = [{**r, "group_label": labels.get(r["group"], r["group"]),
-             "block": {"all": "Panel", "cell": "(a) Question type × depth", "consensus_tier": "(b) Consensus tier"}[r["by"]]}
-            for r in base.rows]
-    cols = [Column("group_label", "text", "Group"), Column("n_items", "int", "n"),
-            *[Column(f"share_{b}", "rate", f"{b.capitalize()} ({ranges[b]})", tip=f"{ranges[b]} of {n_models} models correct")
-              for b in ("low", "mid", "high")],
-            Column("share_all_correct", "rate", "All correct"), Column("share_none_correct", "rate", "None correct"),
-            Column("block")]
-    return _view(base, cols, rows, group_by="block", title="Items by coverage bucket (%)",
-                 note=f"Each item is low, mid or high by how many of the {n_models} panel models answered it.")
-
-
 def tier_label(tier: str | None) -> str:
     return TIER_LABELS.get(tier or "untiered", tier or "Untiered")
 
@@ -425,15 +396,16 @@ def table16(base: Table, order: Sequence[str]) -> Table:
                       "context-managed variant (the file's mark column); AgentHop = accuracy (%). – = no score.")
 
 
-T17_METRICS = {"accuracy": ("Accuracy", "{:.3f}", 1.0), "section_recall": ("Section recall", "{:.3f}", 1.0),
-               "conversion": ("Conversion", "{:.3f}", 1.0), "avg_tokens_k": ("Tokens (k)", "{:.1f}", 1.0)}
+#: Table 17's metric labels and number formats (fractions with three decimals, tokens in thousands with one).
+T17_METRICS = {"accuracy": ("Accuracy", "{:.3f}"), "section_recall": ("Section recall", "{:.3f}"),
+               "conversion": ("Conversion", "{:.3f}"), "avg_tokens_k": ("Tokens (k)", "{:.1f}")}
 
 
 def table17(base: Table) -> Table:
     n_runs = max((len(r["run_values"].split(";")) for r in base.rows if r.get("run_values")), default=0)
     rows = []
     for r in base.rows:
-        label, fmt, _ = T17_METRICS.get(r["metric"], (r["metric"], "{:.3f}", 1.0))
+        label, fmt = T17_METRICS.get(r["metric"], (r["metric"], "{:.3f}"))
         values = r["run_values"].split(";") if r.get("run_values") else []
 
         def f(v: Any) -> str:
@@ -507,3 +479,35 @@ def bigram_frequency(base: Table, per_pair: int = 5) -> Table:
 def hidden(base: Table) -> Table:
     """A CSV-only table: its content is a column of another table's paper layout (Table 10's Δ)."""
     return _view(base, [], [], latex=False, note="In the CSV only: its Δ is the last column of the table above.")
+
+
+# -- Figure 4 ----------------------------------------------------------------------------------------------
+
+
+def bucket(n_correct: int, n_models: int) -> str:
+    """Figure 4's bucket of an item by the share of panel models that answered it: below a third 'low', above
+    two thirds 'high', else 'mid' (for 19 models the paper's 0-6, 7-12 and 13-19)."""
+    if 3 * n_correct < n_models:
+        return "low"
+    return "high" if 3 * n_correct > 2 * n_models else "mid"
+
+
+def bucket_ranges(n_models: int) -> dict[str, str]:
+    """'low' -> '0–6' for 19 models: the counts of each bucket."""
+    ks = {b: [k for k in range(n_models + 1) if bucket(k, n_models) == b] for b in ("low", "mid", "high")}
+    return {b: (f"{v[0]}–{v[-1]}" if len(v) > 1 else str(v[0])) if v else "none" for b, v in ks.items()}
+
+
+def figure4_buckets(base: Table, n_models: int) -> Table:
+    ranges = bucket_ranges(n_models)
+    labels = {"all": "All items"}
+    rows = [{**r, "group_label": labels.get(r["group"], r["group"]),
+             "block": {"all": "Panel", "cell": "(a) Question type × depth", "consensus_tier": "(b) Consensus tier"}[r["by"]]}
+            for r in base.rows]
+    cols = [Column("group_label", "text", "Group"), Column("n_items", "int", "n"),
+            *[Column(f"share_{b}", "rate", f"{b.capitalize()} ({ranges[b]})", tip=f"{ranges[b]} of {n_models} models correct")
+              for b in ("low", "mid", "high")],
+            Column("share_all_correct", "rate", "All correct"), Column("share_none_correct", "rate", "None correct"),
+            Column("block")]
+    return _view(base, cols, rows, group_by="block", title="Items by coverage bucket (%)",
+                 note=f"Each item is low, mid or high by how many of the {n_models} panel models answered it.")
