@@ -1094,3 +1094,22 @@ def test_figure4_buckets_count_the_items(report: Path) -> None:
     t = page_tables(report)["figure04_buckets"]
     assert t["headers"] == ["Group", "n", "Low (0–6)", "Mid (7–12)", "High (13–19)", "All correct", "None correct"]
     assert [r[0] for r in t["rows"]][:3] == ["All items", "st_d1", "st_d2"]
+
+
+def test_the_demo_has_data_for_figure2_table16_and_the_ablations() -> None:
+    """`make demo`'s paper report fills Figure 2 (a family with two generations), Table 16 (the shipped
+    example --external file, every row a demo model) and Tables 4/18 (a model with all three conditions)."""
+    from agenthop.harness.panel import load_panel
+    from agenthop.reports.paper.inputs import read_external
+
+    panel = load_panel(REPO / "panels" / "demo.yaml")
+    gens: dict[str, set[str]] = {}
+    for m in panel.models:
+        if m.family and m.generation:
+            gens.setdefault(m.family, set()).add(m.generation)
+    assert any(len(g) >= 2 for g in gens.values()), gens
+    assert any(set(m.conditions) >= {"closed_book", "no_search", "full"} for m in panel.models)
+    scores = read_external(REPO / "panels" / "demo_external.csv")
+    assert {s.model for s in scores} == {m.name for m in panel.models}
+    assert len({s.benchmark for s in scores}) >= 2
+    assert "paper --external panels/demo_external.csv" in (REPO / "Makefile").read_text()
