@@ -33,31 +33,42 @@ def _spec(chart: alt.TopLevelMixin, rows: list[dict[str, Any]]) -> dict[str, Any
 
 def generation_gap(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Figure 2: per family and generation step, the older generation's accuracy (light bar) and the newer
-    one's (dark bar), the newer bar annotated with the within-family Δ in pp."""
+    one's (dark bar), with an arrow from the one to the other annotated with the within-family Δ in pp."""
     if not rows:
         return None
-    data = []
+    data: list[dict[str, Any]] = []
     for r in rows:
         pair = f"{r['family']}: {r['generation_from']} → {r['generation_to']}"
-        data.append({"pair": pair, "which": "older", "label": f"gen {r['generation_from']} ({r['models_from']})",
-                     "accuracy": r["accuracy_from"], "delta": ""})
-        data.append({"pair": pair, "which": "newer", "label": f"gen {r['generation_to']} ({r['models_to']})",
-                     "accuracy": r["accuracy_to"], "delta": f"{float(r['delta_pp']):+.1f} pp"})
-    base = alt.Chart(_data()).encode(
-        y=alt.Y("pair:N", title=None, sort=None, axis=alt.Axis(labelLimit=260)),
-        yOffset=alt.YOffset("which:N", sort=["older", "newer"]),
-        x=alt.X("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%"), scale=alt.Scale(domain=[0, 1])),
-    )
-    bars = base.mark_bar(height=14).encode(
+        data.append({"kind": "bar", "pair": pair, "which": "older", "accuracy": r["accuracy_from"],
+                     "label": f"gen {r['generation_from']} ({r['models_from']})"})
+        data.append({"kind": "bar", "pair": pair, "which": "newer", "accuracy": r["accuracy_to"],
+                     "label": f"gen {r['generation_to']} ({r['models_to']})"})
+        up = float(r["accuracy_to"]) >= float(r["accuracy_from"])
+        data.append({"kind": "arrow", "pair": pair, "start": r["accuracy_from"], "end": r["accuracy_to"],
+                     "head": "triangle-right" if up else "triangle-left",
+                     "text_x": max(float(r["accuracy_to"]), float(r["accuracy_from"])),
+                     "delta": f"{float(r['delta_pp']):+.1f} pp"})
+    y = alt.Y("pair:N", title=None, sort=None, axis=alt.Axis(labelLimit=260))
+    scale = alt.Scale(domain=[0, 1])
+    base = alt.Chart(_data())
+    bars = base.transform_filter("datum.kind == 'bar'").mark_bar(height=14).encode(
+        y=y, yOffset=alt.YOffset("which:N", sort=["older", "newer"]),
+        x=alt.X("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%"), scale=scale),
         color=alt.Color("which:N", sort=["older", "newer"], title="generation",
-                        scale=alt.Scale(domain=["older", "newer"], range=["#9ec5e8", "#1f4e8c"]),
+                        scale=alt.Scale(domain=["older", "newer"], range=["#b9d4ee", "#1f4e8c"]),
                         legend=alt.Legend(orient="top")),
-        tooltip=["pair:N", "label:N", alt.Tooltip("accuracy:Q", format=".1%"), "delta:N"],
+        tooltip=["pair:N", "label:N", alt.Tooltip("accuracy:Q", format=".1%")],
     )
-    text = base.transform_filter("datum.delta != ''").mark_text(align="left", dx=4, fontSize=11).encode(
-        text="delta:N")
-    chart = alt.layer(bars, text).properties(
-        width=460, height=max(70, 44 * len(rows)), title="Within-family generation gap (older light, newer dark)")
+    arrows = base.transform_filter("datum.kind == 'arrow'")
+    shaft = arrows.mark_rule(color="#c0392b", strokeWidth=2).encode(
+        y=y, x=alt.X("start:Q", scale=scale), x2="end:Q")
+    head = arrows.mark_point(filled=True, size=70, color="#c0392b", opacity=1).encode(
+        y=y, x=alt.X("end:Q", scale=scale), shape=alt.Shape("head:N", scale=None, legend=None))
+    text = arrows.mark_text(align="left", dx=8, fontSize=11, fontWeight="bold", color="#c0392b").encode(
+        y=y, x=alt.X("text_x:Q", scale=scale), text="delta:N")
+    chart = alt.layer(bars, shaft, head, text).properties(
+        width=460, height=max(70, 44 * len(rows)),
+        title="Within-family generation gap (older light, newer dark; arrow: Δ accuracy)")
     return _spec(chart, data)
 
 
