@@ -74,8 +74,7 @@ def build(
     t4, t18 = an.table4(wh, panel), an.table18(wh, panel)
     t4.view = lay.table4(t4, an.q.panel_accuracies(wh, panel.models))
     t18.view = lay.table18(t18, order)
-    four = [t for t, v in ((t4, t4.view), (t18, t18.view)) if v.rows]
-    add("table4", "Tables 4 and 18", "Condition ablations", "paper-table-4", four or [t4],
+    add("table4", "Tables 4 and 18", "Condition ablations", "paper-table-4", [t4, t18],
         "" if t4.rows else "No model of the panel has runs under two conditions: give models closed_book and "
                            "no_search conditions in the panel file for Tables 4 and 18.")
     t8 = an.table8(wh, panel)

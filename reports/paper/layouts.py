@@ -217,6 +217,8 @@ def table4(base: Table, panel_acc: dict[tuple[str, str], float]) -> Table:
         rows.append({"model": m, "zero": z, "d_tools": 100 * (ns - z), "no_search": ns, "d_kw": 100 * (f - ns),
                      "full": f})
     rows.sort(key=lambda r: (r["full"], r["model"]))
+    missing = "" if rows else ("No model has panel runs under all three of closed_book, no_search and full; "
+                               "the pairs it has are in the CSV. ")
     cols = [Column("model", "text", "Model"), Column("zero", "rate", "Zero-tool"),
             Column("d_tools", "pp", "Δtools", r"$\Delta_{\textrm{tools}}$", tip="zero-tool → no-search"),
             Column("no_search", "rate", "No-search"),
@@ -224,7 +226,7 @@ def table4(base: Table, panel_acc: dict[tuple[str, str], float]) -> Table:
             Column("full", "rate", "Full-tool")]
     return _view(base, cols, rows, units=["", "(%)", "(pp)", "(%)", "(pp)", "(%)"],
                  title="Ablation: zero-tool, no-search and full-tool, with each delta paired between adjacent settings",
-                 note="Every number is of the panel runs (each condition's lowest replicate): the runs whose "
+                 note=missing + "Every number is of the panel runs (each condition's lowest replicate): the runs whose "
                       "exact McNemar counts the CSV gives. The CSV also has the mean over replicates "
                       "(accuracy_from, accuracy_to, delta_pp). Models without all three settings are in Table 18 "
                       "and the CSV only.")
