@@ -34,10 +34,15 @@ def html_table(t: Table) -> dict[str, Any]:
                  for c in cols] for i, row in rows]
         groups.append({"name": group, "rows": body})
     footer = [[{"text": c.format(row.get(c.key)), "num": c.kind != "text"} for c in cols] for row in v.footer]
+    starts, col = [], 0
+    for _, span in v.header_groups:  # the first column of each spanning block after the first gets a rule
+        if col:
+            starts.append(col)
+        col += span
     return {"key": t.key, "title": v.title, "note": v.note, "headers": [c.header for c in cols],
             "tips": [c.tip or "" for c in cols], "num": [c.kind != "text" for c in cols],
             "header_groups": v.header_groups, "units": v.units, "groups": groups, "footer": footer,
-            "n_rows": len(t.rows), "csv_only": not cols,
+            "n_rows": len(t.rows), "csv_only": not cols, "block_starts": starts,
             "n_shown": len(v.rows), "shown": bool(cols) and len(v.rows) <= MAX_HTML_ROWS and v.latex,
             "latex": t.shown.latex}
 
