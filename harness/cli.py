@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from .benchmark.commands import describe_benchmark, make_benchmark
+from .benchmarks.agenthop.commands import describe_benchmark, make_benchmark
 from .run_command import run
 
 

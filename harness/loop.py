@@ -44,10 +44,10 @@ from .backends.base import (
     TransientBackendError,
 )
 from .backends.retry import backoff_delay
-from .benchmark.model import Graph, Item, Label, Paper
+from .benchmarks.agenthop.model import Graph, Item, Label, Paper
 from .errors import AgentHopError
-from .sandbox import prompts
-from .sandbox.tools import (
+from .benchmarks.agenthop import prompts
+from .benchmarks.agenthop.tools import (
     ERROR_STATUSES,
     NOT_EXECUTED,
     REJECTED_BUDGET,

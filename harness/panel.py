@@ -352,7 +352,7 @@ def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str) -> ModelSpe
 def validate_sim_spec(sim: Mapping[str, Any]) -> str | None:
     """The problem with a sim spec, as the policy module reports it, or None when it is valid."""
     try:
-        from .policies.archetypes import policy_from_spec
+        from .benchmarks.agenthop.policies.archetypes import policy_from_spec
     except ImportError:  # policies not installed in this build: the run reports it
         return None
     try:

@@ -50,7 +50,7 @@ def resolved_sim_params(spec: ModelSpec) -> Any:
     if spec.backend != "sim":
         return None
     try:
-        from .policies.archetypes import policy_from_spec
+        from .benchmarks.agenthop.policies.archetypes import policy_from_spec
     except ImportError:
         return _jsonable(dict(spec.sim))
     return _jsonable(policy_from_spec(dict(spec.sim)))

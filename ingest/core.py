@@ -25,7 +25,7 @@ from . import ddl
 from . import quality
 from . import reference_json as refjson
 from . import runs as runsmod
-from .benchmark import BenchmarkTables, load_benchmark, release_content_sha256
+from .sources.agenthop_release import BenchmarkTables, load_benchmark, release_content_sha256
 from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
 
 from .conform import IngestError

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from agenthop.schemas import benchmark as bschema
+from agenthop.schemas import agenthop as bschema
 from agenthop.schemas import catalogue
 from agenthop.schemas import quality as qschema
 from agenthop.schemas import trajectory as tschema

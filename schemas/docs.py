@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from . import benchmark, catalogue, quality, trajectory
+from . import agenthop as benchmark, catalogue, quality, trajectory
 from .column_docs import COLUMN_DOCS
 from .evolution import absent
 

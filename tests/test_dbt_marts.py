@@ -44,7 +44,7 @@ import pyarrow as pa
 import pytest
 
 from agenthop.ingest import ddl
-from agenthop.schemas import benchmark as bschema
+from agenthop.schemas import agenthop as bschema
 from agenthop.schemas import trajectory as tschema
 
 REPO = Path(__file__).resolve().parents[1]

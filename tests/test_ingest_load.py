@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from agenthop.ingest import ddl
 from agenthop.ingest.cli import main
-from agenthop.schemas import benchmark as bs
+from agenthop.schemas import agenthop as bs
 from agenthop.schemas import trajectory as ts
 from ingest_fixtures import SAMPLE_IDS, run_rows, write_release, write_run
 

@@ -63,7 +63,7 @@ def api_key_from_env(spec: ModelSpec) -> str | None:
 def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0) -> Backend:
     """Build the backend of ``spec``: ``sim``, ``openai``, ``anthropic``, ``google`` or ``responses``."""
     if spec.backend == "sim":
-        from ..policies.archetypes import policy_from_spec
+        from ..benchmarks.agenthop.policies.archetypes import policy_from_spec
         from .sim import SimBackend
 
         params = policy_from_spec(dict(spec.sim), where=f"model {spec.name!r}: sim")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..benchmark.model import Graph, Item, Label, Paper
+from ..benchmarks.agenthop.model import Graph, Item, Label, Paper
 
 
 class BackendError(Exception):

@@ -2,7 +2,7 @@
 
 ``SimBackend(params, model_name, seed).start(ctx)`` returns a conversation that the loop drives
 exactly like a real backend: ``complete()`` returns tool calls chosen by a
-:class:`~agenthop.harness.policies.agent.SimAgent`, the loop executes them in the sandbox and hands
+:class:`~agenthop.harness.benchmarks.agenthop.policies.agent.SimAgent`, the loop executes them in the sandbox and hands
 the results (with footers), nudges and advisories back through ``add_tool_results`` / ``add_user``,
 and the agent reacts to them.
 
@@ -29,8 +29,8 @@ import json
 import random
 from typing import Any
 
-from ..policies.agent import SimAgent
-from ..policies.params import PolicyParams
+from ..benchmarks.agenthop.policies.agent import SimAgent
+from ..benchmarks.agenthop.policies.params import PolicyParams
 from .base import ModelResponse, SampleContext, ToolCall
 
 #: share of completion tokens that stays in the re-sent history (visible text and call arguments;

@@ -1,63 +1,6 @@
-"""click commands ``make-benchmark`` and ``describe-benchmark`` (registered in harness/cli.py)."""
+"""Moved to agenthop.harness.benchmarks.agenthop.commands (AgentHop's own folder); this name keeps older imports working."""
 
-from __future__ import annotations
+import importlib
+import sys
 
-import json
-import time
-from pathlib import Path
-
-import click
-
-from ..cli_examples import epilog
-from ..errors import AgentHopError, cli_errors
-from .describe import describe, format_description
-from .generator import FULL_SCALE_ITEMS, clear_release, is_synthetic_release, write_release
-from .loader import load_release
-
-
-@click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
-              help="Release directory to write (qa/, graphs/, paper_pool/, audit/, README.md).")
-@click.option("--items", "items", default=FULL_SCALE_ITEMS, show_default=True, type=click.IntRange(min=1),
-              help="Number of items; 1011 is the full-scale preset.")
-@click.option("--seed", "seed", default=0, show_default=True, type=int, help="Random seed (same seed, same bytes).")
-@click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
-@cli_errors
-def make_benchmark(out: Path, items: int, seed: int, force: bool) -> None:
-    """Write a deterministic SYNTHETIC AgentHop release (docs/benchmark.md#synthetic-generator)."""
-    if out.exists() and not out.is_dir():
-        raise AgentHopError(f"--out {out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()):
-        if is_synthetic_release(out):
-            clear_release(out)
-        elif not force:
-            raise AgentHopError(f"--out {out}: directory is not empty and does not hold a synthetic release "
-                                "(README.md marker missing); choose another directory or pass --force")
-    t0 = time.perf_counter()
-    try:
-        made = write_release(out, items, seed)
-    except OSError as exc:
-        raise AgentHopError(f"--out {out}: cannot write release ({exc.strerror or exc})") from exc
-    elapsed = time.perf_counter() - t0
-    cells = ", ".join(f"{k} {v}" for k, v in made.cells.items())
-    click.echo(f"wrote synthetic release {out}: {made.items} items ({cells}), {made.papers} papers, "
-               f"{made.nodes} nodes, {made.edges} edges, seed {seed} in {elapsed:.1f}s")
-
-
-@click.command("describe-benchmark", epilog=epilog("agenthop-harness describe-benchmark"))
-@click.argument("release_dir", type=click.Path(path_type=Path, resolve_path=True))
-@click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-@click.option("--limit", type=click.IntRange(min=0), default=None, help="Only the first N items.")
-@cli_errors
-def describe_benchmark(release_dir: Path, as_json: bool, limit: int | None) -> None:
-    """Validate a release (synthetic or real) and print its statistics."""
-    release = load_release(release_dir, limit=limit)
-    stats = describe(release)
-    if as_json:
-        click.echo(json.dumps(stats, indent=2, ensure_ascii=False))
-    else:
-        click.echo(format_description(stats))
-    for warning in release.warnings[:20]:
-        click.secho(f"warning: {warning}", fg="yellow", err=True)
-    if len(release.warnings) > 20:
-        click.secho(f"warning: ... and {len(release.warnings) - 20} more", fg="yellow", err=True)
+sys.modules[__name__] = importlib.import_module("agenthop.harness.benchmarks.agenthop.commands")

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from agenthop.harness.benchmark.model import Release
-from agenthop.schemas import benchmark as bschema
+from agenthop.harness.benchmarks.agenthop.model import Release
+from agenthop.schemas import agenthop as bschema
 
-from .conform import IngestError, conform
+from ..conform import IngestError, conform
 
 RELEASE_FILES: tuple[str, ...] = (
     "qa/full.jsonl",
@@ -200,7 +200,7 @@ def check_unique(release: Release) -> None:
 
 def load_benchmark(root: Path, content_sha256: str) -> BenchmarkTables:
     """Parse the release with the harness loader and flatten it (no warehouse access)."""
-    from agenthop.harness.benchmark.loader import load_release
+    from agenthop.harness.benchmarks.agenthop.loader import load_release
 
     release = load_release(root)
     check_unique(release)

@@ -1,0 +1,1 @@
+"""AgentHop: four-option questions answered by navigating a citation graph (docs/benchmark.md)."""
