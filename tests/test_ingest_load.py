@@ -17,7 +17,7 @@ from agenthop.schemas import agenthop as bs
 from agenthop.schemas import trajectory as ts
 from ingest_fixtures import SAMPLE_IDS, run_rows, write_release, write_run
 
-CHECKED_TABLES = [t for t in ddl.ALL_TABLES if t != "ingest_log"]
+CHECKED_TABLES = [t for t in ddl.all_tables() if t != "ingest_log"]
 
 
 def ingest(*args: str, env: dict[str, str] | None = None):
@@ -82,7 +82,7 @@ def test_ddl_type_mapping() -> None:
 
 def test_layout_matches_schemas(loaded: dict) -> None:
     db = loaded["db"]
-    for table in ddl.ALL_TABLES:
+    for table in ddl.all_tables():
         cols = q(db, f"SELECT column_name FROM information_schema.columns WHERE table_schema='raw' "
                      f"AND table_name='{table}' ORDER BY ordinal_position")
         expected = [f.name for f in ddl.warehouse_schema(table)]

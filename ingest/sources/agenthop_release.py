@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 
 from agenthop.harness.benchmarks.agenthop.model import Release
@@ -207,3 +208,15 @@ def load_benchmark(root: Path, content_sha256: str) -> BenchmarkTables:
     tables = release_tables(release)
     sha = release.benchmark_sha256 or qa_sha16(root)
     return BenchmarkTables(str(root), sha, content_sha256, tables)
+
+
+def reference_lookup(
+    con: "duckdb.DuckDBPyConnection", new: dict[str, pa.Table] | None
+) -> tuple[pa.Table, pa.Table]:
+    """The graph nodes with full text and the sections (without text) that reference JSON resolves
+    calls against: of the release being loaded (``new``), else of the warehouse."""
+    if new is not None:
+        return new["graph_nodes"], new["sections"].drop_columns(["text"])
+    nodes = con.sql("SELECT sample_id, paper_id, arxiv_id FROM raw.graph_nodes WHERE has_full_text").to_arrow_table()
+    secs = con.sql("SELECT arxiv_id, section_index, header, n_chars FROM raw.sections").to_arrow_table()
+    return nodes, secs

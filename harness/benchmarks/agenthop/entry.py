@@ -1,0 +1,64 @@
+"""AgentHop's registry entry: the hooks the core calls (harness/benchmarks/__init__.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agenthop.schemas import agenthop as tables
+from agenthop.schemas.trajectory import CONDITIONS
+
+from .. import Benchmark, ReleaseTables
+from . import prompts
+from .generator import write_release
+from .loader import load_release
+from .policies.archetypes import ARCHETYPES
+from .tools import TOOL_NAMES
+
+NAME = "agenthop"
+
+#: the first file of a release: its presence makes a directory an AgentHop release
+QA_FILE = "qa/full.jsonl"
+
+
+def is_release(root: Path) -> bool:
+    return (root / QA_FILE).is_file()
+
+
+def release_content_sha256(root: Path) -> str:
+    from agenthop.ingest.sources.agenthop_release import release_content_sha256 as sha
+
+    return sha(root)
+
+
+def release_tables(root: Path, content_sha256: str) -> ReleaseTables:
+    """The release parsed by the harness loader and flattened into the seven raw tables."""
+    from agenthop.ingest.sources.agenthop_release import load_benchmark
+
+    bt = load_benchmark(root, content_sha256)
+    return ReleaseTables(
+        benchmark=NAME,
+        sha256=bt.benchmark_sha256,
+        content_sha256=bt.content_sha256,
+        n_items=bt.tables["items"].num_rows,
+        tables=bt.tables,
+        root=bt.root,
+    )
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    title="AgentHop: four-option questions over a citation graph, seven tools, three caps",
+    is_release=is_release,
+    release_marker=QA_FILE,
+    release_content_sha256=release_content_sha256,
+    release_tables=release_tables,
+    raw_tables=tables.TABLES,
+    raw_keys=tables.KEYS,
+    item_ids_sql="SELECT sample_id FROM raw.items",
+    load_release=load_release,
+    generate=write_release,
+    tool_names=TOOL_NAMES,
+    prompts=prompts,
+    policies=ARCHETYPES,
+    conditions=CONDITIONS,
+)
