@@ -45,7 +45,8 @@ def small_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_every_mart_matches_the_pre_core_snapshot(built_warehouse: BuiltWarehouse) -> None:
     expected = json.loads(mart_snapshot.SNAPSHOT.read_text())
-    actual = mart_snapshot.digest(built_warehouse.db)
+    # marts may gain columns; the rows over the columns they had must be the same
+    actual = mart_snapshot.digest(built_warehouse.db, {m: v["columns"] for m, v in expected.items()})
     missing = sorted(set(expected) - set(actual))
     assert not missing, f"marts gone from the warehouse: {missing}"
     changed = {
