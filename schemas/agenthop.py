@@ -9,6 +9,17 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+#: The tools of AgentHop's sandbox (docs/harness.md); any other name is an unknown tool.
+TOOL_NAMES: tuple[str, ...] = (
+    "get_paper_info",
+    "get_references",
+    "search_papers",
+    "list_sections",
+    "read_section",
+    "think",
+    "submit_answer",
+)
+
 #: Paper roles in ``item_papers``.
 PAPER_ROLES: tuple[str, ...] = ("seed", "bridge", "gold")
 
