@@ -27,18 +27,6 @@ COLUMNS = (
     "question_type", "reasoning_type", "correct_index", "arxiv_id", "gold_paper_ids",
 )
 
-#: Core modules that still name AgentHop, with the names, until they take them from the registry.
-#: A module leaves this list when it is clean (the test fails while it is listed but clean).
-KNOWN: dict[str, set[str]] = {
-    # the agent loop still plays AgentHop's sample (its tools' call fields, the answer tool, the option
-    # index); the benchmark's episode hooks replace these
-    "harness/loop.py": {"paper_id", "predicted_index", "resolved_header", "resolved_section_index",
-                        "search_query", "section_query", "submit_answer"},
-    # the reference's prompt-cache breakpoint after section reads
-    "harness/backends/anthropic.py": {"read_section"},
-}
-
-
 def _quoted(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"""["'](""" + "|".join(map(re.escape, names)) + r""")["']""")
 
@@ -90,17 +78,5 @@ def test_the_scan_finds_agenthop_names_where_they_belong() -> None:
 def test_core_modules_name_no_agenthop_tool_table_or_column() -> None:
     files = core_files()
     assert len(files) > 30  # the globs found the core
-    unexpected = {}
-    for path, hits in files:
-        rel = str(path.relative_to(REPO))
-        extra = hits - KNOWN.get(rel, set())
-        if extra:
-            unexpected[rel] = sorted(extra)
+    unexpected = {str(path.relative_to(REPO)): sorted(hits) for path, hits in files if hits}
     assert not unexpected, f"core modules naming AgentHop tools/tables/columns: {unexpected}"
-
-
-def test_known_exceptions_are_still_needed() -> None:
-    by_path = {str(p.relative_to(REPO)): hits for p, hits in core_files()}
-    stale = {rel: sorted(names - by_path.get(rel, set())) for rel, names in KNOWN.items()
-             if names - by_path.get(rel, set())}
-    assert not stale, f"clean now, remove from KNOWN: {stale}"

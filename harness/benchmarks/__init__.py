@@ -82,8 +82,16 @@ class Benchmark:
     prompts: Any = None
     #: named simulated policies (archetype name -> its parameters)
     policies: Mapping[str, Any] = field(default_factory=dict)
+    #: a panel's ``sim:`` block -> policy parameters: ``simulated_policy(spec, where=...)``
+    simulated_policy: Callable[..., Any] | None = None
+    #: the simulated agent of one attempt: ``simulated_agent(params, ctx, rng)`` (harness/backends/sim.py)
+    simulated_agent: Callable[..., Any] | None = None
     #: ablation conditions it supports (the first is the default)
     conditions: tuple[str, ...] = ("full",)
+    #: one attempt's benchmark side for the agent loop (harness/episode.py):
+    #: ``episode(*sample_parts, condition=, caps=, seed=, attempt=)``; None for benchmarks whose runs
+    #: are imported, not played by the harness
+    episode: Callable[..., Any] | None = None
 
 
 _LOADED: dict[str, Benchmark] = {}

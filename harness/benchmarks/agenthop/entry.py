@@ -9,9 +9,11 @@ from agenthop.schemas.trajectory import CONDITIONS
 
 from .. import Benchmark, ReleaseTables
 from . import prompts
+from .episode import episode
 from .generator import write_release
 from .loader import load_release
-from .policies.archetypes import ARCHETYPES
+from .policies.agent import SimAgent
+from .policies.archetypes import ARCHETYPES, policy_from_spec
 from .tools import TOOL_NAMES
 
 NAME = "agenthop"
@@ -60,5 +62,8 @@ BENCHMARK = Benchmark(
     tool_names=TOOL_NAMES,
     prompts=prompts,
     policies=ARCHETYPES,
+    simulated_policy=policy_from_spec,
+    simulated_agent=SimAgent,
     conditions=CONDITIONS,
+    episode=episode,
 )
