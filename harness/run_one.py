@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .benchmark.model import Item, Release
+from . import benchmarks
 from .completion import run_is_complete
 from .cost import cost_guard_for
 from .errors import AgentHopError
@@ -27,6 +27,10 @@ from .run_options import RunOptions
 from .run_result import COMPLETE, INTERRUPTED, RunResult, say
 from .sample_driver import drive
 from .writer import RunWriter
+
+#: a benchmark's loaded release and one of its items (harness/benchmarks: whatever its loader returns)
+Release = Any
+Item = Any
 
 
 def _scope(release: Release, limit: int | None) -> list[Item]:
@@ -126,7 +130,9 @@ async def arun_model(
     if ctl.stop.is_set():  # stopped before it started: interrupted, a rerun resumes it
         result.stopped_by = ctl.stopped_by
         return result
-    backend: Any = make_backend(m, seed=opts.seed, replicate=run.replicate)  # fails before touching the disk
+    bench = benchmarks.of_release(release)
+    # fails before touching the disk
+    backend: Any = make_backend(m, seed=opts.seed, replicate=run.replicate, benchmark=bench.name)
     if m.backend != "sim":
         backend = LimitedBackend(backend, limiter or make_limiter(m, opts.workers))
     record_messages = opts.messages_for(m.backend)
@@ -136,6 +142,7 @@ async def arun_model(
         condition=run.condition,
         sleep=no_sleep if m.backend == "sim" else asyncio.sleep,
         record_messages=record_messages,
+        benchmark=bench.name,
         **opts.loop_overrides,
     )
     backend_cfg = backend.config() if callable(getattr(backend, "config", None)) else None
@@ -147,6 +154,7 @@ async def arun_model(
     if backend_cfg is not None and m.backend != "sim":
         extra["backend_config"] = backend_cfg
     meta = run_meta(run, opts, sha, run_id, extra)
+    meta["benchmark"] = bench.name
     items = _scope(release, opts.limit)
     flush_every, flush_seconds = opts.flush_for(m.backend)
     writer = RunWriter(out_root, meta, record_messages=record_messages, flush_every=flush_every,

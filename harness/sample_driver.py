@@ -13,7 +13,7 @@ import hashlib
 from collections import deque
 from typing import Any
 
-from .benchmark.model import Item, Release
+from . import benchmarks
 from .cost import attempts_usd, price_or_none
 from .panel import RunSpec
 from .progress import Progress
@@ -21,6 +21,10 @@ from .run_control import RunControl
 from .run_options import RunOptions
 from .run_result import COMPLETE, COST_CAP, INTERRUPTED, TOKEN_CAP, say
 from .writer import RunWriter
+
+#: a benchmark's loaded release and one of its items (harness/benchmarks: whatever its loader returns)
+Release = Any
+Item = Any
 
 
 def sample_seed(seed: int, replicate: int, sample_id: str) -> int:
@@ -53,7 +57,7 @@ async def drive(
     in_flight: set[str] = set()
     state = {"cap": False, "cost": False, "dropped": 0}
     n_workers = 1 if run.model.backend == "sim" else max(1, opts.workers)
-    graphs, papers, labels = release.graphs, release.papers, release.labels
+    parts = benchmarks.of_release(release).sample_parts
     seed, replicate = opts.seed, run.replicate
     cap = opts.max_run_tokens
     stop = ctl.stop
@@ -71,7 +75,7 @@ async def drive(
         in_flight.add(sid)
         ctl.in_flight += 1
         try:
-            attempts = await run_sample(item, graphs[sid], papers, labels.get(sid, []), backend, cfg,
+            attempts = await run_sample(*parts(release, item), backend, cfg,
                                         sample_seed(seed, replicate, sid),
                                         first_attempt=writer.state.next_attempt.get(sid, 0))
         except BaseException:

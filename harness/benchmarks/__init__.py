@@ -72,8 +72,13 @@ class Benchmark:
     raw_keys: Mapping[str, tuple[str, ...]]
     #: a query of the loaded release's item ids (runs' sample ids are checked against it)
     item_ids_sql: str
-    #: the release as the harness uses it (items, documents, ...)
+    #: the release as the harness uses it: ``load_release(root, limit=None)``, an object with ``root``,
+    #: ``items`` (each with an ``id``), ``benchmark_sha256`` (the hash runs carry) and ``benchmark``
     load_release: Callable[..., Any] | None = None
+    #: the hash runs carry, without loading the release: ``release_sha256(root)``
+    release_sha256: Callable[[Path], str] | None = None
+    #: the parts of one sample the ``episode`` hook takes: ``sample_parts(release, item)``
+    sample_parts: Callable[[Any, Any], tuple[Any, ...]] | None = None
     #: write a synthetic release: ``generate(out_dir, n_items, seed)``
     generate: Callable[[Path, int, int], Any] | None = None
     #: names of the tools its agents call (what the sandbox executes)
@@ -154,6 +159,27 @@ def detect(root: Path) -> Benchmark:
         wanted = "; ".join(f"{b.name}: {b.release_marker} is missing" for b in available())
         raise AgentHopError(f"{root}: not a benchmark release ({wanted})")
     raise AgentHopError(f"{root}: looks like a release of several benchmarks: {', '.join(b.name for b in found)}")
+
+
+def of_release(release: Any) -> Benchmark:
+    """The benchmark a loaded release belongs to (its ``benchmark`` attribute)."""
+    return get(getattr(release, "benchmark", None) or "agenthop")
+
+
+def load(root: Path | str, limit: int | None = None) -> Any:
+    """Load the release at ``root`` with the loader of the benchmark it belongs to."""
+    bench = detect(Path(root))
+    if bench.load_release is None:
+        raise AgentHopError(f"{root}: benchmark {bench.name!r} has no harness loader (its runs are imported)")
+    return bench.load_release(root, limit=limit)
+
+
+def release_sha256(root: Path | str) -> str:
+    """The hash runs on the release at ``root`` carry (no parsing)."""
+    bench = detect(Path(root))
+    if bench.release_sha256 is None:
+        raise AgentHopError(f"{root}: benchmark {bench.name!r} has no harness loader (its runs are imported)")
+    return bench.release_sha256(Path(root))
 
 
 def raw_tables() -> dict[str, pa.Schema]:

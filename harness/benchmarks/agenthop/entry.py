@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from agenthop.schemas import agenthop as tables
 from agenthop.schemas.trajectory import CONDITIONS
@@ -11,7 +12,7 @@ from .. import Benchmark, ReleaseTables
 from . import prompts
 from .episode import episode
 from .generator import write_release
-from .loader import load_release
+from .loader import benchmark_sha256, load_release
 from .policies.agent import SimAgent
 from .policies.archetypes import ARCHETYPES, policy_from_spec
 from .tools import TOOL_NAMES
@@ -47,6 +48,11 @@ def release_tables(root: Path, content_sha256: str) -> ReleaseTables:
     )
 
 
+def sample_parts(release: Any, item: Any) -> tuple[Any, ...]:
+    """What an attempt of ``item`` needs: its neighbourhood, the paper pool, its labels (simulated agents)."""
+    return item, release.graphs[item.id], release.papers, release.labels.get(item.id, [])
+
+
 BENCHMARK = Benchmark(
     name=NAME,
     title="AgentHop: four-option questions over a citation graph, seven tools, three caps",
@@ -58,6 +64,8 @@ BENCHMARK = Benchmark(
     raw_keys=tables.KEYS,
     item_ids_sql="SELECT sample_id FROM raw.items",
     load_release=load_release,
+    release_sha256=benchmark_sha256,
+    sample_parts=sample_parts,
     generate=write_release,
     tool_names=TOOL_NAMES,
     prompts=prompts,

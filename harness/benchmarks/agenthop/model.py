@@ -104,6 +104,8 @@ class Release:
     labels: dict[str, list[Label]] = field(default_factory=dict)
     #: first 16 hex chars of the SHA-256 of qa/full.jsonl (the reference harness)
     benchmark_sha256: str = ""
+    #: the registry name of the benchmark (harness/benchmarks)
+    benchmark: str = "agenthop"
     #: non-fatal findings, each ``<file>:<line>: field '<name>': <problem>`` (e.g. a label on a
     #: paper that is not in the item's graph, which the real release contains)
     warnings: list[str] = field(default_factory=list)
