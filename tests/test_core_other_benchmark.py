@@ -131,6 +131,12 @@ def _run_dir(out: Path, run: str, replicate: int, bench_sha: str, like: str | No
                 seq += 1
     for table in ("runs", "trajectories", "turns", "tool_calls"):
         pq.write_table(pa.Table.from_pylist(rows[table], schema=ts.TABLES[table]), d / f"{table}-00000.parquet")
+    # every scorer's value (the primary one is trajectories.score): a second scorer that grades length
+    scores = [{"run_id": run, "sample_id": t["sample_id"], "scorer": scorer, "key": "value",
+               "value_text": None if value is None else str(value), "value_num": value}
+              for t in rows["trajectories"]
+              for scorer, value in (("judge", t["score"]), ("length", float(t["total_turns"])))]
+    pq.write_table(pa.Table.from_pylist(scores, schema=ts.SCORES), d / "scores-00000.parquet")
     (d / "_SUCCESS").write_text("{}\n")
     return d
 
@@ -176,6 +182,14 @@ def test_release_is_catalogued_and_runs_are_checked_against_it(warehouse: Path, 
     copy.write_bytes(warehouse.read_bytes())
     with pytest.raises(Exception, match="not in the loaded benchmark's items: 'zz'"):
         run_ingest(copy, runs=[bad])
+
+
+def test_every_scorers_values_are_loaded(warehouse: Path) -> None:
+    rows = q(warehouse, "SELECT run_id, sample_id, scorer, score_key, value_num FROM staging.stg_harness__scores "
+                        "WHERE sample_id = 't1' ORDER BY 1, 3")
+    assert rows == [("r0", "t1", "judge", "value", 0.5), ("r0", "t1", "length", "value", 3.0),
+                    ("r1", "t1", "judge", "value", 1.0), ("r1", "t1", "length", "value", 2.0)]
+    assert q(warehouse, "SELECT count(*) FROM raw.scores") == [(12,)]
 
 
 def test_tool_transitions(warehouse: Path) -> None:
