@@ -15,7 +15,7 @@ object directly.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,9 @@ class Benchmark:
     simulated_agent: Callable[..., Any] | None = None
     #: ablation conditions it supports (the first is the default)
     conditions: tuple[str, ...] = ("full",)
+    #: its ``agenthop-harness`` subcommands (click commands, e.g. a release generator); names are
+    #: global: a new benchmark prefixes them with its name (AgentHop's predate the rule)
+    commands: Callable[[], Sequence[Any]] | None = None
     #: one attempt's benchmark side for the agent loop (harness/episode.py):
     #: ``episode(*sample_parts, condition=, caps=, seed=, attempt=)``; None for benchmarks whose runs
     #: are imported, not played by the harness

@@ -53,6 +53,12 @@ def sample_parts(release: Any, item: Any) -> tuple[Any, ...]:
     return item, release.graphs[item.id], release.papers, release.labels.get(item.id, [])
 
 
+def commands() -> list[Any]:
+    from .commands import describe_benchmark, make_benchmark
+
+    return [make_benchmark, describe_benchmark]
+
+
 BENCHMARK = Benchmark(
     name=NAME,
     title="AgentHop: four-option questions over a citation graph, seven tools, three caps",
@@ -74,4 +80,5 @@ BENCHMARK = Benchmark(
     simulated_agent=SimAgent,
     conditions=CONDITIONS,
     episode=episode,
+    commands=commands,
 )
