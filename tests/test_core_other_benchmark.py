@@ -3,8 +3,9 @@
 A toy benchmark ``toyqa`` (its own release format, its own raw table, its own tools web_search /
 open_page / finish, graded scores) is registered with ``agenthop.harness.benchmarks.register``; its
 release and two hand-written runs (same model and condition, replicates 0 and 1) are loaded with
-ingest, ``dbt build`` runs, and the shared marts (models_sql/marts/core/) are compared with values
-worked out by hand below. AgentHop's own marts hold none of its runs.
+ingest into a warehouse that already holds an AgentHop release and run, ``dbt build`` runs, and the
+shared marts (models_sql/marts/core/) are compared with values worked out by hand below. AgentHop's
+own marts hold only the AgentHop run.
 
 Runs (final attempts; tokens = prompt + completion, no cache):
   r0  t1 web_search > open_page > web_search > finish   score 0.5  wrong  answer      tokens 100  turns 3
@@ -33,7 +34,8 @@ from agenthop.harness import benchmarks
 from agenthop.ingest.conform import conform
 from agenthop.ingest.core import run_ingest
 from agenthop.schemas import trajectory as ts
-from tests.conftest import run_dbt_build
+from tests.conftest import cli, run_dbt_build
+from tests.test_agenthop_compat import FORMATS, PRE_CORE_RUN
 
 NAME = "toyqa"
 TASKS = pa.schema([pa.field("sample_id", pa.string(), nullable=False), pa.field("question", pa.string())])
@@ -154,6 +156,13 @@ def warehouse(registered: benchmarks.Benchmark, tmp_path_factory: pytest.TempPat
     for replicate, run in enumerate(("r0", "r1")):
         _run_dir(runs, run, replicate, sha)
     db = work / "w.duckdb"
+    # AgentHop first: a small release and the run of tests/fixtures/run_formats/pre_core/
+    agenthop_release = work / "agenthop"
+    gen = subprocess.run([cli("agenthop-harness"), "make-benchmark", "--out", str(agenthop_release), "--items", "4",
+                          "--seed", "3"], capture_output=True, text=True)
+    assert gen.returncode == 0, gen.stderr
+    run_ingest(db, benchmark=agenthop_release, runs=[FORMATS / "pre_core" / PRE_CORE_RUN])
+    # then toyqa into the same warehouse: a second release, one per benchmark
     run_ingest(db, benchmark=release, runs=[runs])
     proc = run_dbt_build(db, work)
     assert proc.returncode == 0, proc.stdout[-4000:]
@@ -169,17 +178,25 @@ def q(db: Path, sql: str) -> list[tuple]:
 
 
 def test_release_is_catalogued_and_runs_are_checked_against_it(warehouse: Path, tmp_path: Path) -> None:
-    assert q(warehouse, "SELECT benchmark, version, n_items FROM raw.benchmarks") == [(NAME, "0.1", 3)]
-    assert q(warehouse, "SELECT run_id, benchmark FROM raw.runs ORDER BY 1") == [("r0", NAME), ("r1", NAME)]
+    assert q(warehouse, "SELECT benchmark, version, n_items FROM raw.benchmarks ORDER BY 1") == [
+        ("agenthop", None, 4), (NAME, "0.1", 3)]
+    assert q(warehouse, "SELECT run_id, benchmark FROM raw.runs ORDER BY 2, 1") == [
+        (PRE_CORE_RUN, "agenthop"), ("r0", NAME), ("r1", NAME)]
     # a run whose sample is not in the toyqa release is refused, naming the file
-    bad = _run_dir(tmp_path / "bad", "r9", 0, q(warehouse, "SELECT sha256 FROM raw.benchmarks")[0][0], like="r0")
+    shas = dict(q(warehouse, "SELECT benchmark, sha256 FROM raw.benchmarks"))
+    copy = tmp_path / "w.duckdb"
+    copy.write_bytes(warehouse.read_bytes())
+    # a toyqa run made on another release (here: carrying AgentHop's hash) is refused
+    other = _run_dir(tmp_path / "other", "r8", 0, shas["agenthop"], like="r0")
+    with pytest.raises(Exception, match=f"was made on benchmark {shas['agenthop']} but the warehouse holds "
+                                        f"benchmark {shas[NAME]} \\(toyqa\\)"):
+        run_ingest(copy, runs=[other])
+    bad = _run_dir(tmp_path / "bad", "r9", 0, shas[NAME], like="r0")
     for table in ("trajectories", "turns", "tool_calls"):
         t = pq.read_table(bad / f"{table}-00000.parquet")
         t = t.set_column(t.schema.get_field_index("sample_id"), "sample_id",
                          pa.array([s.replace("t1", "zz") for s in t.column("sample_id").to_pylist()]))
         pq.write_table(t, bad / f"{table}-00000.parquet")
-    copy = tmp_path / "w.duckdb"
-    copy.write_bytes(warehouse.read_bytes())
     with pytest.raises(Exception, match="not in the loaded benchmark's items: 'zz'"):
         run_ingest(copy, runs=[bad])
 
@@ -193,7 +210,8 @@ def test_every_scorers_values_are_loaded(warehouse: Path) -> None:
 
 
 def test_tool_transitions(warehouse: Path) -> None:
-    rows = q(warehouse, "SELECT run_id, prev_tool, next_tool, n, p_next FROM tool_transitions ORDER BY 1, 2, 3")
+    rows = q(warehouse, "SELECT run_id, prev_tool, next_tool, n, p_next FROM tool_transitions "
+                        f"WHERE run_id IN ('r0', 'r1') ORDER BY 1, 2, 3")
     # r0: t1 ws>op, op>ws, ws>fi; t2 ws>fi; t3 ws>op  -> ws: op 2, fi 2; op: ws 1
     # r1: t1 ws>fi; t2 ws>op, op>fi                   -> ws: fi 1, op 1; op: fi 1
     assert rows == [
@@ -207,7 +225,7 @@ def test_tool_transitions(warehouse: Path) -> None:
 
 
 def test_tool_trigrams(warehouse: Path) -> None:
-    rows = q(warehouse, "SELECT run_id, trigram, n, share FROM tool_trigrams ORDER BY 1, 2")
+    rows = q(warehouse, "SELECT run_id, trigram, n, share FROM tool_trigrams WHERE run_id IN ('r0', 'r1') ORDER BY 1, 2")
     # r0 t1: ws>op>ws, op>ws>fi (t2, t3 too short for none: t3 has 2 calls); r1 t2: ws>op>fi
     assert rows == [
         ("r0", "open_page>web_search>finish", 1, 0.5),
@@ -218,7 +236,8 @@ def test_tool_trigrams(warehouse: Path) -> None:
 
 def test_termination_summary(warehouse: Path) -> None:
     rows = q(warehouse, "SELECT run_id, terminated_by, n, n_total, share, accuracy, mean_score "
-                        "FROM termination_summary WHERE n > 0 ORDER BY 1, termination_order")
+                        "FROM termination_summary WHERE n > 0 AND run_id IN ('r0', 'r1') "
+                        "ORDER BY 1, termination_order")
     assert rows == [
         ("r0", "answer", 2, 3, 2 / 3, 0.5, 0.75),
         ("r0", "time_limit", 1, 3, 1 / 3, 0.0, 0.0),  # a limit of the shared vocabulary, listed where it occurs
@@ -232,7 +251,8 @@ def test_termination_summary(warehouse: Path) -> None:
 
 def test_run_summary(warehouse: Path) -> None:
     rows = q(warehouse, "SELECT run_id, benchmark, n, n_scored, mean_score, accuracy, total_tokens, avg_tokens, "
-                        "avg_turns, total_usd, n_answer, n_limit, n_error FROM run_summary ORDER BY 1")
+                        "avg_turns, total_usd, n_answer, n_limit, n_error FROM run_summary "
+                        f"WHERE benchmark = '{NAME}' ORDER BY 1")
     assert rows == [
         # r0: scores 0.5, 1, 0 -> 0.5; tokens 100 + 50 + 80; turns 3, 2, 2
         ("r0", NAME, 3, 3, 0.5, 1 / 3, 230, 230 / 3, 7 / 3, None, 2, 1, 0),
@@ -243,7 +263,7 @@ def test_run_summary(warehouse: Path) -> None:
 
 def test_rerun_item_flips(warehouse: Path) -> None:
     rows = q(warehouse, "SELECT benchmark, model, sample_id, cell, n_group_runs, n_runs, n_correct, flipped, "
-                        "mean_score, score_spread FROM rerun_item_flips ORDER BY sample_id")
+                        "mean_score, score_spread FROM rerun_item_flips WHERE benchmark = 'toyqa' ORDER BY sample_id")
     assert rows == [
         (NAME, "toy-model", "t1", None, 2, 2, 1, True, 0.75, 0.5),
         (NAME, "toy-model", "t2", None, 2, 2, 2, False, 1.0, 0.0),
@@ -251,7 +271,14 @@ def test_rerun_item_flips(warehouse: Path) -> None:
     ]
 
 
-def test_agenthop_marts_hold_none_of_its_runs(warehouse: Path) -> None:
-    assert q(warehouse, "SELECT count(*) FROM fct_trajectory") == [(0,)]
-    assert q(warehouse, "SELECT count(*) FROM model_summary") == [(0,)]
+def test_both_benchmarks_in_one_warehouse(warehouse: Path) -> None:
+    # the shared marts hold both benchmarks' runs; AgentHop's marts only AgentHop's
+    assert q(warehouse, "SELECT benchmark, count(*), sum(n) FROM run_summary GROUP BY 1 ORDER BY 1") == [
+        ("agenthop", 1, 3), (NAME, 2, 6)]
+    # AgentHop's 1/0 score: its mean is the accuracy (2 of 3 when the fixture run was made)
+    assert q(warehouse, "SELECT mean_score, accuracy FROM run_summary WHERE benchmark = 'agenthop'") == [
+        (2 / 3, 2 / 3)]
+    assert q(warehouse, "SELECT DISTINCT run_id FROM fct_trajectory") == [(PRE_CORE_RUN,)]
+    assert q(warehouse, "SELECT run_id, n_items, accuracy FROM model_summary") == [(PRE_CORE_RUN, 3, 2 / 3)]
+    assert q(warehouse, "SELECT count(*) FROM tool_transitions WHERE run_id = ?".replace("?", f"'{PRE_CORE_RUN}'"))[0][0] > 0
     assert q(warehouse, "SELECT count(*) FROM dq_issues") == [(0,)]
