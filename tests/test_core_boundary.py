@@ -80,3 +80,20 @@ def test_core_modules_name_no_agenthop_tool_table_or_column() -> None:
     assert len(files) > 30  # the globs found the core
     unexpected = {str(path.relative_to(REPO)): sorted(hits) for path, hits in files if hits}
     assert not unexpected, f"core modules naming AgentHop tools/tables/columns: {unexpected}"
+
+
+IMPORTS_A_BENCHMARK = re.compile(r"^\s*(?:from|import)\s+[\w.]*benchmarks\.(?!__init__)\w+", re.M)
+OLD_ALIASES = re.compile(r"^\s*from\s+\.+(?:benchmark|sandbox|policies)\b", re.M)
+
+
+def test_core_modules_import_no_benchmark_folder() -> None:
+    """The harness core reaches a benchmark only through the registry (``from . import benchmarks``)."""
+    offenders = {}
+    for p in sorted([*REPO.glob("harness/*.py"), *REPO.glob("harness/backends/*.py")]):
+        text = p.read_text()
+        found = IMPORTS_A_BENCHMARK.findall(text) + OLD_ALIASES.findall(text)
+        if found:
+            offenders[str(p.relative_to(REPO))] = [f.strip() for f in found]
+    assert not offenders, f"core modules importing a benchmark's folder: {offenders}"
+    assert IMPORTS_A_BENCHMARK.search("from agenthop.harness.benchmarks.agenthop.tools import Sandbox")
+    assert OLD_ALIASES.search("from .sandbox.tools import Sandbox")
