@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -35,6 +34,7 @@ from agenthop.ingest.conform import conform
 from agenthop.ingest.core import run_ingest
 from agenthop.schemas import trajectory as ts
 from tests.conftest import cli, run_dbt_build
+from tests.test_dbt_marts import q
 from tests.test_agenthop_compat import FORMATS, PRE_CORE_RUN
 
 NAME = "toyqa"
@@ -167,14 +167,6 @@ def warehouse(registered: benchmarks.Benchmark, tmp_path_factory: pytest.TempPat
     proc = run_dbt_build(db, work)
     assert proc.returncode == 0, proc.stdout[-4000:]
     return db
-
-
-def q(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_release_is_catalogued_and_runs_are_checked_against_it(warehouse: Path, tmp_path: Path) -> None:
