@@ -24,7 +24,7 @@ import pyarrow as pa
 import pytest
 
 from tests import mart_snapshot
-from tests.conftest import BuiltWarehouse, cli, dbt_env
+from tests.conftest import BuiltWarehouse, cli, dbt_env, run_dbt_build
 from tests.test_dbt_marts import q
 
 FORMATS = Path(__file__).resolve().parent / "fixtures" / "run_formats"
@@ -97,6 +97,11 @@ def test_warehouse_of_the_pre_core_layout_is_upgraded_by_its_next_ingest(small_r
     assert q(db, "SELECT count(*), sum(score) FROM raw.trajectories") == [(3, 2.0)]
     sha = q(db, "SELECT value FROM raw.warehouse_meta WHERE key = 'benchmark_sha256'")[0][0]
     assert q(db, "SELECT benchmark, sha256, n_items FROM raw.benchmarks") == [("agenthop", sha, 4)]
+    # and the marts build on the upgraded warehouse
+    proc = run_dbt_build(db, tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert q(db, "SELECT run_id, benchmark, n, mean_score FROM run_summary") == [(PRE_CORE_RUN, "agenthop", 3, 2 / 3)]
+    assert q(db, "SELECT count(*), sum(is_correct::int) FROM fct_trajectory") == [(3, 2)]
 
 
 def test_run_of_a_benchmark_without_a_loaded_release_is_refused(small_release: Path, tmp_path: Path) -> None:
