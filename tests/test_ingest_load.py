@@ -316,3 +316,23 @@ def test_quiet_prints_nothing(release: tuple[Path, str], tmp_path: Path) -> None
     root, _ = release
     res = ingest("--db", str(tmp_path / "q.duckdb"), "--benchmark", str(root), "--quiet")
     assert res.exit_code == 0 and res.output == ""
+
+
+def test_a_source_with_its_own_items_is_checked_against_them() -> None:
+    """Imported logs that carry their items need no loaded release; their sample ids are still checked."""
+    import pyarrow as pa
+
+    from agenthop.ingest.conform import IngestError
+    from agenthop.ingest.runs import Checks, check_benchmark, validate_table
+
+    checks = Checks()  # nothing loaded
+    table = pa.table({"run_id": ["r"], "sample_id": ["task-1"]})
+    with pytest.raises(IngestError, match="no release of benchmark 'inspect:toy' is loaded"):
+        validate_table("trajectories", table, "r", checks, "log.eval", "inspect:toy")
+    own = checks.with_own_items("inspect:toy", "abc", pa.array(["task-1", "task-2"]))
+    check_benchmark("r", "abc", own, "log.eval", "inspect:toy")
+    validate_table("trajectories", table, "r", own, "log.eval", "inspect:toy")
+    bad = pa.table({"run_id": ["r"], "sample_id": ["task-9"]})
+    with pytest.raises(IngestError, match="not in the loaded benchmark's items: 'task-9'"):
+        validate_table("trajectories", bad, "r", own, "log.eval", "inspect:toy")
+    assert checks.releases == {}  # the original checks are unchanged
