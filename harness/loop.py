@@ -1,5 +1,9 @@
 """The agent loop (the reference harness) and the sample-level retry (docs/harness.md#deliberate-differences).
 
+The loop is the same for every benchmark; what is a benchmark's own (its prompts and tools, what a
+call costs and does, the answer tool and its scoring, the fixed texts) comes from the attempt's
+:class:`~agenthop.harness.episode.Episode`, built by the benchmark's registry entry.
+
 ``run_attempt`` plays one attempt of one sample against a backend conversation:
 
 * one model call per turn, at most ``caps.max_turns`` turns;
@@ -15,12 +19,14 @@
   response's calls are recorded as ``not_executed``;
 * a response with neither text nor calls ends the attempt as ``error``; text only gets the nudge;
 * calls run in emitted order, each budget-checked (two consecutive rejections end the attempt as
-  ``budget``; any executed call, even ``think``, resets the count); calls after ``submit_answer`` in the
-  same turn still run, the last submit wins, and the attempt ends as ``answer`` after the turn;
+  ``budget``; any executed call, even a free one, resets the count; the answer tool is never
+  rejected for budget); calls after the episode's answer tool in the same turn still run, the last
+  answer wins, and the attempt ends as ``answer`` after the turn;
 * every result of a turn carries the same footer; when no budget is left after a turn, the budget
   advisory follows as a user message (every such turn); running out of turns gives ``max_turns``.
 
-``run_sample`` retries a sample whose attempt ended with ``error`` (at most ``max_attempts``), waiting
+``run_episodes`` (``run_sample`` for one sample of ``cfg.benchmark``) retries a sample whose attempt
+ended with ``error`` (at most ``max_attempts``), waiting
 ``sample_retry_waits`` through ``cfg.sleep``. Each attempt's rows carry only that attempt's tokens.
 """
 
