@@ -26,8 +26,9 @@ call costs and does, the answer tool and its scoring, the fixed texts) comes fro
   advisory follows as a user message (every such turn); running out of turns gives ``max_turns``.
 
 ``run_episodes`` (``run_sample`` for one sample of ``cfg.benchmark``) retries a sample whose attempt
-ended with ``error`` (at most ``max_attempts``), waiting
-``sample_retry_waits`` through ``cfg.sleep``. Each attempt's rows carry only that attempt's tokens.
+ended with ``error`` (at most ``max_attempts``), waiting ``sample_retry_waits`` through ``cfg.sleep``.
+``max_sample_seconds`` caps a sample's wall-clock time over all its attempts: past it the attempt ends
+as ``time_limit`` and no further attempt starts. Each attempt's rows carry only that attempt's tokens.
 """
 
 from __future__ import annotations
@@ -102,6 +103,9 @@ class LoopConfig:
     sleep: Sleep = asyncio.sleep
     #: keep the conversation transcript (``messages`` table)
     record_messages: bool = False
+    #: wall-clock seconds a sample may take over all its attempts (0: no cap); past it the attempt
+    #: ends as ``time_limit`` (a model call in progress is abandoned, a wait that would pass it is not begun)
+    max_sample_seconds: float = 0.0
     #: the benchmark whose samples are played (its registry entry builds each attempt's episode)
     benchmark: str = DEFAULT_BENCHMARK
 
@@ -129,6 +133,18 @@ class LoopConfig:
         if not waits:
             return 0.0
         return waits[min(attempt, len(waits) - 1)]
+
+
+class _OutOfTime(Exception):
+    """The sample's wall-clock cap passed during a model call."""
+
+
+async def _before(deadline: float, call: Awaitable[ModelResponse]) -> ModelResponse:
+    """``await call``, abandoned (``_OutOfTime``) when ``deadline`` (monotonic) passes first."""
+    try:
+        return await asyncio.wait_for(call, max(0.0, deadline - time.monotonic()))
+    except TimeoutError:
+        raise _OutOfTime from None
 
 
 @dataclass(slots=True)
@@ -164,8 +180,10 @@ async def run_attempt(
     conv: Conversation,
     cfg: LoopConfig,
     attempt: int,
+    deadline: float | None = None,
 ) -> AttemptResult:
-    """Play one attempt of ``episode`` (see the module docstring for the rules)."""
+    """Play one attempt of ``episode`` (see the module docstring for the rules); ``deadline`` (a
+    ``time.monotonic()`` value) ends it as ``time_limit``."""
     caps = cfg.caps
     budget_total = caps.budget
     max_total_tokens = caps.max_total_tokens
@@ -220,13 +238,22 @@ async def run_attempt(
             }
         )
 
+    def out_of_time(wait: float = 0.0) -> bool:
+        return deadline is not None and clock() + wait >= deadline
+
     for turn_idx in range(caps.max_turns):
+        if out_of_time():
+            terminated = "time_limit"
+            break
         # 1. one model call (transient errors retried on the same turn)
         resp: ModelResponse | None = None
         transient = 0
         while True:
             try:
-                resp = await conv.complete()
+                resp = await (conv.complete() if deadline is None else _before(deadline, conv.complete()))
+                break
+            except _OutOfTime:
+                terminated = "time_limit"
                 break
             except TransientBackendError as exc:
                 transient += 1
@@ -237,6 +264,9 @@ async def run_attempt(
                     terminated = "error"
                     break
                 wait = cfg.transient_wait(transient, exc.retry_after, jitter)
+                if out_of_time(wait):
+                    terminated = "time_limit"
+                    break
                 waited += wait
                 await sleep(wait)
             except Exception as exc:  # BackendError, or anything else the backend raised: one error turn
@@ -250,6 +280,9 @@ async def run_attempt(
                     terminated = "error"
                 elif turn_idx + 1 < caps.max_turns:
                     wait = cfg.error_wait(consecutive_errors)
+                    if out_of_time(wait):
+                        terminated = "time_limit"
+                        break
                     waited += wait
                     await sleep(wait)
                 break
@@ -495,15 +528,18 @@ async def run_episodes(
     ``is_final`` true, and each carries only its own tokens.
     """
     results: list[AttemptResult] = []
+    deadline = time.monotonic() + cfg.max_sample_seconds if cfg.max_sample_seconds > 0 else None
     for k in range(cfg.max_attempts):
         attempt = first_attempt + k
         episode = make_episode(attempt)
         conv = backend.start(episode.context)
-        result = await run_attempt(episode, conv, cfg, attempt)
+        result = await run_attempt(episode, conv, cfg, attempt, deadline)
         results.append(result)
         if result.trajectory["terminated_by"] != "error":
             break
         if k + 1 < cfg.max_attempts:
+            if deadline is not None and time.monotonic() + cfg.retry_wait(k) >= deadline:
+                break  # no time left for another attempt: the failed one is final
             await cfg.sleep(cfg.retry_wait(k))
     last = len(results) - 1
     for i, r in enumerate(results):

@@ -131,9 +131,10 @@ async def arun_model(
         result.stopped_by = ctl.stopped_by
         return result
     bench = benchmarks.of_release(release)
-    # fails before touching the disk
-    backend: Any = make_backend(m, seed=opts.seed, replicate=run.replicate, benchmark=bench.name)
-    if m.backend != "sim":
+    real = m.backend != "sim"
+    backend: Any = make_backend(m, seed=opts.seed, replicate=run.replicate, benchmark=bench.name,  # fails before
+                                request_timeout_s=opts.request_timeout_s if real else None)  # touching the disk
+    if real:
         backend = LimitedBackend(backend, limiter or make_limiter(m, opts.workers))
     record_messages = opts.messages_for(m.backend)
     caps = opts.caps
@@ -143,14 +144,14 @@ async def arun_model(
         sleep=no_sleep if m.backend == "sim" else asyncio.sleep,
         record_messages=record_messages,
         benchmark=bench.name,
-        **opts.loop_overrides,
+        **{"max_sample_seconds": opts.max_sample_seconds if real else 0.0, **opts.loop_overrides},
     )
     backend_cfg = backend.config() if callable(getattr(backend, "config", None)) else None
     extra = {"loop": {"max_attempts": cfg.max_attempts, "max_transient_retries": cfg.max_transient_retries,
                       "max_rate_limit_retries": cfg.max_rate_limit_retries,
                       "max_consecutive_errors": cfg.max_consecutive_errors}}
     if m.backend != "sim":  # the endpoint's configured limits (never its URL)
-        extra["limits"] = {"rpm": m.rpm, "tpm": m.tpm}
+        extra["limits"] = {"rpm": m.rpm, "tpm": m.tpm, "max_sample_seconds": cfg.max_sample_seconds}
     if backend_cfg is not None and m.backend != "sim":
         extra["backend_config"] = backend_cfg
     meta = run_meta(run, opts, sha, run_id, extra)

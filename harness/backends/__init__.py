@@ -62,9 +62,10 @@ def api_key_from_env(spec: ModelSpec) -> str | None:
 
 
 def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0,
-                 benchmark: str = DEFAULT_BENCHMARK) -> Backend:
+                 benchmark: str = DEFAULT_BENCHMARK, request_timeout_s: float | None = None) -> Backend:
     """Build the backend of ``spec``: ``sim`` (``benchmark``'s simulated agent), ``openai``,
-    ``anthropic``, ``google`` or ``responses``."""
+    ``anthropic``, ``google`` or ``responses``; ``request_timeout_s``: the HTTP timeout of one model
+    call of a real backend (None: the SDK backend's)."""
     if spec.backend == "sim":
         from .. import benchmarks
         from .sim import SimBackend
@@ -77,8 +78,9 @@ def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0,
     if spec.backend in SDK_BACKENDS:
         module, class_name = SDK_BACKENDS[spec.backend]
         backend_class = getattr(importlib.import_module(module, __name__), class_name)
+        timeout = {} if request_timeout_s is None else {"timeout_s": request_timeout_s}
         return backend_class(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
-                             sampling=dict(spec.sampling))
+                             sampling=dict(spec.sampling), **timeout)
     raise AgentHopError(f"model {spec.name!r}: unknown backend {spec.backend!r} "
                         "(known: sim, openai, anthropic, google, responses)")
 
