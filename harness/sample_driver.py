@@ -9,6 +9,7 @@ returns is why it stopped; whether the run is complete is decided from the run d
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 from collections import deque
 from typing import Any
@@ -58,7 +59,7 @@ async def drive(
     in_flight: set[str] = set()
     state: dict[str, Any] = {"cap": False, "cost": False, "dropped": 0}
     n_workers = 1 if run.model.backend == "sim" else max(1, opts.workers)
-    parts = benchmarks.of_release(release).sample_parts
+    parts = functools.partial(benchmarks.of_release(release).sample_parts, release)  # (item) -> its parts
     seed, replicate = opts.seed, run.replicate
     cap = opts.max_run_tokens
     stop = ctl.stop
@@ -81,7 +82,7 @@ async def drive(
         in_flight.add(sid)
         ctl.in_flight += 1
         try:
-            attempts = await run_sample(*parts(release, item), backend, cfg,
+            attempts = await run_sample(*parts(item), backend, cfg,
                                         sample_seed(seed, replicate, sid),
                                         first_attempt=writer.state.next_attempt.get(sid, 0))
         except BaseException:
