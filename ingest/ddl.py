@@ -12,6 +12,7 @@ import pyarrow as pa
 from agenthop.harness import benchmarks
 from agenthop.schemas import catalogue
 from agenthop.schemas import quality as qschema
+from agenthop.schemas import sciexplore as sxschema
 from agenthop.schemas import trajectory as tschema
 from agenthop.schemas.evolution import absent
 
@@ -47,6 +48,9 @@ WAREHOUSE_META = pa.schema(
 
 #: Run tables (replaced per run_id), in load order.
 RUN_TABLES: dict[str, pa.Schema] = dict(tschema.RUN_TABLES)
+#: Tables of other benchmarks, loaded by their own ingest sources (ingest/sources/) but created with
+#: the layout so that every warehouse has them (empty) for dbt.
+OTHER_TABLES: dict[str, pa.Schema] = dict(sxschema.TABLES)
 
 
 def benchmark_tables() -> dict[str, pa.Schema]:
@@ -72,18 +76,27 @@ def warehouse_schema(table: str) -> pa.Schema:
         return qschema.DQ_ISSUES
     if table == "benchmarks":
         return catalogue.BENCHMARKS
+    if table in OTHER_TABLES:
+        return OTHER_TABLES[table]
     raise KeyError(table)
+
+
+def _other_tables() -> dict[str, pa.Schema]:
+    """Tables of benchmarks whose raw tables are not (yet) declared by a registry entry."""
+    registered = benchmark_tables()
+    return {t: sch for t, sch in OTHER_TABLES.items() if t not in registered}
 
 
 def all_tables() -> tuple[str, ...]:
     """Every table of the raw layout, in creation order."""
-    return ("benchmarks", *benchmark_tables(), *RUN_TABLES, "ingest_log", "warehouse_meta", "dq_issues")
+    return ("benchmarks", *benchmark_tables(), *RUN_TABLES, "ingest_log", "warehouse_meta", "dq_issues",
+            *_other_tables())
 
 
 def later_tables() -> frozenset[str]:
     """Tables a warehouse made by an earlier version (or before a benchmark was added) may lack;
     its next ingest creates them."""
-    return frozenset({"dq_issues", "benchmarks", "scores", *benchmark_tables()})
+    return frozenset({"dq_issues", "benchmarks", "scores", *benchmark_tables(), *OTHER_TABLES})
 
 _SIMPLE: dict[pa.DataType, str] = {
     pa.bool_(): "BOOLEAN",
