@@ -32,7 +32,7 @@ def _pipeline(work: Path, db: Path) -> None:
 
 
 #: Relations that describe the build itself (when it ran, which ingest load it saw), not the data.
-BUILD_METADATA = {"build_info"}
+BUILD_METADATA = {"build_info", "sciexplore_build_info"}
 
 
 def _marts(db: Path) -> dict[str, list[tuple]]:

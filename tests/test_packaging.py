@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -67,6 +68,9 @@ def test_editable_install_imports_from_the_working_tree() -> None:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # setuptools' scratch folder (git-ignored) keeps files of earlier builds: a model moved since then
+    # would come back in the wheel as a second copy
+    shutil.rmtree(REPO / "build", ignore_errors=True)
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
         capture_output=True, text=True,

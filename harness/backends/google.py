@@ -166,8 +166,11 @@ class GoogleBackend(SdkBackend[_AsyncClient]):
         # endpoint, API version and the Gemini API (not Vertex AI) are explicit, so that none of the
         # SDK's environment variables (GOOGLE_GEMINI_BASE_URL, GOOGLE_GENAI_USE_VERTEXAI,
         # GOOGLE_GENAI_API_VERSION) can send the request or the key elsewhere
+        # an explicit httpx transport: with aiohttp installed (inspect-ai brings it) the SDK would switch
+        # to aiohttp, whose exceptions the classifier below does not know
         options = types.HttpOptions(base_url=self._base_url or DEFAULT_BASE_URLS[self.name],
-                                    api_version=API_VERSION, timeout=int(self.timeout_s * 1000))
+                                    api_version=API_VERSION, timeout=int(self.timeout_s * 1000),
+                                    async_client_args={"transport": _http.AsyncHTTPTransport()})
         return _AsyncClient(genai.Client(vertexai=False, api_key=self._api_key, http_options=options))
 
     def generation_config(self, system: str, tools: list[types.Tool]) -> types.GenerateContentConfig:
