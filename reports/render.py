@@ -165,18 +165,23 @@ def _git(args: Sequence[str], cwd: Path) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-@lru_cache(maxsize=1)
-def project_commit() -> str | None:
-    """The git commit of the checkout this package runs from ("<sha>", "<sha> (modified)"), or None
-    when it does not run from a git checkout (an installed wheel, no git on PATH)."""
-    here = Path(__file__).resolve().parent
-    if _git(["ls-files", "--error-unmatch", Path(__file__).name], here) is None:
+def commit_of(source: Path) -> str | None:
+    """The git commit of the checkout that tracks the file `source` ("<sha>", or "<sha> (with
+    uncommitted changes)"), or None when no checkout tracks it (an installed wheel, no git on PATH)."""
+    here = source.resolve().parent
+    if _git(["ls-files", "--error-unmatch", source.name], here) is None:
         return None  # not a tracked file of a checkout (e.g. site-packages inside some repository)
     sha = _git(["rev-parse", "HEAD"], here)
     if not sha:
         return None
     dirty = _git(["status", "--porcelain", "--untracked-files=no"], here)
     return f"{sha} (with uncommitted changes)" if dirty else sha
+
+
+@lru_cache(maxsize=1)
+def project_commit() -> str | None:
+    """The commit of the project checkout this package runs from (None from an installed wheel)."""
+    return commit_of(Path(__file__))
 
 
 def display_path(path: Path) -> str:
