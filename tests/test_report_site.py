@@ -12,20 +12,13 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
 
 from agenthop.reports import render
-from agenthop.reports.cli import main
 from agenthop.reports.conditions import applicable_summary, applies
 
+from report_fixtures import run
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    res = CliRunner().invoke(main, list(args))
-    if res.exception and not isinstance(res.exception, SystemExit):
-        raise res.exception
-    return res.exit_code, res.stdout, res.stderr
 
 
 @pytest.fixture(scope="module")
