@@ -132,3 +132,19 @@ class CostGuard:
     def dropped(self, model: Any) -> None:
         """A sample counted by may_start was not finished (cancelled)."""
         self._in_flight[model.name] = max(0, self._in_flight.get(model.name, 0) - 1)
+
+
+def price_or_none(model: Any) -> Price | None:
+    """The price-table row of a real-backend model, for the progress line (None: unknown, sim, or no
+    price table)."""
+    if getattr(model, "backend", "sim") == "sim":
+        return None
+    try:
+        return model_price(model)
+    except AgentHopError:
+        return None
+
+
+def cost_guard_for(max_cost_usd: float) -> CostGuard | None:
+    """The cost guard of ``--max-cost-usd`` (None when off)."""
+    return CostGuard(max_cost_usd) if max_cost_usd else None

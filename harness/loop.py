@@ -371,6 +371,7 @@ async def run_attempt(
         "predicted_answer": predicted_answer,
         "predicted_index": predicted_index,
         "is_correct": answered and predicted_index == correct_index,
+        "score": 1.0 if answered and predicted_index == correct_index else 0.0,
         "terminated_by": terminated,
         "total_turns": len(turns),
         "budget_used": budget_total - remaining,
@@ -386,6 +387,7 @@ async def run_attempt(
         "reasoning": reasoning,
         "wait_s": waited + float(getattr(conv, "waited_s", 0.0) or 0.0),
         "repaired_chars": repaired,
+        "answer_json": None,
     }
     messages: list[dict[str, Any]] = []
     if cfg.record_messages:
@@ -443,6 +445,7 @@ def _call_row(
         "status": status,
         "output_chars": output_chars,
         "budget_after": budget_after,
+        "error_type": None,  # the sandbox's failures all have a status of their own
     }
 
 

@@ -15,6 +15,8 @@ from .panel import BACKENDS, ModelSpec, RunSpec, load_panel, looks_like_real_mod
 from .run_identity import RunCaps
 
 EXIT_INTERRUPTED = 130
+#: 128 + SIGTERM, as a shell reports a process that SIGTERM ended
+EXIT_TERMINATED = 143
 EXIT_TOKEN_CAP = 3
 EXIT_FAILED = 1
 
@@ -207,7 +209,7 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     if statuses - {COMPLETE, TOKEN_CAP, COST_CAP, FAILED}:
         click.echo(f"interrupted: finished samples are kept under {out}; rerun the same command to resume.",
                    err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_TERMINATED if any(r.stopped_by == "SIGTERM" for r in results) else EXIT_INTERRUPTED)
     if FAILED in statuses:
         click.echo("some runs failed (see above); rerun the same command to resume them.", err=True)
         sys.exit(EXIT_FAILED)

@@ -53,6 +53,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..schemas.evolution import absent, later_fields
 from ..schemas.trajectory import RUNS, TABLES
 from .errors import AgentHopError
 
@@ -396,6 +397,10 @@ class RunWriter:
         #: replace lone surrogates (which UTF-8 cannot encode) by U+FFFD in every string (real backends)
         self.repair_text = repair_text
         self.run_id: str = self.run_meta["run_id"]
+        for f in later_fields(RUNS):  # columns added later have a declared value when not given
+            how = absent(f)
+            if f.name not in self.run_meta and how is not None and how.copy_of is None:
+                self.run_meta[f.name] = how.default
         missing = [f.name for f in RUNS if f.name not in self.run_meta and f.name not in ("started_at", "finished_at")]
         if missing:
             raise ValueError(f"run_meta lacks runs columns: {', '.join(missing)}")

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from agenthop.harness.errors import AgentHopError
+from agenthop.schemas.evolution import absent, absent_column
 
 #: Largest accepted text value (bytes of UTF-8). Larger values are rejected, not truncated.
 MAX_TEXT_BYTES = 5 * 1024 * 1024
@@ -101,13 +102,20 @@ def check_text(col: pa.ChunkedArray, column: str, where: str) -> None:
 
 
 def conform(table: pa.Table, schema: pa.Schema, where: str) -> pa.Table:
-    """Return ``table`` with exactly ``schema``'s columns (by name) and types, or raise."""
+    """Return ``table`` with exactly ``schema``'s columns (by name) and types, or raise.
+
+    A column added to the format after its first release (schemas/evolution.py) may be absent: it
+    reads as the value its field declares (null, a constant, or a copy of another column).
+    """
     names = table.column_names
     cols: list[pa.ChunkedArray] = []
     for field in schema:
         n = names.count(field.name)
-        if n == 0 and field.nullable and (field.metadata or {}).get(b"absent_means_null") == b"true":
-            cols.append(pa.chunked_array([pa.nulls(table.num_rows, field.type)], type=field.type))
+        if n == 0 and absent(field) is not None:
+            source = absent(field).copy_of  # type: ignore[union-attr]
+            if source is not None and source not in names:
+                raise IngestError(f"{where}: missing column '{source}' ({schema.field(source).type})")
+            cols.append(absent_column(table, field))
             continue
         if n == 0:
             raise IngestError(f"{where}: missing column '{field.name}' ({field.type})")

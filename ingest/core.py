@@ -26,6 +26,8 @@ from . import quality
 from . import reference_json as refjson
 from . import runs as runsmod
 from .benchmark import BenchmarkTables, load_benchmark, release_content_sha256
+from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+
 from .conform import IngestError
 from .progress import Progress
 from .warehouse import (
@@ -97,12 +99,23 @@ def _dedupe(paths: Sequence[Path]) -> list[Path]:
     return list(seen)
 
 
-def _sample_ids(con: duckdb.DuckDBPyConnection, state: WarehouseState, bt: BenchmarkTables | None) -> pa.Array | None:
+#: benchmark name -> the query of its loaded release's item ids
+ITEM_IDS: dict[str, str] = {DEFAULT_BENCHMARK: "SELECT sample_id FROM raw.items"}
+
+
+def _releases(
+    con: duckdb.DuckDBPyConnection, state: WarehouseState, bt: BenchmarkTables | None
+) -> dict[str, runsmod.LoadedRelease]:
+    """Every release runs can be checked against: the warehouse's, with the one being loaded."""
+    out: dict[str, runsmod.LoadedRelease] = {}
+    for name, sha in state.releases.items():
+        if name in ITEM_IDS:
+            ids = con.sql(ITEM_IDS[name]).to_arrow_table().column(0).combine_chunks()
+            out[name] = runsmod.LoadedRelease(sha, ids)
     if bt is not None:
-        return bt.tables["items"].column("sample_id").combine_chunks()
-    if state.has_layout and state.meta.get("benchmark_sha256"):
-        return con.sql("SELECT sample_id FROM raw.items").to_arrow_table().column(0).combine_chunks()
-    return None
+        ids = bt.tables["items"].column("sample_id").combine_chunks()
+        out[DEFAULT_BENCHMARK] = runsmod.LoadedRelease(bt.benchmark_sha256, ids)
+    return out
 
 
 def _combine(changed: Sequence[runsmod.RunData]) -> tuple[dict[str, pa.Table], dict[str, quality.Segments]]:
@@ -115,8 +128,11 @@ def _combine(changed: Sequence[runsmod.RunData]) -> tuple[dict[str, pa.Table], d
     for rd in changed:
         assert rd.tables is not None and rd.segments is not None
         for name in ddl.RUN_TABLES:
-            segments[name].extend(rd.segments[name])
+            if name in rd.segments:
+                segments[name].extend(rd.segments[name])
         for name in ddl.RUN_TABLES:
+            if name not in rd.tables:  # a source without this optional table
+                continue
             t = rd.tables[name]
             if name == "runs":
                 n = t.num_rows
@@ -185,7 +201,10 @@ def _prepare_benchmark(
     size = sum(p.stat().st_size for p in benchmark.rglob("*.jsonl"))
     progress.phase(f"reading benchmark {benchmark} ({size / 1e6:.0f} MB)", big=size > BIG_BENCHMARK_BYTES)
     bt = load_benchmark(benchmark, bench_content or "")
-    others = sorted(r for r, b in state.run_benchmarks.items() if b != bt.benchmark_sha256)
+    others = sorted(
+        r for r, b in state.run_benchmarks.items()
+        if b != bt.benchmark_sha256 and state.run_benchmark_names.get(r) == DEFAULT_BENCHMARK
+    )
     if others and not force:
         raise IngestError(
             f"{benchmark}: benchmark {bt.benchmark_sha256} differs from the one the "
@@ -231,12 +250,7 @@ def _prepare(
             stop.set()
             raise
 
-    checks = runsmod.Checks(
-        sample_ids=_sample_ids(con, state, bt),
-        benchmark_sha256=bt.benchmark_sha256 if bt is not None else state.meta.get("benchmark_sha256"),
-        force=force,
-        partial=partial,
-    )
+    checks = runsmod.Checks(releases=_releases(con, state, bt), force=force, partial=partial)
     datas = [runsmod.validate_run(rf, checks) for rf in run_files]
     del run_files
 
@@ -244,7 +258,7 @@ def _prepare(
         """Graph nodes and sections for reference JSON, from the new release or the warehouse."""
         if bt is not None:
             return bt.tables["graph_nodes"], bt.tables["sections"].drop_columns(["text"])
-        if checks.sample_ids is None:
+        if checks.sample_ids is None:  # no release of the benchmark reference JSON runs are on
             return None
         nodes = con.sql(
             "SELECT sample_id, paper_id, arxiv_id FROM raw.graph_nodes WHERE has_full_text"
@@ -296,14 +310,20 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
     bench_counts = bt.counts() if bt is not None else {}
     result.benchmark_action = plan.bench_action
     with transaction(con):
+        for stmt in state.upgrades:  # a warehouse of an earlier version gains the later columns
+            con.execute(stmt).fetchall()
         for stmt in ddl.ddl_statements():
             con.execute(stmt)
+        if state.needs_catalogue:  # its release was described only by warehouse_meta
+            _catalogue(con, DEFAULT_BENCHMARK, state.releases[DEFAULT_BENCHMARK],
+                       "SELECT count(*) FROM raw.items", now)
         if bt is not None:
             for name in list(bt.tables):
                 con.execute(f"DELETE FROM {ddl.RAW}.{name}").fetchall()
                 result.rows[name] = bench_counts[name]
                 insert_arrow(con, name, bt.tables.pop(name))  # the only reference: memory goes
                 release_arrow_memory()
+            _catalogue(con, DEFAULT_BENCHMARK, bt.benchmark_sha256, str(bench_counts["items"]), now)
         if plan.benchmark is not None:
             add_log(
                 "benchmark",
@@ -321,6 +341,8 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
                 ).fetchall()
             con.unregister("__ingest_replaced")
         for name in ddl.RUN_TABLES:
+            if name not in plan.combined:
+                continue
             result.rows[name] = plan.combined[name].num_rows
             insert_arrow(con, name, plan.combined.pop(name))
             release_arrow_memory()
@@ -349,3 +371,13 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
             if state.meta.get(key) != value:
                 con.execute("DELETE FROM raw.warehouse_meta WHERE key = ?", [key]).fetchall()
                 con.execute("INSERT INTO raw.warehouse_meta VALUES (?, ?)", [key, value]).fetchall()
+
+
+def _catalogue(con: duckdb.DuckDBPyConnection, benchmark: str, sha: str, n_items_sql: str, now: datetime) -> None:
+    """Record ``benchmark``'s loaded release in raw.benchmarks (replacing its previous one)."""
+    con.execute("DELETE FROM raw.benchmarks WHERE benchmark = ?", [benchmark]).fetchall()
+    con.execute(
+        f"INSERT INTO raw.benchmarks (benchmark, version, sha256, n_items, loaded_at) "
+        f"SELECT ?, NULL, ?, ({n_items_sql}), ?",
+        [benchmark, sha, now],
+    ).fetchall()

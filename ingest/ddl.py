@@ -10,8 +10,10 @@ from __future__ import annotations
 import pyarrow as pa
 
 from agenthop.schemas import benchmark as bschema
+from agenthop.schemas import catalogue
 from agenthop.schemas import quality as qschema
 from agenthop.schemas import trajectory as tschema
+from agenthop.schemas.evolution import absent
 
 RAW = "raw"
 
@@ -45,7 +47,7 @@ WAREHOUSE_META = pa.schema(
 
 #: Benchmark tables (replaced whole) and run tables (replaced per run_id), in load order.
 BENCHMARK_TABLES: dict[str, pa.Schema] = dict(bschema.TABLES)
-RUN_TABLES: dict[str, pa.Schema] = dict(tschema.TABLES)
+RUN_TABLES: dict[str, pa.Schema] = dict(tschema.RUN_TABLES)
 
 
 def warehouse_schema(table: str) -> pa.Schema:
@@ -63,10 +65,13 @@ def warehouse_schema(table: str) -> pa.Schema:
         return WAREHOUSE_META
     if table == "dq_issues":
         return qschema.DQ_ISSUES
+    if table == "benchmarks":
+        return catalogue.BENCHMARKS
     raise KeyError(table)
 
 
 ALL_TABLES: tuple[str, ...] = (
+    "benchmarks",
     *BENCHMARK_TABLES,
     *RUN_TABLES,
     "ingest_log",
@@ -75,7 +80,7 @@ ALL_TABLES: tuple[str, ...] = (
 )
 
 #: Tables a warehouse made by an earlier version may lack (created by its next ingest).
-LATER_TABLES: frozenset[str] = frozenset({"dq_issues"})
+LATER_TABLES: frozenset[str] = frozenset({"dq_issues", "benchmarks", "scores"})
 
 _SIMPLE: dict[pa.DataType, str] = {
     pa.bool_(): "BOOLEAN",
@@ -133,6 +138,24 @@ def ddl_statements() -> list[str]:
     stmts = [f"CREATE SCHEMA IF NOT EXISTS {RAW}"]
     stmts += [create_table_sql(t, warehouse_schema(t)) for t in ALL_TABLES]
     return stmts
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def add_column_sql(table: str, field: pa.Field) -> list[str]:
+    """Statements that give ``raw.<table>`` of an earlier version the later column ``field``, filled
+    as files without it read (schemas/evolution.py)."""
+    how = absent(field)
+    assert how is not None, f"{table}.{field.name} is not optional on read"
+    col, typ = _ident(field.name), duckdb_type(field.type)
+    out = [f"ALTER TABLE {RAW}.{_ident(table)} ADD COLUMN {col} {typ}"]
+    if how.copy_of is not None:
+        out.append(f"UPDATE {RAW}.{_ident(table)} SET {col} = {_ident(how.copy_of)}::{typ}")
+    elif how.default is not None:
+        out.append(f"UPDATE {RAW}.{_ident(table)} SET {col} = {_literal(how.default)}::{typ}")
+    return out
 
 
 def column_list(schema: pa.Schema) -> str:

@@ -182,6 +182,8 @@ def _runs_row(
             "started_at": [_parse_time(fingerprint.get("started_at"))],
             "finished_at": [_parse_time(fingerprint.get("completed_at"))],
             "generation": [None],
+            "benchmark": [tschema.DEFAULT_BENCHMARK],  # the reference harness runs AgentHop
+            "paradigm": [None],
         },
         schema=tschema.RUNS,
     )

@@ -364,7 +364,9 @@ class _Builder:
     def tables(self) -> dict[str, pa.Table]:
         out = {}
         for name, rows in self.rows.items():
-            schema = tschema.TABLES[name]
+            # the columns the rows fill, in order; the shared columns of other benchmarks (score,
+            # answer_json, error_type) are left to conform, which derives them as for older files
+            schema = pa.schema([f for f in tschema.TABLES[name] if f.name not in NOT_FILLED])
             if name == "tool_calls":
                 schema = schema.append(pa.field(ALIAS_COLUMN, pa.int32()))
             try:
@@ -374,6 +376,10 @@ class _Builder:
                 where = self.segments[name][0][0] if self.segments[name] else self.run_id
                 raise ParseError(f"{where}: cannot convert the {name} rows: {' '.join(str(exc).split())}") from None
         return out
+
+
+#: Trajectory-store columns reference JSON has no source for (conform fills them as optional on read).
+NOT_FILLED: frozenset[str] = frozenset({"score", "answer_json", "error_type"})
 
 
 def _merged_totals(rec: _Rec) -> dict[str, int]:

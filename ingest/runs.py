@@ -23,17 +23,38 @@ from agenthop.schemas import trajectory as tschema
 from .conform import IngestError, conform, find_duplicate, format_key
 from .quality import Segments
 
-PART_RE = re.compile(r"^(runs|trajectories|turns|tool_calls|messages)-([^/]+)\.parquet$")
+PART_RE = re.compile(r"^(" + "|".join(tschema.RUN_TABLES) + r")-([^/]+)\.parquet$")
 SUCCESS = "_SUCCESS"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRelease:
+    """A benchmark release in the warehouse (``raw.benchmarks``): what runs on it are checked against."""
+
+    sha256: str
+    sample_ids: pa.Array
+
 
 @dataclass(slots=True)
 class Checks:
     """Warehouse facts every run is checked against."""
 
-    sample_ids: pa.Array | None  # None: no benchmark loaded
-    benchmark_sha256: str | None
+    #: benchmark name -> its loaded release (one release per benchmark name)
+    releases: dict[str, LoadedRelease] = field(default_factory=dict)
     force: bool = False
     partial: bool = False
+
+    @property
+    def sample_ids(self) -> pa.Array | None:
+        """Item ids of the default benchmark's release (None: not loaded); sources without a
+        ``benchmark`` column (reference JSON, old run files) are runs of that benchmark."""
+        rel = self.releases.get(tschema.DEFAULT_BENCHMARK)
+        return rel.sample_ids if rel is not None else None
+
+    @property
+    def benchmark_sha256(self) -> str | None:
+        rel = self.releases.get(tschema.DEFAULT_BENCHMARK)
+        return rel.sha256 if rel is not None else None
 
 
 @dataclass(slots=True)
@@ -72,7 +93,7 @@ def discover(path: Path) -> list[Path]:
 
 
 def list_parts(d: Path) -> dict[str, list[Path]]:
-    parts: dict[str, list[Path]] = {t: [] for t in tschema.TABLES}
+    parts: dict[str, list[Path]] = {t: [] for t in tschema.RUN_TABLES}
     for p in sorted(d.iterdir()):
         m = PART_RE.match(p.name)
         if m and p.is_file():
@@ -82,7 +103,7 @@ def list_parts(d: Path) -> dict[str, list[Path]]:
 
 def content_sha256(parts: dict[str, list[Path]], finished: bool) -> str:
     h = hashlib.sha256()
-    for table in tschema.TABLES:
+    for table in tschema.RUN_TABLES:
         for p in parts[table]:
             h.update(p.name.encode() + b"\0")
             with p.open("rb") as fh:
@@ -116,9 +137,17 @@ def _check_run_id(table: pa.Table, run_id: str, where: str) -> None:
         )
 
 
-def check_sample_ids(table: pa.Table, known: pa.Array | None, where: str) -> None:
+def _no_release(benchmark: str, where: str) -> IngestError:
+    return IngestError(
+        f"{where}: no benchmark is loaded for this run (no release of benchmark {benchmark!r} is loaded); "
+        f"pass --benchmark DIR to load one first"
+    )
+
+
+def check_sample_ids(table: pa.Table, known: pa.Array | None, where: str,
+                     benchmark: str = tschema.DEFAULT_BENCHMARK) -> None:
     if known is None:
-        raise IngestError(f"{where}: no benchmark is loaded; pass --benchmark DIR to load one first")
+        raise _no_release(benchmark, where)
     col = table.column("sample_id")
     unknown = pc.unique(pc.filter(col, pc.invert(pc.is_in(col, value_set=known))))
     if len(unknown):
@@ -128,24 +157,29 @@ def check_sample_ids(table: pa.Table, known: pa.Array | None, where: str) -> Non
         )
 
 
-def check_benchmark(run_id: str, run_sha: str, checks: Checks, where: str) -> None:
-    if checks.benchmark_sha256 is None:
-        raise IngestError(f"{where}: no benchmark is loaded; pass --benchmark DIR to load one first")
-    if run_sha != checks.benchmark_sha256 and not checks.force:
+def check_benchmark(run_id: str, run_sha: str, checks: Checks, where: str,
+                    benchmark: str = tschema.DEFAULT_BENCHMARK) -> None:
+    """The run's release is the loaded release of its benchmark (same hash), unless forced."""
+    rel = checks.releases.get(benchmark)
+    if rel is None:
+        raise _no_release(benchmark, where)
+    if run_sha != rel.sha256 and not checks.force:
         raise IngestError(
             f"{where}: run {run_id!r} was made on benchmark {run_sha} but the warehouse holds "
-            f"benchmark {checks.benchmark_sha256}; load the matching --benchmark or pass --force"
+            f"benchmark {rel.sha256} ({benchmark}); load the matching --benchmark or pass --force"
         )
 
 
-def validate_table(table_name: str, table: pa.Table, run_id: str, checks: Checks, where: str) -> None:
+def validate_table(table_name: str, table: pa.Table, run_id: str, checks: Checks, where: str,
+                   benchmark: str = tschema.DEFAULT_BENCHMARK) -> None:
     """Identity checks of one conformed table (one part file or one converted table).
 
     Value and consistency rules (schemas/quality.py) run later, over every table at once.
     """
     _check_run_id(table, run_id, where)
     if table_name != "runs":
-        check_sample_ids(table, checks.sample_ids, where)
+        rel = checks.releases.get(benchmark)
+        check_sample_ids(table, rel.sample_ids if rel is not None else None, where, benchmark)
 
 
 def files_with_key(source: Path, table: str, key: dict[str, object]) -> list[str]:
@@ -206,6 +240,7 @@ class RunFiles:
     benchmark_sha256: str
     #: table -> [(part file, conformed rows)]; None when the run is unchanged and was not read
     parts: dict[str, list[tuple[Path, pa.Table]]] | None
+    benchmark: str = tschema.DEFAULT_BENCHMARK
 
 
 def read_run_files(d: Path, partial: bool, loaded_hashes: dict[str, str]) -> RunFiles:
@@ -234,11 +269,11 @@ def read_run_files(d: Path, partial: bool, loaded_hashes: dict[str, str]) -> Run
         raise IngestError(f"{d}: runs table must have exactly one row, found {n_rows}")
     row = pa.concat_tables([t for _, t in runs_parts]).to_pylist()[0]
     sha = content_sha256(files, finished)
-    out = RunFiles(d, row["run_id"], sha, finished, row["benchmark_sha256"], None)
+    out = RunFiles(d, row["run_id"], sha, finished, row["benchmark_sha256"], None, row["benchmark"])
     if loaded_hashes.get(out.run_id) == sha:
         return out
     out.parts = {"runs": runs_parts}
-    for name, schema in tschema.TABLES.items():
+    for name, schema in tschema.RUN_TABLES.items():
         if name != "runs":
             out.parts[name] = [(p, conform(read_parquet(p, schema.names), schema, str(p))) for p in files[name]]
     return out
@@ -248,13 +283,15 @@ def validate_run(rf: RunFiles, checks: Checks) -> RunData:
     """Check a read run against the benchmark and the rules of docs/ingest.md; concatenate its parts."""
     if rf.parts is None:  # unchanged: validated when it was loaded
         return RunData("runs", str(rf.source), rf.run_id, rf.content_sha256, not rf.finished, rf.benchmark_sha256)
-    check_benchmark(rf.run_id, rf.benchmark_sha256, checks, str(rf.parts["runs"][0][0]))
+    check_benchmark(rf.run_id, rf.benchmark_sha256, checks, str(rf.parts["runs"][0][0]), rf.benchmark)
     tables: dict[str, pa.Table] = {}
     segments: dict[str, Segments] = {}
-    for name, schema in tschema.TABLES.items():
+    for name, schema in tschema.RUN_TABLES.items():
+        if name not in tschema.TABLES and not rf.parts[name]:
+            continue  # an optional table the run does not have (scores)
         segments[name] = Segments()
         for p, t in rf.parts[name]:
-            validate_table(name, t, rf.run_id, checks, str(p))
+            validate_table(name, t, rf.run_id, checks, str(p), rf.benchmark)
             segments[name].add(str(p), t.num_rows, "parquet")
         ts = [t for _, t in rf.parts[name]]
         tables[name] = pa.concat_tables(ts) if ts else schema.empty_table()

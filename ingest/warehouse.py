@@ -19,6 +19,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from agenthop.schemas.evolution import absent
+from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+
 from . import ddl
 from .conform import IngestError
 
@@ -117,6 +120,15 @@ class WarehouseState:
     run_hashes: dict[str, str] = field(default_factory=dict)
     #: run_id -> benchmark_sha256 of the loaded runs
     run_benchmarks: dict[str, str] = field(default_factory=dict)
+    #: run_id -> benchmark name of the loaded runs
+    run_benchmark_names: dict[str, str] = field(default_factory=dict)
+    #: benchmark name -> sha256 of its loaded release (raw.benchmarks)
+    releases: dict[str, str] = field(default_factory=dict)
+    #: statements that bring a warehouse of an earlier version to the current layout (run in the
+    #: write transaction): columns added to the formats since, filled as old files read
+    upgrades: list[str] = field(default_factory=list)
+    #: the warehouse predates raw.benchmarks: its release is described only by warehouse_meta
+    needs_catalogue: bool = False
     next_load_id: int = 1
 
 
@@ -128,43 +140,58 @@ def _table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     return bool(rows[0][0])
 
 
-def check_layout(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
-    """True if the raw layout exists and matches the schemas; False if absent; error if different."""
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    return [
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
+            [ddl.RAW, table],
+        ).fetchall()
+    ]
+
+
+def check_layout(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[bool, list[str]]:
+    """(layout exists, upgrade statements); an error if the layout is not one this version reads.
+
+    A warehouse of an earlier version may lack tables and columns added since (``ddl.LATER_TABLES``,
+    fields marked optional on read); they are added by the upgrade statements.
+    """
     present = [t for t in ddl.ALL_TABLES if _table_exists(con, t)]
     if not present:
-        return False
+        return False, []
+    upgrades: list[str] = []
     for table in ddl.ALL_TABLES:
-        expected = [f.name for f in ddl.warehouse_schema(table)]
+        schema = ddl.warehouse_schema(table)
+        expected = [f.name for f in schema]
         if table not in present:
             if table in ddl.LATER_TABLES:
                 continue
             actual: list[str] = []
         else:
-            actual = [
-                r[0]
-                for r in con.execute(
-                    "SELECT column_name FROM information_schema.columns "
-                    "WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
-                    [ddl.RAW, table],
-                ).fetchall()
-            ]
-        if actual != expected:
+            actual = _columns(con, table)
+        missing = [f for f in schema if f.name not in actual]
+        unexpected = [c for c in actual if c not in expected]
+        if unexpected or any(absent(f) is None for f in missing):
             raise IngestError(
                 f"warehouse {path}: raw.{table} does not have the expected columns "
                 f"({', '.join(expected)}); it was made by another version; load into a new --db"
             )
-    return True
+        for f in missing:
+            upgrades += ddl.add_column_sql(table, f)
+    return True, upgrades
 
 
 def read_state(con: duckdb.DuckDBPyConnection, path: Path) -> WarehouseState:
     state = WarehouseState()
-    state.has_layout = check_layout(con, path)
+    state.has_layout, state.upgrades = check_layout(con, path)
     if not state.has_layout:
         return state
     state.meta = dict(con.execute("SELECT key, value FROM raw.warehouse_meta").fetchall())
+    name = "benchmark" if "benchmark" in _columns(con, "runs") else f"'{DEFAULT_BENCHMARK}'"
     rows = con.execute(
-        """
-        SELECT r.run_id, r.benchmark_sha256, l.content_sha256
+        f"""
+        SELECT r.run_id, r.benchmark_sha256, l.content_sha256, {name}
         FROM raw.runs r
         LEFT JOIN (
             SELECT run_id, arg_max(content_sha256, load_id) AS content_sha256
@@ -174,10 +201,16 @@ def read_state(con: duckdb.DuckDBPyConnection, path: Path) -> WarehouseState:
         ) l USING (run_id)
         """
     ).fetchall()
-    for run_id, bsha, csha in rows:
+    for run_id, bsha, csha, bname in rows:
         state.run_benchmarks[run_id] = bsha
+        state.run_benchmark_names[run_id] = bname
         if csha is not None:
             state.run_hashes[run_id] = csha
+    if _table_exists(con, "benchmarks"):
+        state.releases = dict(con.execute("SELECT benchmark, sha256 FROM raw.benchmarks").fetchall())
+    elif state.meta.get("benchmark_sha256"):
+        state.releases = {DEFAULT_BENCHMARK: state.meta["benchmark_sha256"]}
+        state.needs_catalogue = True
     rows = con.execute("SELECT coalesce(max(load_id), 0) + 1 FROM raw.ingest_log").fetchall()
     state.next_load_id = int(rows[0][0])
     return state

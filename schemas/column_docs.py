@@ -26,6 +26,8 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("runs", "started_at"): "when the run started (UTC)",
     ("runs", "finished_at"): "when it finished; null while the run is unfinished",
     ("runs", "generation"): "model generation label from the panel (e.g. `2.5`), if any; orders a family's members",
+    ("runs", "benchmark"): "the benchmark the run is on: `agenthop`, `sciexplore` or `inspect:<task>` (a release of it must be loaded)",
+    ("runs", "paradigm"): "SciExplore only: `foundation`, `search` or `deep_research`; null for other benchmarks",
     # trajectories
     ("trajectories", "run_id"): "the run",
     ("trajectories", "sample_id"): "the item",
@@ -49,6 +51,8 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("trajectories", "reasoning"): "the reasoning argument of submit_answer, if any",
     ("trajectories", "wait_s"): "seconds the attempt spent waiting: endpoint limiter, rate-limit and retry backoff (docs/backends.md)",
     ("trajectories", "repaired_chars"): "lone surrogates in the attempt's text replaced by U+FFFD (docs/backends.md)",
+    ("trajectories", "score"): "the attempt's score, shared by every benchmark: 1/0 for AgentHop (= is_correct), the primary scorer's value for Inspect, null for SciExplore (judged in its marts)",
+    ("trajectories", "answer_json"): "SciExplore only: the parsed answer as JSON; null for other benchmarks",
     # turns
     ("turns", "run_id"): "the run",
     ("turns", "sample_id"): "the item",
@@ -84,6 +88,7 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("tool_calls", "status"): "outcome (docs/harness.md#status-per-call); `ok` means the tool returned content",
     ("tool_calls", "output_chars"): "length of the text the tool returned",
     ("tool_calls", "budget_after"): "budget points remaining after the call",
+    ("tool_calls", "error_type"): "the source's own error type when status is `tool_error`, else null",
     # messages
     ("messages", "run_id"): "the run",
     ("messages", "sample_id"): "the item",
@@ -93,6 +98,19 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("messages", "name"): "tool name of a tool message",
     ("messages", "tool_call_id"): "the call a tool message answers",
     ("messages", "content"): "the text the agent sent or received",
+    # scores (optional per run)
+    ("scores", "run_id"): "the run",
+    ("scores", "sample_id"): "the item",
+    ("scores", "scorer"): "the scorer's name as the source gives it",
+    ("scores", "key"): "the value's key within the scorer (`value` for a scorer with one value)",
+    ("scores", "value_text"): "the value as text (as the source wrote it)",
+    ("scores", "value_num"): "the value as a number when it reads as one (`C`/`I` as 1/0), else null",
+    # benchmarks (raw.benchmarks)
+    ("benchmarks", "benchmark"): "benchmark name (`agenthop`, `sciexplore`, `inspect:<task>`)",
+    ("benchmarks", "version"): "version the release names, if any",
+    ("benchmarks", "sha256"): "the release hash its runs carry in `runs.benchmark_sha256`",
+    ("benchmarks", "n_items"): "items (samples, tasks) of the release",
+    ("benchmarks", "loaded_at"): "when ingest loaded this release (UTC)",
     # items
     ("items", "sample_id"): "item id (`st_0001`, `mt_0001`, …)",
     ("items", "question_type"): "`single-target` (ST) or `multi-target` (MT)",

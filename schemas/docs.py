@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from . import benchmark, quality, trajectory
+from . import benchmark, catalogue, quality, trajectory
 from .column_docs import COLUMN_DOCS
+from .evolution import absent
+
+
+def _when_absent(field: pa.Field) -> str:
+    how = absent(field)
+    return "required" if how is None else f"optional, reads as {how.describe()}"
 
 
 def _table(name: str, schema: pa.Schema, keys: tuple[str, ...]) -> list[str]:
     lines = [f"### `{name}`", "", f"Key: {', '.join(f'`{k}`' for k in keys)}", "",
-             "| column | Arrow type | nullable | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{f.name}` | `{f.type}` | {'yes' if f.nullable else 'no'} | {COLUMN_DOCS.get((name, f.name), '–')} |"
-              for f in schema]
+             "| column | Arrow type | nullable | in older files | meaning |", "|---|---|---|---|---|"]
+    lines += [f"| `{f.name}` | `{f.type}` | {'yes' if f.nullable else 'no'} | {_when_absent(f)} | "
+              f"{COLUMN_DOCS.get((name, f.name), '–')} |" for f in schema]
     return lines + [""]
 
 
@@ -71,14 +77,28 @@ def render() -> str:
         "(docs/running.md), Parquet parts per table, `_SUCCESS` when the run finished. Meanings of the",
         "columns: docs/harness.md (what the loop records) and docs/metrics.md (what the marts make of it).",
         "",
-        f"Required tables: {', '.join(f'`{t}`' for t in trajectory.REQUIRED_TABLES)}; `messages` is optional.",
-        f"`tool_calls.status`: {', '.join(f'`{s}`' for s in trajectory.TOOL_CALL_STATUSES)}.",
-        f"`trajectories.terminated_by`: {', '.join(f'`{s}`' for s in trajectory.TERMINATIONS)}.",
-        f"`runs.condition`: {', '.join(f'`{s}`' for s in trajectory.CONDITIONS)}.",
+        f"Required tables: {', '.join(f'`{t}`' for t in trajectory.REQUIRED_TABLES)}; `messages` and `scores` "
+        "are optional.",
+        "",
+        "Shared vocabularies (every benchmark maps its outcomes into them):",
+        "",
+        f"- `tool_calls.status`: {', '.join(f'`{s}`' for s in trajectory.TOOL_CALL_STATUSES)}.",
+        f"- `trajectories.terminated_by`: {', '.join(f'`{s}`' for s in trajectory.TERMINATIONS)}.",
+        f"- `runs.backend`: {', '.join(f'`{s}`' for s in trajectory.BACKENDS)} (the last three are imported sources).",
+        f"- `runs.condition`: {', '.join(f'`{s}`' for s in trajectory.CONDITIONS)}.",
+        "",
+        '<a id="optional-on-read"></a>',
+        "Columns added to the format after its first release are optional on read (column \"in older files\"):",
+        "a file written before a column existed still loads, and the column reads as the value given (null,",
+        "a constant, or a copy of another column of the row); a warehouse made before it gains the column at",
+        "its next ingest, filled the same way. Columns that only one benchmark fills are nullable and say so.",
         "",
     ]
-    for name, schema in trajectory.TABLES.items():
+    for name, schema in trajectory.RUN_TABLES.items():
         out += _table(name, schema, trajectory.KEYS[name])
+    out += ['<a id="benchmark-catalogue"></a>', "## Loaded releases: `raw.benchmarks`", "",
+            "One row per benchmark name: the release its runs are checked against (docs/ingest.md).", ""]
+    out += _table("benchmarks", catalogue.BENCHMARKS, catalogue.KEYS["benchmarks"])
     out += ['<a id="benchmark-tables"></a>', "## Benchmark tables in the warehouse (schema `raw`)", "",
             "The release (docs/benchmark.md) as `agenthop-ingest --benchmark` flattens it (docs/ingest.md).", ""]
     for name, schema in benchmark.TABLES.items():

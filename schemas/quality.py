@@ -44,7 +44,7 @@ RANGE_OVERRIDES: dict[tuple[str, str], tuple[int, int | None]] = {
 
 #: table -> column -> allowed values.
 ALLOWED_VALUES: dict[str, dict[str, tuple[str, ...]]] = {
-    "runs": {"condition": t.CONDITIONS},
+    "runs": {"condition": t.CONDITIONS, "backend": t.BACKENDS},
     "trajectories": {"terminated_by": t.TERMINATIONS},
     "turns": {"role": t.TURN_ROLES},
     "tool_calls": {"status": t.TOOL_CALL_STATUSES},

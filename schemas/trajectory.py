@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-#: Allowed values of ``tool_calls.status`` (docs/formats.md#trajectory-store).
+from .evolution import added_later
+
+#: Allowed values of ``tool_calls.status`` (docs/formats.md#trajectory-store), shared by every
+#: benchmark: ``tool_error`` is a tool that ran and failed for a reason of its own (the source's
+#: error type in ``tool_calls.error_type``).
 TOOL_CALL_STATUSES: tuple[str, ...] = (
     "ok",
     "rejected_budget",
@@ -20,10 +24,32 @@ TOOL_CALL_STATUSES: tuple[str, ...] = (
     "invalid_args",
     "unknown_tool",
     "not_executed",
+    "tool_error",
 )
 
-#: Allowed values of ``trajectories.terminated_by`` (the reference harness).
-TERMINATIONS: tuple[str, ...] = ("answer", "max_turns", "budget", "token_limit", "error")
+#: Allowed values of ``trajectories.terminated_by``, shared by every benchmark: ``answer`` (the
+#: agent finished on its own), the caps, ``error``. AgentHop's harness uses the first five (the
+#: reference harness's vocabulary); imported logs map their own limits onto the others.
+TERMINATIONS: tuple[str, ...] = (
+    "answer",
+    "max_turns",
+    "budget",
+    "token_limit",
+    "time_limit",
+    "cost_limit",
+    "message_limit",
+    "context_limit",
+    "other_limit",
+    "error",
+)
+
+#: Allowed values of ``runs.backend``: the harness's backends and the importers' sources.
+HARNESS_BACKENDS: tuple[str, ...] = ("sim", "openai", "anthropic", "google", "responses")
+IMPORTED_BACKENDS: tuple[str, ...] = ("reference-json", "inspect-log", "responses-file")
+BACKENDS: tuple[str, ...] = HARNESS_BACKENDS + IMPORTED_BACKENDS
+
+#: ``runs.benchmark`` of run files written before the column existed (all of them AgentHop runs).
+DEFAULT_BENCHMARK = "agenthop"
 
 #: Allowed values of ``runs.condition`` (docs/harness.md#deliberate-differences).
 CONDITIONS: tuple[str, ...] = ("full", "no_search", "closed_book")
@@ -50,8 +76,10 @@ RUNS = pa.schema(
         pa.field("tier", pa.string()),
         pa.field("started_at", TS),
         pa.field("finished_at", TS),
-        # added after the first release: run files written before it lack the column (read as null)
-        pa.field("generation", pa.string(), metadata={b"absent_means_null": b"true"}),
+        # added after the first release: optional on read (schemas/evolution.py)
+        added_later(pa.field("generation", pa.string())),
+        added_later(pa.field("benchmark", pa.string(), nullable=False), default=DEFAULT_BENCHMARK),
+        added_later(pa.field("paradigm", pa.string())),
     ]
 )
 
@@ -77,8 +105,11 @@ TRAJECTORIES = pa.schema(
         pa.field("transient_retry_count", pa.int32(), nullable=False),
         pa.field("wall_time_s", pa.float64(), nullable=False),
         pa.field("reasoning", pa.string()),
-        pa.field("wait_s", pa.float64()),
-        pa.field("repaired_chars", pa.int32()),
+        # added after the first release: optional on read (schemas/evolution.py)
+        added_later(pa.field("wait_s", pa.float64())),
+        added_later(pa.field("repaired_chars", pa.int32())),
+        added_later(pa.field("score", pa.float64()), copy_of="is_correct"),
+        added_later(pa.field("answer_json", pa.string())),
     ]
 )
 
@@ -122,6 +153,8 @@ TOOL_CALLS = pa.schema(
         pa.field("status", pa.string(), nullable=False),
         pa.field("output_chars", pa.int32(), nullable=False),
         pa.field("budget_after", pa.int32(), nullable=False),
+        # added after the first release: optional on read (schemas/evolution.py)
+        added_later(pa.field("error_type", pa.string())),
     ]
 )
 
@@ -138,7 +171,20 @@ MESSAGES = pa.schema(
     ]
 )
 
-#: Table name -> schema, in the order ingest loads them.
+#: Every scorer's value per sample (imported logs with several scorers; the primary one is also
+#: ``trajectories.score``). ``value_num`` is the numeric reading of ``value_text`` when it has one.
+SCORES = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("sample_id", pa.string(), nullable=False),
+        pa.field("scorer", pa.string(), nullable=False),
+        pa.field("key", pa.string(), nullable=False),
+        pa.field("value_text", pa.string()),
+        pa.field("value_num", pa.float64()),
+    ]
+)
+
+#: The trajectory tables every source fills, in the order ingest loads them.
 TABLES: dict[str, pa.Schema] = {
     "runs": RUNS,
     "trajectories": TRAJECTORIES,
@@ -147,7 +193,10 @@ TABLES: dict[str, pa.Schema] = {
     "messages": MESSAGES,
 }
 
-#: Tables a run directory must contain; ``messages`` is optional (docs/formats.md#trajectory-store).
+#: Every table a run may carry: the trajectory tables plus the optional ``scores``.
+RUN_TABLES: dict[str, pa.Schema] = {**TABLES, "scores": SCORES}
+
+#: Tables a run directory must contain; ``messages`` and ``scores`` are optional (docs/formats.md#trajectory-store).
 REQUIRED_TABLES: tuple[str, ...] = ("runs", "trajectories", "turns", "tool_calls")
 
 #: Primary keys per table (used by ingest's duplicate-key check and by dbt tests).
@@ -157,4 +206,5 @@ KEYS: dict[str, tuple[str, ...]] = {
     "turns": ("run_id", "sample_id", "attempt", "turn"),
     "tool_calls": ("run_id", "sample_id", "attempt", "seq"),
     "messages": ("run_id", "sample_id", "attempt", "idx"),
+    "scores": ("run_id", "sample_id", "scorer", "key"),
 }

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from agenthop.schemas import trajectory as ts
+from agenthop.schemas.evolution import later_fields
 
 # ------------------------------------------------------------------------------------------------
 # a tiny release (the reference harness)
@@ -201,6 +202,9 @@ def write_run(out: Path, rows: dict[str, list[dict[str, Any]]], *, success: bool
     d.mkdir(parents=True, exist_ok=True)
     for table, schema in ts.TABLES.items():
         data = rows.get(table, [])
+        # a column added to the format later that no row gives is left out, as earlier writers did
+        absent = [f.name for f in later_fields(schema) if not any(f.name in r for r in data)]
+        schema = pa.schema([f for f in schema if f.name not in absent])
         n = 1 if table == "runs" else parts
         for k in range(n):
             chunk = data[k::n]

@@ -191,7 +191,7 @@ def test_the_coordinator_sleeps_while_workers_wait(release: Release, tmp_path: P
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    from agenthop.harness import runner
+    from agenthop.harness import sample_driver
 
     calls = 0
     real_wait = asyncio.wait
@@ -201,7 +201,7 @@ def test_the_coordinator_sleeps_while_workers_wait(release: Release, tmp_path: P
         calls += 1
         return await real_wait(*args, **kw)
 
-    monkeypatch.setattr(runner.asyncio, "wait", counting_wait)
+    monkeypatch.setattr(sample_driver.asyncio, "wait", counting_wait)
     with FakeProvider(latency_s=0.1) as srv:
         res = run_model(spec("m", "openai", srv.base_url), release, tmp_path, opts(workers=2), limit=2)
     assert res.status == COMPLETE

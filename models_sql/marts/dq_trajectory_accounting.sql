@@ -13,7 +13,7 @@
 --   answer_without_submit         terminated_by = 'answer' without an executed submit_answer call
 --   submit_without_answer_termination an executed (status ok) submit_answer but terminated_by <> 'answer'
 --   unknown_call_status           calls whose status is outside the docs/formats.md#trajectory-store vocabulary
---   invalid_terminated_by         terminated_by outside answer/max_turns/budget/token_limit/error
+--   invalid_terminated_by         terminated_by outside the shared vocabulary (terminated_by_values())
 --   final_attempt_count           a (run, sample) without exactly one is_final attempt (reported on its
 --                                 highest attempt)
 --   trajectory_without_run / trajectory_without_item  the run or the item is not loaded (excluded from marts)
@@ -40,10 +40,7 @@ call_aggs as (
         min(seq) as min_seq,
         max(seq) as max_seq,
         count(distinct seq) as n_distinct_seq,
-        count_if(status not in (
-            'ok', 'rejected_budget', 'rejected_disabled', 'unknown_paper', 'no_full_text',
-            'section_not_found', 'invalid_args', 'unknown_tool', 'not_executed'
-        )) as n_unknown_status,
+        count_if(status not in {{ sql_values(tool_call_statuses()) }}) as n_unknown_status,
         bool_or(tool = 'submit_answer' and status not in ('rejected_budget', 'rejected_disabled', 'not_executed'))
             as has_executed_submit,
         bool_or(tool = 'submit_answer' and status = 'ok') as has_ok_submit
@@ -128,7 +125,7 @@ checks as (
     union all
     select run_id, sample_id, attempt, is_final, 'invalid_terminated_by', 0, 1
     from joined
-    where terminated_by is null or terminated_by not in ('answer', 'max_turns', 'budget', 'token_limit', 'error')
+    where terminated_by is null or terminated_by not in {{ sql_values(terminated_by_values()) }}
     union all
     select run_id, sample_id, attempt, is_final, 'trajectory_without_run', 0, 1
     from joined where not has_run

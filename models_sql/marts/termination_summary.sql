@@ -1,8 +1,14 @@
--- Per run and terminated_by value (all five values, zero rows included): n, share of the run's final
--- trajectories, and accuracy within the value (NULL when n = 0).
+-- Per run and terminated_by value: n, share of the run's final trajectories, and accuracy within the
+-- value (NULL when n = 0). The harness's five terminations are listed for every run (zero rows
+-- included), the other limits of the shared vocabulary (imported runs) where they occur. Display order:
+-- the harness's five (answer first, error fifth), then the others in vocabulary order.
+{%- set harness = harness_terminations() %}
+{%- set others = terminated_by_values() | reject('in', harness) | list %}
 with terminations as (
-    select * from (values ('answer', 1), ('max_turns', 2), ('budget', 3), ('token_limit', 4), ('error', 5))
-        as t(terminated_by, termination_order)
+    select * from (values
+        {%- for t in harness %} ('{{ t }}', {{ loop.index }}, true),{% endfor %}
+        {%- for t in others %} ('{{ t }}', {{ harness | length + loop.index }}, false){{ "," if not loop.last }}{% endfor %}
+    ) as t(terminated_by, termination_order, always_listed)
 ),
 counts as (
     select run_id, terminated_by, count(*) as n, count_if(is_correct) as correct
@@ -23,3 +29,4 @@ select
 from totals
 cross join terminations
 left join counts on counts.run_id = totals.run_id and counts.terminated_by = terminations.terminated_by
+where terminations.always_listed or counts.n > 0

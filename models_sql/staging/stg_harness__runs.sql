@@ -15,6 +15,8 @@ select
     started_at::timestamptz as started_at,
     finished_at::timestamptz as finished_at,
     generation::varchar as generation,
+    benchmark::varchar as benchmark,
+    paradigm::varchar as paradigm,
     (backend = 'sim')::boolean as is_simulated,
     coalesce(_partial, false)::boolean as is_partial,
     _source::varchar as source_path

@@ -17,5 +17,6 @@ select
     cost::integer as cost,
     status::varchar as status,
     output_chars::integer as output_chars,
-    budget_after::integer as budget_after
+    budget_after::integer as budget_after,
+    error_type::varchar as error_type
 from {{ source('harness', 'tool_calls') }}

@@ -20,5 +20,7 @@ select
     wall_time_s::double as wall_time_s,
     reasoning::varchar as reasoning,
     wait_s::double as wait_s,
-    repaired_chars::integer as repaired_chars
+    repaired_chars::integer as repaired_chars,
+    score::double as score,
+    answer_json::varchar as answer_json
 from {{ source('harness', 'trajectories') }}
