@@ -132,3 +132,19 @@ def test_footer_names_the_commit_and_the_relative_warehouse(tmp_path: Path, db: 
     lone = tmp_path / "render.py"
     lone.write_text("# not tracked by any repository\n")
     assert render.commit_of(lone) is None
+
+
+def test_make_demo_records_messages_and_keeps_dbt_warnings() -> None:
+    """`make demo` runs the agents with their transcripts (so every item page shows what the agents
+    received) and lets dbt print its WARN lines (neither --quiet nor a log level above warn)."""
+    proc = subprocess.run(["make", "-n", "demo"], cwd=REPO, capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"make -n demo failed here: {proc.stderr.strip()[:200]}")
+    lines = proc.stdout.splitlines()
+    run_line = next(line for line in lines if "agenthop-harness run " in line)
+    dbt_line = next(line for line in lines if "dbt build" in line)
+    assert "--messages" in run_line.split()
+    words = dbt_line.split()
+    assert "--quiet" not in words and "-q" not in words
+    if "--log-level" in words:
+        assert words[words.index("--log-level") + 1] in ("debug", "info", "warn")
