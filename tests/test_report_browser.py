@@ -362,6 +362,11 @@ def test_six_runs_side_by_side_break_no_word_at_1024(browser, demo: dict) -> Non
       return out;
     }""")
     over = page.evaluate("(() => { const b = document.querySelector('.traj.scroll'); return b.scrollWidth > b.clientWidth; })()")
+    box = page.locator(".traj.scroll").first
+    assert "more-right" in (box.get_attribute("class") or "").split()  # the right edge is marked ...
+    box.evaluate("b => { b.scrollLeft = b.scrollWidth; b.dispatchEvent(new Event('scroll')); }")
+    page.wait_for_timeout(100)
+    assert "more-right" not in (box.get_attribute("class") or "").split()  # ... until scrolled to the end
     page.screenshot(path=str(ARTIFACTS / "report-item6-1024.png"), full_page=False)
     page.close()
     assert not broken, f"words broken across lines: {broken[:10]}"
