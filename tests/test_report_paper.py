@@ -700,7 +700,8 @@ def test_run_files_without_generation_still_conform() -> None:
 
     row = {f.name: None for f in RUNS if f.name != "generation"}
     row.update(run_id="r", model="m", backend="sim", condition="full", replicate=0, benchmark_sha256="x",
-               budget_total=30, max_turns=20, max_total_tokens=200000, harness_version="v", config_json="{}")
+               budget_total=30, max_turns=20, max_total_tokens=200000, harness_version="v", config_json="{}",
+               benchmark="agenthop")
     old = pa.Table.from_pylist([row], schema=pa.schema([f for f in RUNS if f.name != "generation"]))
     out = conform(old, RUNS, "runs-0.parquet")
     assert out.column_names == RUNS.names and out.column("generation").to_pylist() == [None]
