@@ -5,10 +5,10 @@ price is the row with the smallest ``price_order`` whose ``prefix`` its provider
 (case-sensitive), as the ``model_cost`` mart prices finished runs. Rates are USD per 1M tokens; cache
 reads and writes are priced at the input rate times their multipliers.
 
-:class:`CostGuard` implements ``--max-cost-usd``: before a worker takes a new sample it asks
-:meth:`CostGuard.may_start`, which refuses when what this invocation has spent, plus the expected cost
-of the samples in flight and of the new one (each model's mean cost per sample so far), would pass the
-cap. The estimate is the price table's, so it is as good as that table.
+:class:`CostGuard` implements ``--max-cost-usd``: before a worker takes a new sample it reserves the
+sample's cost (:meth:`CostGuard.reserve`), and the sample starts only when what this invocation has
+spent, plus the reservations of the samples in flight, plus its own stays within the cap
+(harness/reservations.py). The estimate is the price table's, so it is as good as that table.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import AgentHopError
+from .reservations import Reservations, estimate
 
 SEED = Path("dbt_support") / "seeds" / "model_prices.csv"
 
@@ -33,6 +34,10 @@ class Price:
     output_per_m: float
     cache_read_mult: float
     cache_write_mult: float
+
+    def max_usd(self, tokens: int) -> float:
+        """The most ``tokens`` counted by the token cap (prompt + completion + cache writes) can cost."""
+        return tokens * max(self.input_per_m, self.output_per_m, self.input_per_m * self.cache_write_mult) / 1e6
 
     def usd(self, prompt: int, completion: int, cache_read: int = 0, cache_creation: int = 0) -> float:
         """Cost of the given tokens (prompt = regular, non-cached input)."""
@@ -91,47 +96,54 @@ def model_price(model: Any) -> Price | None:
 
 
 class CostGuard:
-    """``--max-cost-usd`` over every run of one invocation (see the module docstring)."""
+    """``--max-cost-usd`` over every run of one invocation (see the module docstring).
+
+    Each sample in flight holds a reservation (harness/reservations.py): the cost of the per-sample
+    token cap at the model's price until that model has finished a sample in this invocation, then a
+    high quantile of its samples' costs.
+    """
 
     def __init__(self, cap_usd: float) -> None:
         self.cap_usd = float(cap_usd)
-        self.spent_usd = 0.0
-        self._per_model: dict[str, tuple[int, float]] = {}  # model -> (samples, usd)
-        self._in_flight: dict[str, int] = {}
+        self.budget = Reservations(self.cap_usd)
+        self._seen: dict[str, list[float]] = {}  # model -> USD of each finished sample
         self._unpriced_warned: set[str] = set()
         self.refused = False
 
-    def _mean(self, name: str) -> float:
-        n, usd = self._per_model.get(name, (0, 0.0))
-        return usd / n if n else 0.0
+    @property
+    def spent_usd(self) -> float:
+        return self.budget.spent
 
-    def may_start(self, model: Any, _in_flight_of_run: int = 0) -> bool:
-        """True (and the sample is counted as in flight) when starting one more sample of ``model``
-        keeps the estimate at or under the cap."""
+    def reservation(self, model: Any, token_cap: int) -> tuple[float, bool]:
+        """(USD one more sample of ``model`` reserves, whether that is the provisional ceiling)."""
+        price = model_price(model)
+        if price is None:
+            return 0.0, False
+        return estimate(self._seen.get(model.name, []), price.max_usd(token_cap))
+
+    async def reserve(self, model: Any, token_cap: int) -> int | None:
+        """A ticket for one more sample of ``model`` once the cap can pay for it (None: the cap is
+        reached; ``refused`` is then set)."""
         name = model.name
         if model_price(model) is None and model.backend != "sim" and name not in self._unpriced_warned:
             self._unpriced_warned.add(name)
             print(f"model {name!r}: {model.provider_model!r} is not in the price table; --max-cost-usd does not "
                   "count its samples", file=sys.stderr, flush=True)
-        expected = self.spent_usd + sum(self._mean(m) * k for m, k in self._in_flight.items()) + self._mean(name)
-        if expected > self.cap_usd:
+        ticket = await self.budget.reserve(lambda: self.reservation(model, token_cap))
+        if ticket is None:
             self.refused = True
-            return False
-        self._in_flight[name] = self._in_flight.get(name, 0) + 1
-        return True
+        return ticket
 
-    def spent(self, model: Any, attempts: Sequence[Any]) -> float:
-        """Record a finished sample of ``model``; returns its estimated cost."""
+    def spent(self, model: Any, attempts: Sequence[Any], ticket: int | None = None) -> float:
+        """Record a finished sample of ``model`` (holding ``ticket``); returns its estimated cost."""
         usd = attempts_usd(model_price(model), attempts)
-        self.spent_usd += usd
-        n, total = self._per_model.get(model.name, (0, 0.0))
-        self._per_model[model.name] = (n + 1, total + usd)
-        self._in_flight[model.name] = max(0, self._in_flight.get(model.name, 0) - 1)
+        self._seen.setdefault(model.name, []).append(usd)
+        self.budget.settle(ticket, usd)
         return usd
 
-    def dropped(self, model: Any) -> None:
-        """A sample counted by may_start was not finished (cancelled)."""
-        self._in_flight[model.name] = max(0, self._in_flight.get(model.name, 0) - 1)
+    def dropped(self, ticket: int | None) -> None:
+        """The sample of ``ticket`` was not finished (cancelled) or never started."""
+        self.budget.release(ticket)
 
 
 def price_or_none(model: Any) -> Price | None:

@@ -21,7 +21,8 @@
   advisory follows as a user message (every such turn); running out of turns gives ``max_turns``.
 
 ``run_sample`` retries a sample whose attempt ended with ``error`` (at most ``max_attempts``), waiting
-``sample_retry_waits`` through ``cfg.sleep``. Each attempt's rows carry only that attempt's tokens.
+``sample_retry_waits`` through ``cfg.sleep``. ``max_sample_seconds`` caps a sample's wall-clock time
+over all its attempts: past it the attempt ends as ``time_limit`` and no further attempt starts. Each attempt's rows carry only that attempt's tokens.
 """
 
 from __future__ import annotations
@@ -99,6 +100,9 @@ class LoopConfig:
     sleep: Sleep = asyncio.sleep
     #: keep the conversation transcript (``messages`` table)
     record_messages: bool = False
+    #: wall-clock seconds a sample may take over all its attempts (0: no cap); past it the attempt
+    #: ends as ``time_limit`` (a model call in progress is abandoned, a wait that would pass it is not begun)
+    max_sample_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         prompts.check_condition(self.condition)
@@ -122,6 +126,18 @@ class LoopConfig:
         if not waits:
             return 0.0
         return waits[min(attempt, len(waits) - 1)]
+
+
+class _OutOfTime(Exception):
+    """The sample's wall-clock cap passed during a model call."""
+
+
+async def _before(deadline: float, call: Awaitable[ModelResponse]) -> ModelResponse:
+    """``await call``, abandoned (``_OutOfTime``) when ``deadline`` (monotonic) passes first."""
+    try:
+        return await asyncio.wait_for(call, max(0.0, deadline - time.monotonic()))
+    except TimeoutError:
+        raise _OutOfTime from None
 
 
 @dataclass(slots=True)
@@ -158,8 +174,10 @@ async def run_attempt(
     sandbox: Sandbox,
     cfg: LoopConfig,
     attempt: int,
+    deadline: float | None = None,
 ) -> AttemptResult:
-    """Play one attempt of ``ctx.item`` (see the module docstring for the rules)."""
+    """Play one attempt of ``ctx.item`` (see the module docstring for the rules); ``deadline`` (a
+    ``time.monotonic()`` value) ends it as ``time_limit``."""
     caps = cfg.caps
     budget_total = caps.budget
     max_total_tokens = caps.max_total_tokens
@@ -214,13 +232,22 @@ async def run_attempt(
             }
         )
 
+    def out_of_time(wait: float = 0.0) -> bool:
+        return deadline is not None and clock() + wait >= deadline
+
     for turn_idx in range(caps.max_turns):
+        if out_of_time():
+            terminated = "time_limit"
+            break
         # 1. one model call (transient errors retried on the same turn)
         resp: ModelResponse | None = None
         transient = 0
         while True:
             try:
-                resp = await conv.complete()
+                resp = await (conv.complete() if deadline is None else _before(deadline, conv.complete()))
+                break
+            except _OutOfTime:
+                terminated = "time_limit"
                 break
             except TransientBackendError as exc:
                 transient += 1
@@ -231,6 +258,9 @@ async def run_attempt(
                     terminated = "error"
                     break
                 wait = cfg.transient_wait(transient, exc.retry_after, jitter)
+                if out_of_time(wait):
+                    terminated = "time_limit"
+                    break
                 waited += wait
                 await sleep(wait)
             except Exception as exc:  # BackendError, or anything else the backend raised: one error turn
@@ -244,6 +274,9 @@ async def run_attempt(
                     terminated = "error"
                 elif turn_idx + 1 < caps.max_turns:
                     wait = cfg.error_wait(consecutive_errors)
+                    if out_of_time(wait):
+                        terminated = "time_limit"
+                        break
                     waited += wait
                     await sleep(wait)
                 break
@@ -529,6 +562,7 @@ async def run_sample(
     disabled = prompts.disabled_tools(condition)
     label_list = list(labels)
     results: list[AttemptResult] = []
+    deadline = time.monotonic() + cfg.max_sample_seconds if cfg.max_sample_seconds > 0 else None
     for k in range(cfg.max_attempts):
         attempt = first_attempt + k
         ctx = SampleContext(
@@ -544,11 +578,13 @@ async def run_sample(
             attempt=attempt,
         )
         conv = backend.start(ctx)
-        result = await run_attempt(ctx, conv, Sandbox(item, graph, papers, disabled), cfg, attempt)
+        result = await run_attempt(ctx, conv, Sandbox(item, graph, papers, disabled), cfg, attempt, deadline)
         results.append(result)
         if result.trajectory["terminated_by"] != "error":
             break
         if k + 1 < cfg.max_attempts:
+            if deadline is not None and time.monotonic() + cfg.retry_wait(k) >= deadline:
+                break  # no time left for another attempt: the failed one is final
             await cfg.sleep(cfg.retry_wait(k))
     last = len(results) - 1
     for i, r in enumerate(results):

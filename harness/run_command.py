@@ -13,6 +13,7 @@ from .cli_examples import epilog
 from .errors import AgentHopError, cli_errors
 from .panel import BACKENDS, ModelSpec, RunSpec, load_panel, looks_like_real_model
 from .run_identity import RunCaps
+from .run_options import DEFAULT_MAX_SAMPLE_SECONDS, DEFAULT_REQUEST_TIMEOUT_S
 
 EXIT_INTERRUPTED = 130
 #: 128 + SIGTERM, as a shell reports a process that SIGTERM ended
@@ -123,6 +124,13 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 @click.option("--max-cost-usd", default=0.0, show_default=True, type=click.FloatRange(min=0),
               help="Stop taking new samples before the estimated cost of this invocation (price table) "
               "passes this many USD (0 = off); rerun to continue.")
+@click.option("--request-timeout", "request_timeout", default=DEFAULT_REQUEST_TIMEOUT_S, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Seconds one model call may take before it is abandoned and retried (as a transient error).")
+@click.option("--max-sample-seconds", default=DEFAULT_MAX_SAMPLE_SECONDS, show_default=True,
+              type=click.FloatRange(min=0),
+              help="Wall-clock seconds a real-backend sample may take over all its attempts; past them it "
+              "ends as terminated_by 'time_limit' (0 = no cap).")
 @click.option("--processes", type=click.IntRange(min=1),
               help="Worker processes for simulated runs of a panel (default: CPU count).")
 @click.option("--limit", type=click.IntRange(min=1),
@@ -153,7 +161,8 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 def run(data: Path | None, model: str | None, panel_file: Path | None, backend: str | None, model_id: str | None,
         base_url: str | None, api_key_env: str | None, rpm: float | None, tpm: float | None,
         sim_archetype: str | None, condition: str | None, replicate: int | None, workers: int,
-        max_concurrency: int, max_cost_usd: float, processes: int | None, limit: int | None, out: Path, budget: int,
+        max_concurrency: int, max_cost_usd: float, request_timeout: float, max_sample_seconds: float,
+        processes: int | None, limit: int | None, out: Path, budget: int,
         max_turns: int, max_total_tokens: int, max_run_tokens: int, seed: int, messages: bool | None,
         progress: bool | None, flush_every: int | None, retry_errors: bool, dry_run: bool) -> None:
     """Run agents over a release; resumes finished samples of the same run identity.
@@ -191,6 +200,7 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
         caps=RunCaps(budget, max_turns, max_total_tokens), seed=seed, workers=workers, limit=limit,
         record_messages=messages, flush_every=flush_every, max_run_tokens=max_run_tokens,
         retry_errors=retry_errors, progress=progress, max_concurrency=max_concurrency, max_cost_usd=max_cost_usd,
+        request_timeout_s=request_timeout, max_sample_seconds=max_sample_seconds,
     )
     try:
         results = run_panel(runs, data, out, opts, processes=processes)

@@ -126,8 +126,10 @@ async def arun_model(
     if ctl.stop.is_set():  # stopped before it started: interrupted, a rerun resumes it
         result.stopped_by = ctl.stopped_by
         return result
-    backend: Any = make_backend(m, seed=opts.seed, replicate=run.replicate)  # fails before touching the disk
-    if m.backend != "sim":
+    real = m.backend != "sim"
+    backend: Any = make_backend(m, seed=opts.seed, replicate=run.replicate,  # fails before touching the disk
+                                request_timeout_s=opts.request_timeout_s if real else None)
+    if real:
         backend = LimitedBackend(backend, limiter or make_limiter(m, opts.workers))
     record_messages = opts.messages_for(m.backend)
     caps = opts.caps
@@ -136,14 +138,14 @@ async def arun_model(
         condition=run.condition,
         sleep=no_sleep if m.backend == "sim" else asyncio.sleep,
         record_messages=record_messages,
-        **opts.loop_overrides,
+        **{"max_sample_seconds": opts.max_sample_seconds if real else 0.0, **opts.loop_overrides},
     )
     backend_cfg = backend.config() if callable(getattr(backend, "config", None)) else None
     extra = {"loop": {"max_attempts": cfg.max_attempts, "max_transient_retries": cfg.max_transient_retries,
                       "max_rate_limit_retries": cfg.max_rate_limit_retries,
                       "max_consecutive_errors": cfg.max_consecutive_errors}}
     if m.backend != "sim":  # the endpoint's configured limits (never its URL)
-        extra["limits"] = {"rpm": m.rpm, "tpm": m.tpm}
+        extra["limits"] = {"rpm": m.rpm, "tpm": m.tpm, "max_sample_seconds": cfg.max_sample_seconds}
     if backend_cfg is not None and m.backend != "sim":
         extra["backend_config"] = backend_cfg
     meta = run_meta(run, opts, sha, run_id, extra)

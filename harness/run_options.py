@@ -12,6 +12,10 @@ from .run_identity import RunCaps
 #: free and deterministic to recompute, so they batch (documented deviation, docs/running.md).
 FLUSH_DEFAULTS: dict[str, tuple[int, float]] = {"sim": (250, 30.0), "real": (1, 10.0)}
 
+#: defaults of --request-timeout and --max-sample-seconds: a hung endpoint costs a sample minutes, not hours
+DEFAULT_REQUEST_TIMEOUT_S = 300.0
+DEFAULT_MAX_SAMPLE_SECONDS = 1200.0
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -37,6 +41,11 @@ class RunOptions:
     max_concurrency: int = 0
     #: stop taking new samples before the estimated cost of this invocation passes this (0: off)
     max_cost_usd: float = 0.0
+    #: HTTP timeout of one model call of a real backend, seconds (a timeout is retried as transient)
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
+    #: wall-clock cap of one real-backend sample over all its attempts, seconds (0: none); ends it as
+    #: ``time_limit``
+    max_sample_seconds: float = DEFAULT_MAX_SAMPLE_SECONDS
     #: merge a finished run's part files into one per table
     compact: bool = True
     #: LoopConfig fields to override (e.g. max_attempts, sample_retry_waits), for every run

@@ -17,6 +17,7 @@ from .benchmark.model import Item, Release
 from .cost import attempts_usd, price_or_none
 from .panel import RunSpec
 from .progress import Progress
+from .reservations import Reservations, estimate
 from .run_control import RunControl
 from .run_options import RunOptions
 from .run_result import COMPLETE, COST_CAP, INTERRUPTED, TOKEN_CAP, say
@@ -51,7 +52,7 @@ async def drive(
     pending = deque(todo)
     abort = asyncio.Event()  # this run only (token cap)
     in_flight: set[str] = set()
-    state = {"cap": False, "cost": False, "dropped": 0}
+    state: dict[str, Any] = {"cap": False, "cost": False, "dropped": 0}
     n_workers = 1 if run.model.backend == "sim" else max(1, opts.workers)
     graphs, papers, labels = release.graphs, release.papers, release.labels
     seed, replicate = opts.seed, run.replicate
@@ -60,14 +61,19 @@ async def drive(
     cost = ctl.cost
     price = price_or_none(run.model)
 
+    token_cap = cfg.caps.max_total_tokens  # what one attempt may spend: the provisional reservation
+    tokens = Reservations(cap, spent=writer.state.tokens) if cap else None
+    seen_tokens: list[float] = []  # total_tokens of the samples this invocation finished
+
     def over_cap() -> bool:
         return bool(cap) and writer.state.tokens > cap
 
     def halted() -> bool:
         return stop.is_set() or abort.is_set() or ctl.abort.is_set()
 
-    async def one(item: Item) -> None:
+    async def one(item: Item, tickets: tuple[int | None, int | None]) -> None:
         sid = item.id
+        tok_ticket, usd_ticket = tickets
         in_flight.add(sid)
         ctl.in_flight += 1
         try:
@@ -76,16 +82,41 @@ async def drive(
                                         first_attempt=writer.state.next_attempt.get(sid, 0))
         except BaseException:
             state["dropped"] += 1  # cancelled or failed: not written, runs again on resume
-            if cost is not None:
-                cost.dropped(run.model)
+            release(tickets)
             raise
         finally:
             in_flight.discard(sid)
             ctl.in_flight -= 1
         writer.add(sid, attempts)  # no await between the result and the buffer: never half-added
-        usd = cost.spent(run.model, attempts) if cost is not None else attempts_usd(price, attempts)
-        progress.sample(bool(attempts[-1].trajectory.get("is_correct")),
-                        sum(int(a.trajectory.get("total_tokens") or 0) for a in attempts), usd)
+        n_tokens = sum(int(a.trajectory.get("total_tokens") or 0) for a in attempts)
+        seen_tokens.append(n_tokens)
+        if tokens is not None:
+            tokens.settle(tok_ticket, n_tokens)
+        usd = cost.spent(run.model, attempts, usd_ticket) if cost is not None else attempts_usd(price, attempts)
+        progress.sample(bool(attempts[-1].trajectory.get("is_correct")), n_tokens, usd)
+
+    def release(tickets: tuple[int | None, int | None]) -> None:
+        if tokens is not None:
+            tokens.release(tickets[0])
+        if cost is not None:
+            cost.dropped(tickets[1])
+
+    async def reserve() -> tuple[int | None, int | None] | None:
+        """Reservations of the run-wide token cap and of the cost cap for one more sample (None: a cap
+        is reached; ``state`` says which)."""
+        tok_ticket = usd_ticket = None
+        if tokens is not None:
+            tok_ticket = await tokens.reserve(lambda: estimate(seen_tokens, token_cap))
+            if tok_ticket is None:
+                state["cap"] = True
+                return None
+        if cost is not None:
+            usd_ticket = await cost.reserve(run.model, token_cap)
+            if usd_ticket is None:
+                release((tok_ticket, None))
+                state["cost"] = True
+                return None
+        return tok_ticket, usd_ticket
 
     async def worker() -> None:
         while pending and not halted():
@@ -93,22 +124,24 @@ async def drive(
                 state["cap"] = True
                 abort.set()
                 return
-            if cost is not None and not cost.may_start(run.model, len(in_flight)):
-                state["cost"] = True
+            tickets = await reserve()
+            if tickets is None:
+                return
+            if not pending or halted():
+                release(tickets)  # reserved while another worker took the last sample or Ctrl-C came
                 return
             if ctl.gate is not None:
                 async with ctl.gate:
                     if not pending or halted():
-                        if cost is not None:
-                            cost.dropped(run.model)  # the sample counted by may_start was not taken
+                        release(tickets)
                         return
-                    await one(pending.popleft())
+                    await one(pending.popleft(), tickets)
             else:
-                await one(pending.popleft())
+                await one(pending.popleft(), tickets)
             if over_cap():
                 state["cap"] = True
                 say(f"{writer.run_id}: run-wide token cap reached ({writer.state.tokens:,} > {cap:,}); "
-                     f"cancelling {len(in_flight)} in-flight sample(s)")
+                    f"cancelling {len(in_flight)} in-flight sample(s)")
                 abort.set()
                 return
             await asyncio.sleep(0)  # let signal handlers and other workers run

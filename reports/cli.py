@@ -216,10 +216,10 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
     cov = read_covariates(covariates) if covariates else None
     target = out or DEFAULT_OUT_DIR / "paper"
     with Warehouse(db) as wh:
-        site = open_site(wh, target / "index.html", single_file)
-        report = build(wh, condition, scores, cov, pair_list)
-        html = render_page(wh, report, site)  # writes the item pages into the site's folder
-        write_report(report, target)
+        with open_site(wh, target / "index.html", single_file) as site:  # a failure leaves no staging folder
+            report = build(wh, condition, scores, cov, pair_list)
+            html = render_page(wh, report, site)  # writes the item pages into the site's folder
+            write_report(report, target)
     click.echo(str(site.write_page(html)))
 
 
@@ -231,9 +231,15 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
 @db_option
 @cli_errors
 def sql(query: str, fmt: str, max_rows: int, db: str | None) -> None:
-    """Run a query on a read-only connection and print the result."""
+    """Run a query on a read-only connection and print the result (with a warning on stderr when the
+    marts are stale)."""
+    from .freshness import stale_warning
+
     with Warehouse(db) as wh:
         names, rows = wh.execute_user_sql(query)
+        warning = stale_warning(wh)
+    if warning:
+        click.echo(warning, err=True)
     click.echo(format_rows(names, rows, fmt, max_rows), nl=False)
 
 

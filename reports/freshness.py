@@ -81,6 +81,15 @@ def check_fresh(wh: Warehouse) -> None:
         raise AgentHopError(f"{STALE} (warehouse {wh.path}: {why})")
 
 
+def stale_warning(wh: Warehouse) -> str | None:
+    """One line saying the marts are stale (for ``sql``, which answers anyway); None when they are
+    current or the warehouse has no built marts to judge."""
+    if not {"model_summary", "build_info"} <= set(wh.relations()):
+        return None
+    why = staleness(wh)
+    return f"warning: {STALE} (warehouse {wh.path}: {why}); the answer may be out of date" if why else None
+
+
 def dq_issues(wh: Warehouse) -> list[DqIssue]:
     """Every non-empty dq_* relation of schema main with its row count and counts per issue."""
     out = []

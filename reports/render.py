@@ -130,11 +130,27 @@ def anchor(*parts: Any) -> str:
     return "a-" + _ID_RE.sub("-", raw)[:40].strip("-") + "-" + hashlib.sha1(raw.encode()).hexdigest()[:8]
 
 
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def visible_controls(value: Any) -> Any:
+    """A text value with its control characters (NUL, ESC, ...) shown as control pictures (U+2400...;
+    C1 controls as U+FFFD), which HTML may not hold raw; markup and other values as they are."""
+    if isinstance(value, str) and not isinstance(value, Markup) and _CONTROL_RE.search(value):
+        def picture(m: re.Match[str]) -> str:
+            code = ord(m.group())
+            return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+        return _CONTROL_RE.sub(picture, value)
+    return value
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,  # every template, whatever its extension
+        finalize=visible_controls,  # every {{ value }}, before it is escaped
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -58,17 +58,48 @@ _SAFE_RE = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_ITEM_RUNS = 6
 
 
+#: Longest item page name kept as it is (file systems allow 255 bytes; longer ids are cut and hashed).
+MAX_ITEM_NAME = 80
+
+
+def _id_hash(sample_id: str, n: int) -> str:
+    return hashlib.sha1(sample_id.encode("utf-8", "surrogatepass")).hexdigest()[:n]
+
+
 def item_file_name(sample_id: str) -> str:
-    """``<sample_id>.html`` when the id is file-name safe, else a sanitised name plus a short hash."""
+    """``<sample_id>.html`` when the id is file-name safe and short, else a sanitised name cut to 60
+    characters plus a short hash of the id (so at most 73 characters)."""
     safe = _SAFE_RE.sub("_", sample_id).strip("._") or "item"
-    if safe != sample_id:
-        safe = f"{safe[:60]}-{hashlib.sha1(sample_id.encode()).hexdigest()[:8]}"
+    if safe != sample_id or len(safe) > MAX_ITEM_NAME:
+        safe = f"{safe[:60]}-{_id_hash(sample_id, 8)}"
     return f"{safe}.html"
 
 
 def item_anchor(sample_id: str) -> str:
     """The element id of an item's section in single-file mode."""
     return "item-" + item_file_name(sample_id)[: -len(".html")]
+
+
+class ItemNames:
+    """The item page names of one site: ``item_file_name`` unless another id of the site took that name
+    already (names are compared case-insensitively, as some file systems do); then a longer hash."""
+
+    def __init__(self) -> None:
+        self._stems: dict[str, str] = {}
+        self._owners: dict[str, str] = {}
+
+    def stem(self, sample_id: str) -> str:
+        stem = self._stems.get(sample_id)
+        if stem is None:
+            stem = item_file_name(sample_id)[: -len(".html")]
+            base = (_SAFE_RE.sub("_", sample_id).strip("._") or "item")[:60]
+            k = 0
+            while self._owners.get(stem.lower(), sample_id) != sample_id:
+                k += 1
+                stem = f"{base}-{_id_hash(sample_id, 16)}" + (f"-{k}" if k > 1 else "")
+            self._owners[stem.lower()] = sample_id
+            self._stems[sample_id] = stem
+        return stem
 
 
 def _umask() -> int:
@@ -97,6 +128,7 @@ class Site:
     single_file: bool = False
     dq_issues: Sequence[Any] = ()
     _items: dict[str, Path] = field(default_factory=dict)
+    _names: ItemNames = field(default_factory=ItemNames)
     _inline: list[_InlineItem] = field(default_factory=list)
     _inline_charts: dict[str, dict[str, Any]] = field(default_factory=dict)
     _bundle_file: Path | None = None
@@ -175,12 +207,16 @@ class Site:
         return self.folder / "items"
 
     def item_path(self, sample_id: str) -> Path:
-        return self.items_dir / item_file_name(sample_id)
+        return self.items_dir / f"{self._names.stem(sample_id)}.html"
+
+    def item_anchor(self, sample_id: str) -> str:
+        """The element id of an item's section in single-file mode."""
+        return "item-" + self._names.stem(sample_id)
 
     def item_href(self, sample_id: str, from_page: Path | None = None) -> str:
         """Relative link to an item's page (``#item-...`` in single-file mode)."""
         if self.single_file:
-            return "#" + item_anchor(sample_id)
+            return "#" + self.item_anchor(sample_id)
         return _relative(self.item_path(sample_id), from_page or self.out)
 
     def has_item(self, sample_id: str) -> bool:
@@ -259,12 +295,12 @@ class Site:
         for sid in todo:
             page = self.item_path(sid)
             if self.single_file:
-                box = Charts(prefix=item_anchor(sid) + "-chart")
+                box = Charts(prefix=self.item_anchor(sid) + "-chart")
                 ctx = item_mod.context(data, sid, runs, box)
                 html = render("_item_section.html.j2", {**ctx, "item_href": self.item_href,
-                                                         "section_id": item_anchor(sid)},
+                                                         "section_id": self.item_anchor(sid)},
                               box, prov, bundle=Markup(""), specs=box.specs)
-                self._inline.append(_InlineItem(sid, item_anchor(sid), Markup(html)))  # autoescaped output
+                self._inline.append(_InlineItem(sid, self.item_anchor(sid), Markup(html)))  # autoescaped output
                 self._inline_charts.update(box.specs)
             else:
                 box = Charts()

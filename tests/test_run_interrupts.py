@@ -139,12 +139,9 @@ def pool_workers(pid: int) -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to see the pool start")
 def test_ctrl_c_while_the_process_pool_starts(bench: Path, tmp_path: Path) -> None:
     panel = tmp_path / "panel.yaml"
-    panel.write_text(
-        "models:\n"
-        "  - {name: over-searcher, sim: {archetype: over_searcher}}\n"
-        "  - {name: greedy-reader, sim: {archetype: greedy_reader}}\n"
-        "  - {name: verifier, sim: {archetype: verifier}}\n"
-    )
+    archetypes = ("over_searcher", "greedy_reader", "verifier")
+    panel.write_text("models:\n" + "".join(f"  - {{name: {a.replace('_', '-')}, sim: {{archetype: {a}}}}}\n"
+                                           for a in archetypes))
     out = tmp_path / "runs"
     args = ["run", "--data", str(bench), "--panel", str(panel), "--out", str(out), "--processes", "2",
             "--no-progress"]

@@ -60,8 +60,10 @@ def api_key_from_env(spec: ModelSpec) -> str | None:
     return key or LOCAL_PLACEHOLDER_KEY
 
 
-def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0) -> Backend:
-    """Build the backend of ``spec``: ``sim``, ``openai``, ``anthropic``, ``google`` or ``responses``."""
+def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0,
+                 request_timeout_s: float | None = None) -> Backend:
+    """Build the backend of ``spec``: ``sim``, ``openai``, ``anthropic``, ``google`` or ``responses``;
+    ``request_timeout_s``: the HTTP timeout of one model call of a real backend (None: the SDK backend's)."""
     if spec.backend == "sim":
         from ..policies.archetypes import policy_from_spec
         from .sim import SimBackend
@@ -71,8 +73,9 @@ def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0) -> Backe
     if spec.backend in SDK_BACKENDS:
         module, class_name = SDK_BACKENDS[spec.backend]
         backend_class = getattr(importlib.import_module(module, __name__), class_name)
+        timeout = {} if request_timeout_s is None else {"timeout_s": request_timeout_s}
         return backend_class(spec.provider_model, base_url=spec.base_url, api_key=api_key_from_env(spec),
-                             sampling=dict(spec.sampling))
+                             sampling=dict(spec.sampling), **timeout)
     raise AgentHopError(f"model {spec.name!r}: unknown backend {spec.backend!r} "
                         "(known: sim, openai, anthropic, google, responses)")
 

@@ -29,7 +29,7 @@ import anthropic
 
 from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
-from .calling import call_and_parse
+from .calling import call_and_parse, token_count
 from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, row
 from .retry import classify
 from .sdk_backend import SdkBackend
@@ -179,10 +179,10 @@ class AnthropicConversation:
         return ModelResponse(
             text="\n".join(p for p in parts if p),
             tool_calls=calls,
-            prompt_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-            cache_read_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
-            cache_creation_tokens=int(getattr(usage, "cache_creation_input_tokens", 0) or 0),
+            prompt_tokens=token_count(getattr(usage, "input_tokens", None), "usage.input_tokens"),
+            completion_tokens=token_count(getattr(usage, "output_tokens", None), "usage.output_tokens"),
+            cache_read_tokens=token_count(getattr(usage, "cache_read_input_tokens", None), "usage.cache_read_input_tokens"),
+            cache_creation_tokens=token_count(getattr(usage, "cache_creation_input_tokens", None), "usage.cache_creation_input_tokens"),
             raw=wire,
         )
 

@@ -38,7 +38,7 @@ from google.genai import types
 
 from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall, TransientBackendError
-from .calling import call_and_parse
+from .calling import call_and_parse, token_count
 from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, repair_value, row
 from .retry import MAX_ERROR_TEXT, capped_delay, is_transient_status, parse_duration, redact
 from .sdk_backend import SdkBackend
@@ -235,10 +235,12 @@ class GoogleConversation:
             elif part.text:
                 (thoughts if part.thought else answer).append(part.text)
         usage = getattr(response, "usage_metadata", None)
-        prompt = int(getattr(usage, "prompt_token_count", 0) or 0)
-        cached = min(int(getattr(usage, "cached_content_token_count", 0) or 0), prompt)
-        completion = int(getattr(usage, "candidates_token_count", 0) or 0) + int(
-            getattr(usage, "thoughts_token_count", 0) or 0)
+        def count(name: str) -> int:
+            return token_count(getattr(usage, name, None), f"usage_metadata.{name}")
+
+        prompt = count("prompt_token_count")
+        cached = min(count("cached_content_token_count"), prompt)
+        completion = count("candidates_token_count") + count("thoughts_token_count")
         text = "\n".join([f"[thinking] {t}" for t in thoughts] + answer)
         if content.role is None:
             content = content.model_copy(update={"role": "model"})

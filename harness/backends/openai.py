@@ -27,7 +27,7 @@ from typing import Any
 import openai
 
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
-from .calling import call_and_parse
+from .calling import call_and_parse, token_count
 from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, merge_reasoning, parse_arguments, row
 from .retry import classify
 from .sdk_backend import SdkBackend
@@ -49,10 +49,11 @@ def cached_prompt_tokens(usage: Any) -> int:
     if usage is None:
         return 0
     details = getattr(usage, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", None) or 0)
+    cached = token_count(getattr(details, "cached_tokens", None), "usage.prompt_tokens_details.cached_tokens")
     if cached == 0:
-        cached = int((getattr(usage, "model_extra", None) or {}).get("prompt_cache_hit_tokens") or 0)
-    return max(cached, 0)
+        cached = token_count((getattr(usage, "model_extra", None) or {}).get("prompt_cache_hit_tokens"),
+                             "usage.prompt_cache_hit_tokens")
+    return cached
 
 
 def classify_openai(exc: BaseException, secrets: tuple[str, ...]) -> BackendError:
@@ -157,8 +158,8 @@ class OpenAIConversation:
                                                                                "arguments": wire_args}})
 
         usage = getattr(response, "usage", None)
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        prompt = token_count(getattr(usage, "prompt_tokens", None), "usage.prompt_tokens")
+        completion = token_count(getattr(usage, "completion_tokens", None), "usage.completion_tokens")
         cached = min(cached_prompt_tokens(usage), prompt)
 
         return ModelResponse(

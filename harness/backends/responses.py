@@ -30,7 +30,7 @@ from typing import Any
 import openai
 
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
-from .calling import call_and_parse
+from .calling import call_and_parse, token_count
 from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, parse_arguments, row
 from .openai import classify_openai
 from .sdk_backend import SdkBackend
@@ -117,14 +117,15 @@ class ResponsesConversation:
             elif itype == "message":
                 answer.extend(c.text for c in item.content or [] if getattr(c, "type", None) == "output_text")
         usage = getattr(response, "usage", None)
-        prompt = int(getattr(usage, "input_tokens", 0) or 0)
+        prompt = token_count(getattr(usage, "input_tokens", None), "usage.input_tokens")
         details = getattr(usage, "input_tokens_details", None)
-        cached = min(int(getattr(details, "cached_tokens", 0) or 0), prompt)
+        cached = min(token_count(getattr(details, "cached_tokens", None), "usage.input_tokens_details.cached_tokens"),
+                     prompt)
         return ModelResponse(
             text="\n".join([f"[thinking] {t}" for t in thoughts] + answer),
             tool_calls=calls,
             prompt_tokens=prompt - cached,
-            completion_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            completion_tokens=token_count(getattr(usage, "output_tokens", None), "usage.output_tokens"),
             cache_read_tokens=cached,
             raw=items,
         )

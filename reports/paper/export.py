@@ -26,12 +26,27 @@ def csv_value(v: Any) -> str:
     return str(v)
 
 
+#: first characters that make a spreadsheet read a cell as a formula (or, for tab and CR, hide it)
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """A text cell a spreadsheet shows as text: one beginning with = + - @ (tab, CR) gets a leading
+    apostrophe, as spreadsheets expect. Numbers are written as numbers and are never changed."""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def csv_cell(v: Any) -> str:
+    text = csv_value(v)
+    return spreadsheet_safe(text) if isinstance(jsonable(v), str) else text
+
+
 def to_csv(table: Table) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([c.key for c in table.columns])
+    w.writerow([spreadsheet_safe(c.key) for c in table.columns])
     for row in table.rows:
-        w.writerow([csv_value(row.get(c.key)) for c in table.columns])
+        w.writerow([csv_cell(row.get(c.key)) for c in table.columns])
     return buf.getvalue()
 
 

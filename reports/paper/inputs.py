@@ -21,9 +21,23 @@ class ExternalScore:
     score: float
 
 
+#: the largest input file read (a covariate table of a million items fits easily)
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+def _read_bounded(path: Path, what: str) -> str:
+    """The file's text, read at most ``MAX_INPUT_BYTES`` (+1, to tell a larger file: /dev/zero too)."""
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise AgentHopError(f"{what} {path}: larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; "
+                            "expected a small CSV file")
+    return data.decode("utf-8-sig")
+
+
 def _open_csv(path: Path, what: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = _read_bounded(path, what)
     except FileNotFoundError:
         raise AgentHopError(f"{what} {path}: file not found") from None
     except UnicodeDecodeError as exc:
@@ -37,6 +51,9 @@ def _open_csv(path: Path, what: str) -> tuple[list[str], list[tuple[int, list[st
     if not rows or not any(cell.strip() for cell in rows[0]):
         raise AgentHopError(f"{what} {path}: empty file; expected a header row")
     header = [h.strip() for h in rows[0]]
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise AgentHopError(f"{what} {path}: the header names column(s) {', '.join(map(repr, dupes))} more than once")
     body = [(i + 2, r) for i, r in enumerate(rows[1:]) if any(cell.strip() for cell in r)]
     for line, r in body:
         if len(r) != len(header):
