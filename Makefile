@@ -10,7 +10,7 @@ export AGENTHOP_DB ?= warehouse/agenthop.duckdb
 export DO_NOT_TRACK := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 
-.PHONY: venv demo test bench browser clean
+.PHONY: venv demo demo-sciexplore test bench browser clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,12 +31,25 @@ demo: $(STAMP)
 	$(BIN)/agenthop-report leaderboard --out $(DEMO_DIR)/leaderboard.html
 	$(BIN)/agenthop-report reruns --model verifier --out $(DEMO_DIR)/reruns.html
 	$(BIN)/agenthop-report item st_0001 --models early-committer,verifier --out $(DEMO_DIR)/item.html
-	$(BIN)/agenthop-report paper --out $(DEMO_DIR)/paper
+	$(BIN)/agenthop-report paper --external panels/demo_external.csv --out $(DEMO_DIR)/paper
 	@echo "demo report: $(abspath $(DEMO_DIR)/compare.html)"
 	@echo "leaderboard: $(abspath $(DEMO_DIR)/leaderboard.html)"
 	@echo "reruns:      $(abspath $(DEMO_DIR)/reruns.html)"
 	@echo "item:        $(abspath $(DEMO_DIR)/item.html)"
 	@echo "paper:       $(abspath $(DEMO_DIR)/paper/index.html)"
+	@$(MAKE) --no-print-directory demo-sciexplore
+
+# SciExplore on the same warehouse: synthetic release, a responses file of simulated systems (three
+# paradigms, four replicates) and a simulated second judge's verdicts, ingest (with the normalized-match
+# judge), dbt build, the report.
+demo-sciexplore: $(STAMP)
+	$(BIN)/agenthop-harness make-benchmark --benchmark sciexplore --out $(DEMO_DIR)/sciexplore/benchmark --seed 0 \
+	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl --judgments $(DEMO_DIR)/sciexplore/judgments.jsonl
+	$(BIN)/agenthop-ingest --db $(AGENTHOP_DB) --benchmark $(DEMO_DIR)/sciexplore/benchmark \
+	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl --judgments $(DEMO_DIR)/sciexplore/judgments.jsonl
+	$(BIN)/dbt build --quiet
+	$(BIN)/agenthop-report sciexplore --out $(DEMO_DIR)/sciexplore/report
+	@echo "sciexplore:  $(abspath $(DEMO_DIR)/sciexplore/report/index.html)"
 
 # Headless Chromium for the report tests (Debian package); the tests skip loudly without it.
 browser:

@@ -33,6 +33,7 @@ from measure import StageResult, best_of, dir_bytes, run_stage  # noqa: E402
 import harness_real  # noqa: E402
 import reports as reports_bench  # noqa: E402
 import paper as paper_bench  # noqa: E402
+import sciexplore as sciexplore_bench  # noqa: E402
 from reference_import import reference_stages  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -316,12 +317,13 @@ def main() -> int:
     results.append(r)
     scale("1x", 1, work, bench_dir, results, env)
     results += reference_stages(work, bench_dir, work / "runs_1x", env)  # reference JSON import
+    results += sciexplore_bench.measure(work / "sciexplore", env, REPEATS)  # 13 systems x 4 replicates
     results += harness_real.run(work / "harness_real")
     if not args.skip_10x:
         scale("10x", 10, work, bench_dir, results, env)
     info = machine()
     missed = (verdicts(results) + harness_real.missed(results) + reports_bench.verdicts(results)
-              + paper_bench.verdicts(results))
+              + paper_bench.verdicts(results) + sciexplore_bench.verdicts(results))
     md = markdown(info, results, missed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],

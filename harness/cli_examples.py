@@ -43,6 +43,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "agenthop-report paper --out out/demo/paper",
         "agenthop-report paper --condition full --single-file --out out/demo/paper-one",
     ),
+    "agenthop-report sciexplore": (
+        "agenthop-report sciexplore --out out/demo/sciexplore/report",
+        "agenthop-report sciexplore --pair sounder-dr,fathom-dr --single-file --out out/demo/sciexplore/one",
+    ),
     "agenthop-report sql": (
         'agenthop-report sql "SELECT model, condition, accuracy, paper_recall FROM model_summary ORDER BY accuracy DESC"',
         'agenthop-report sql "SELECT cell, accuracy, wilson_lo, wilson_hi FROM cell_accuracy" --format csv',

@@ -14,6 +14,10 @@ from .errors import AgentHopError, cli_errors
 from .panel import BACKENDS, ModelSpec, RunSpec, load_panel, looks_like_real_model
 from .run_identity import RunCaps
 from .run_options import DEFAULT_MAX_SAMPLE_SECONDS, DEFAULT_REQUEST_TIMEOUT_S
+from .run_result import SHARD_DONE
+from .shards import Shard, ShardParam
+from .store_mirror import panel_run_ids, run_store, settle_shards
+from .storage import LocalPath, Location, is_remote
 
 EXIT_INTERRUPTED = 130
 #: 128 + SIGTERM, as a shell reports a process that SIGTERM ended
@@ -96,10 +100,10 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 
 
 @click.command("run", epilog=epilog("agenthop-harness run"))
-@click.option("--data", "data", type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
+@click.option("--data", "data", type=Location(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory (qa/, graphs/, paper_pool/, audit/). Required unless --dry-run.")
 @click.option("--model", "model", help="Model name (a sim archetype name such as early-committer, or a label).")
-@click.option("--panel", "panel_file", type=click.Path(dir_okay=False, path_type=Path, resolve_path=True),
+@click.option("--panel", "panel_file", type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
               help="Panel YAML: run several models / conditions / replicates.")
 @click.option("--backend", type=click.Choice(BACKENDS),
               help="Backend of --model (default: detected from a real model id as the reference does, e.g. "
@@ -137,7 +141,8 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               help="Only the first N items of the release (default: all). The limit is not part of the "
               "run identity: a limited run resumes into the same directory as the full one.")
 @click.option("--out", "out", default="out/runs", show_default=True,
-              type=click.Path(file_okay=False, path_type=Path), help="Output root; one directory per run.")
+              type=Location(file_okay=False, path_type=Path),
+              help="Output root, a directory or s3://bucket/prefix; one directory per run.")
 @click.option("--budget", default=30, show_default=True, type=click.IntRange(min=1), help="Tool budget points.")
 @click.option("--max-turns", default=20, show_default=True, type=click.IntRange(min=1),
               help="Model calls (turns) per attempt.")
@@ -154,6 +159,10 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               help="Write a part every N finished samples (default: sim 250, real 10; also every 30/10 s).")
 @click.option("--retry-errors/--keep-errors", "retry_errors", default=True, show_default=True,
               help="On resume, rerun samples whose final attempt ended with 'error'.")
+@click.option("--shard", type=ShardParam(), default=None,
+              help="Run only shard K of N (K from 0): a fixed 1/N of the samples of every run, by a hash of "
+              "the sample id. Shards may run at the same time, on any machines, into the same --out; the run "
+              "gets _SUCCESS when its last sample is on disk (docs/running.md#shards).")
 @click.option("--dry-run", "dry_run", is_flag=True,
               help="Print per model the backend, endpoint host, key variable (and whether it is set) and "
               "sampling, call nothing; exit 2 when a key is missing.")
@@ -164,7 +173,8 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
         max_concurrency: int, max_cost_usd: float, request_timeout: float, max_sample_seconds: float,
         processes: int | None, limit: int | None, out: Path, budget: int,
         max_turns: int, max_total_tokens: int, max_run_tokens: int, seed: int, messages: bool | None,
-        progress: bool | None, flush_every: int | None, retry_errors: bool, dry_run: bool) -> None:
+        progress: bool | None, flush_every: int | None, retry_errors: bool, shard: Shard | None,
+        dry_run: bool) -> None:
     """Run agents over a release; resumes finished samples of the same run identity.
 
     Prints one line per run: run_id, directory, finished/requested items, accuracy, tokens.
@@ -194,16 +204,20 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     _require_keys(runs)
     if data is None:
         raise AgentHopError("--data is required (a release directory), except with --dry-run")
-    if not (data / "qa" / "full.jsonl").is_file():
-        raise AgentHopError(f"{data}: not a release directory (qa/full.jsonl missing)")
     opts = RunOptions(
         caps=RunCaps(budget, max_turns, max_total_tokens), seed=seed, workers=workers, limit=limit,
         record_messages=messages, flush_every=flush_every, max_run_tokens=max_run_tokens,
         retry_errors=retry_errors, progress=progress, max_concurrency=max_concurrency, max_cost_usd=max_cost_usd,
         request_timeout_s=request_timeout, max_sample_seconds=max_sample_seconds,
+        compact=not is_remote(out),  # an object store keeps parts as written (harness/store_mirror.py)
+        shard=shard,
     )
     try:
-        results = run_panel(runs, data, out, opts, processes=processes)
+        with run_store(data, out, lambda release: panel_run_ids(runs, release, opts)) as store:
+            if not (store.release / "qa" / "full.jsonl").is_file():
+                raise AgentHopError(f"{data}: not a release directory (qa/full.jsonl missing)")
+            results = run_panel(runs, store.release, store.root, opts, processes=processes)
+            settle_shards(results, store, opts)
     except KeyboardInterrupt:  # outside the runs' own handlers (e.g. while loading the release)
         click.echo(f"interrupted: finished samples are kept under {out}; rerun the same command to resume.",
                    err=True)
@@ -216,7 +230,7 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     if user_errors:
         sys.exit(AgentHopError.exit_code)
     statuses = {r.status for r in results}
-    if statuses - {COMPLETE, TOKEN_CAP, COST_CAP, FAILED}:
+    if statuses - {COMPLETE, SHARD_DONE, TOKEN_CAP, COST_CAP, FAILED}:
         click.echo(f"interrupted: finished samples are kept under {out}; rerun the same command to resume.",
                    err=True)
         sys.exit(EXIT_TERMINATED if any(r.stopped_by == "SIGTERM" for r in results) else EXIT_INTERRUPTED)

@@ -24,7 +24,7 @@ from .progress import BarProgress, Progress
 from .run_control import RunControl, StopFlag
 from .run_identity import config_json, run_id_for
 from .run_options import RunOptions
-from .run_result import COMPLETE, INTERRUPTED, RunResult, say
+from .run_result import COMPLETE, INTERRUPTED, SHARD_DONE, RunResult, say
 from .sample_driver import drive
 from .writer import RunWriter
 
@@ -94,12 +94,14 @@ def make_limiter(model: ModelSpec, max_concurrency: int) -> EndpointLimiter:
     return EndpointLimiter(rpm=model.rpm, tpm=model.tpm, max_concurrency=max_concurrency)
 
 
-def settled_status(stopped: str, run_dir: Path, scope: list[str]) -> str:
+def settled_status(stopped: str, run_dir: Path, scope: list[str], shard_scope: list[str] | None = None) -> str:
     """The status of a run whose driver stopped for ``stopped``: complete exactly when every sample of
     ``scope`` has a final attempt in ``run_dir`` (on disk, whatever was in flight); otherwise why it
     stopped, and interrupted when the driver had nothing left to start (samples were dropped)."""
     if run_is_complete(run_dir, scope):
         return COMPLETE
+    if stopped == COMPLETE and shard_scope is not None and run_is_complete(run_dir, shard_scope):
+        return SHARD_DONE
     return INTERRUPTED if stopped == COMPLETE else stopped
 
 
@@ -150,25 +152,26 @@ async def arun_model(
         extra["backend_config"] = backend_cfg
     meta = run_meta(run, opts, sha, run_id, extra)
     items = _scope(release, opts.limit)
+    mine = items if opts.shard is None else [it for it in items if opts.shard.owns(it.id)]  # --shard
     flush_every, flush_seconds = opts.flush_for(m.backend)
     writer = RunWriter(out_root, meta, record_messages=record_messages, flush_every=flush_every,
                        flush_seconds=flush_seconds, retry_errors=opts.retry_errors,
                        extra_success={"n_items_requested": len(items), "limit": opts.limit},
                        secrets=backend.secrets() if callable(getattr(backend, "secrets", None)) else (),
-                       repair_text=m.backend != "sim", compact=opts.compact)
+                       repair_text=m.backend != "sim", compact=opts.compact, shard=opts.shard)
     if writer.state.retried_error_samples:
         say(f"{run_id}: rerunning {len(writer.state.retried_error_samples)} sample(s) whose final attempt "
             "ended with 'error'")
     own_progress = progress is None
     if progress is None:
         progress = BarProgress(f"{m.name}/{run.condition}/r{run.replicate}", opts.show_progress(),
-                               fixed_total=len(items), position=position)
+                               fixed_total=len(mine), position=position)
     result.n_scope = len(items)
     try:
         finals = writer.state.finals
-        todo = [it for it in items if it.id not in finals]
-        in_scope = [finals[it.id] for it in items if it.id in finals]
-        progress.start(len(items), len(in_scope), sum(1 for ok, _ in in_scope if ok), writer.state.tokens)
+        todo = [it for it in mine if it.id not in finals]
+        in_scope = [finals[it.id] for it in mine if it.id in finals]  # a shard's bar counts its own samples
+        progress.start(len(mine), len(in_scope), sum(1 for ok, _ in in_scope if ok), writer.state.tokens)
         if not todo and writer.succeeded:
             writer.close(complete=False)  # nothing to do: leave the finished run untouched
             status = COMPLETE
@@ -176,7 +179,8 @@ async def arun_model(
             writer.begin()
             stopped = await drive(todo, release, backend, cfg, writer, opts, run, ctl, progress)
             writer.flush()  # what finished is on disk before the directory is asked whether it is complete
-            status = settled_status(stopped, writer.run_dir, [it.id for it in items])
+            status = settled_status(stopped, writer.run_dir, [it.id for it in items],
+                                    [it.id for it in mine] if opts.shard is not None else None)
             writer.close(complete=status == COMPLETE)
     except BaseException:
         try:

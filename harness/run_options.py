@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .run_identity import RunCaps
+from .shards import Shard
+
 #: (flush_every samples, flush_seconds) by backend kind. Real backends write every finished sample at
 #: once (docs/formats.md#trajectory-store: a crash loses at most the samples in flight; they cost money). Simulated runs are
 #: free and deterministic to recompute, so they batch (documented deviation, docs/running.md).
@@ -48,6 +50,8 @@ class RunOptions:
     max_sample_seconds: float = DEFAULT_MAX_SAMPLE_SECONDS
     #: merge a finished run's part files into one per table
     compact: bool = True
+    #: run only this shard's samples of every run (harness/shards.py); None: all
+    shard: Shard | None = None
     #: LoopConfig fields to override (e.g. max_attempts, sample_retry_waits), for every run
     loop_overrides: dict[str, Any] = field(default_factory=dict)
 

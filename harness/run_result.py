@@ -11,6 +11,8 @@ from .panel import RunSpec
 
 COMPLETE, INTERRUPTED, TOKEN_CAP, SKIPPED, FAILED = "complete", "interrupted", "token_cap", "skipped", "failed"
 COST_CAP = "cost_cap"
+#: a shard ran every sample it owns; the run completes when the other shards have run theirs
+SHARD_DONE = "shard_done"
 
 
 @dataclass

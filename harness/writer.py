@@ -56,6 +56,8 @@ import pyarrow.parquet as pq
 from ..schemas.evolution import absent, later_fields
 from ..schemas.trajectory import RUNS, TABLES
 from .errors import AgentHopError
+from .shards import SPAN as SHARD_SPAN
+from .shards import Shard
 
 #: Per-sample tables, in the order a flush writes them (trajectories LAST).
 PART_TABLES: tuple[str, ...] = ("messages", "tool_calls", "turns", "trajectories")
@@ -180,6 +182,19 @@ def _read(path: Path, columns: Sequence[str]) -> pa.Table:
         ) from None
 
 
+def disk_totals(parts: dict[str, dict[int, Path]]) -> tuple[int, int, int]:
+    """(correct finals, total_tokens of every attempt, finals) over the trajectories parts."""
+    correct = tokens = n = 0
+    for path in parts["trajectories"].values():
+        t = _read(path, ["is_final", "is_correct", "total_tokens"])
+        for f, ok, tok in zip(*(t.column(c).to_pylist() for c in ("is_final", "is_correct", "total_tokens"))):
+            tokens += int(tok or 0)
+            if f:
+                n += 1
+                correct += bool(ok)
+    return correct, tokens, n
+
+
 def finished_samples(run_dir: str | Path) -> set[str]:
     """Sample ids that have a final trajectory row in ``run_dir`` (i.e. are finished)."""
     done: set[str] = set()
@@ -211,21 +226,37 @@ class RunState:
         return sum(1 for ok, _ in self.finals.values() if ok)
 
 
-def recover_run_dir(run_dir: Path, *, retry_errors: bool = True) -> RunState:
-    """Make a run directory consistent after a crash and return what it holds (see module doc)."""
+def _own_temp(name: str, shard: Shard | None) -> bool:
+    """A temp file this writer may remove: any, or for a shard only those of its own parts."""
+    if shard is None:
+        return True
+    m = _PART_RE.match(name[len(TMP_PREFIX):].rsplit(".", 1)[0])
+    return m is not None and shard.owns_part(int(m.group(2)))
+
+
+def recover_run_dir(run_dir: Path, *, retry_errors: bool = True, shard: Shard | None = None) -> RunState:
+    """Make a run directory consistent after a crash and return what it holds (see module doc).
+
+    A shard repairs only the parts it may have written (its own range, and those of an earlier
+    unsharded invocation): the other shards may be writing theirs at this moment.
+    """
     state = RunState()
     if not run_dir.is_dir():
         return state
     for entry in os.scandir(run_dir):
-        if entry.name.startswith(TMP_PREFIX):
+        if entry.name.startswith(TMP_PREFIX) and _own_temp(entry.name, shard):
             os.unlink(entry.path)
-    changed = _finish_compaction(run_dir)
+    changed = _finish_compaction(run_dir) if shard is None else False
+
+    def mine(k: int) -> bool:
+        return shard is None or shard.owns_part(k) or k < SHARD_SPAN
+
     parts = list_parts(run_dir)
     traj_parts = parts["trajectories"]
     # 1. orphan parts: other tables' parts whose trajectories part never got written
     for table in ("messages", "tool_calls", "turns"):
         for k, path in sorted(parts[table].items()):
-            if k not in traj_parts:
+            if k not in traj_parts and mine(k):
                 path.unlink()
                 state.removed_orphan_parts.append(path.name)
                 del parts[table][k]
@@ -238,7 +269,8 @@ def recover_run_dir(run_dir: Path, *, retry_errors: bool = True) -> RunState:
         ids = t.column("sample_id").to_pylist()
         finals = t.column("is_final").to_pylist()
         term = t.column("terminated_by").to_pylist()
-        errors = {s for s, f, tb in zip(ids, finals, term) if f and tb == "error"} if retry_errors else set()
+        errors = ({s for s, f, tb in zip(ids, finals, term) if f and tb == "error"}
+                  if retry_errors and mine(k) else set())
         for s, a in zip(ids, t.column("attempt").to_pylist()):
             state.next_attempt[s] = max(state.next_attempt.get(s, 0), int(a) + 1)
         if errors:
@@ -263,6 +295,8 @@ def recover_run_dir(run_dir: Path, *, retry_errors: bool = True) -> RunState:
     # 3. orphan rows: rows of other tables whose sample has no trajectory row in the same part
     for table in ("messages", "tool_calls", "turns"):
         for k, path in sorted(parts[table].items()):
+            if not mine(k):
+                continue
             ids = _read(path, ["sample_id"]).column("sample_id").to_pylist()
             allowed = part_samples.get(k, set())
             if any(s not in allowed for s in ids):
@@ -273,8 +307,9 @@ def recover_run_dir(run_dir: Path, *, retry_errors: bool = True) -> RunState:
                 changed = True
     if changed:
         _fsync_dir(run_dir)
-    numbers = [k for table in parts.values() for k in table]
-    state.next_part = max(numbers) + 1 if numbers else 0
+    numbers = [k for table in parts.values() for k in table if shard is None or shard.owns_part(k)]
+    base = shard.part_base if shard is not None else 0
+    state.next_part = max(numbers) + 1 if numbers else base
     return state
 
 
@@ -390,8 +425,11 @@ class RunWriter:
         compact: bool = True,
         secrets: Sequence[str] = (),
         repair_text: bool = False,
+        shard: Shard | None = None,
     ) -> None:
         self.run_meta = dict(run_meta)
+        #: this writer's shard (harness/shards.py): own part numbers and lock, no compaction
+        self.shard = shard
         #: strings (API key, base URL, host) replaced by ``[redacted]`` in every row before it is buffered
         self.secrets = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
         #: replace lone surrogates (which UTF-8 cannot encode) by U+FFFD in every string (real backends)
@@ -410,15 +448,16 @@ class RunWriter:
         self.flush_seconds = float(flush_seconds)
         self.extra_success = dict(extra_success or {})
         #: merge the part files into one per table when the run has finished
-        self.compact = compact
+        self.compact = compact and shard is None
         #: the tables of the parts this writer wrote, so that compaction need not read them back
         self._written: dict[tuple[str, int], pa.Table] = {}
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise AgentHopError(f"{self.run_dir}: cannot create run directory ({exc.strerror or exc})") from None
+        lock = LOCK_FILE if shard is None else shard.lock_name
         try:
-            self._lock_fh = open(self.run_dir / LOCK_FILE, "a")  # noqa: SIM115 - held until close()
+            self._lock_fh = open(self.run_dir / lock, "a")  # noqa: SIM115 - held until close()
         except OSError as exc:
             raise AgentHopError(f"{self.run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
         try:
@@ -426,11 +465,11 @@ class RunWriter:
         except BlockingIOError:
             self._lock_fh.close()
             raise AgentHopError(
-                f"{self.run_dir}: this run is being written by another process (lock {LOCK_FILE})"
+                f"{self.run_dir}: this run{' shard' if shard else ''} is being written by another process (lock {lock})"
             ) from None
         try:
             with _WriteGuard(self.run_dir):
-                self.state = recover_run_dir(self.run_dir, retry_errors=retry_errors)
+                self.state = recover_run_dir(self.run_dir, retry_errors=retry_errors, shard=shard)
         except BaseException:
             self._release()
             raise
@@ -592,13 +631,15 @@ class RunWriter:
     def _success_info(self, finished_at: datetime) -> dict[str, Any]:
         parts = list_parts(self.run_dir)
         rows = {t: sum(pq.read_metadata(p).num_rows for p in parts[t].values()) for t in PART_TABLES}
-        n = len(self.state.finals)
+        # a shard counts what every shard wrote (on disk), not what it holds
+        n_correct, tokens, n = disk_totals(parts) if self.shard else (
+            self.state.n_correct, self.state.tokens, len(self.state.finals))
         return {
             "run_id": self.run_id,
             "n_samples": n,
-            "n_correct": self.state.n_correct,
-            "accuracy": round(self.state.n_correct / n, 6) if n else None,
-            "total_tokens": self.state.tokens,
+            "n_correct": n_correct,
+            "accuracy": round(n_correct / n, 6) if n else None,
+            "total_tokens": tokens,
             "rows": {"runs": 1, **rows},
             "parts": len(parts["trajectories"]),
             "started_at": self._started_at.isoformat(),
@@ -619,6 +660,34 @@ class RunWriter:
     def __exit__(self, *exc: object) -> None:
         if not self._closed:
             self.close(complete=False)
+
+
+def finish_from_disk(run_dir: Path, **extra: Any) -> dict[str, Any]:
+    """Mark a run directory that its files show complete as finished (``finished_at`` in its runs row,
+    then ``_SUCCESS`` from what is on disk); for the shard that finds a run complete after its writer
+    closed (harness/store_mirror.py). Returns the marker's content."""
+    finished_at = _utcnow()
+    runs_path = run_dir / RUNS_FILE
+    runs = pq.read_table(runs_path)
+    col = runs.schema.get_field_index("finished_at")
+    runs = runs.set_column(col, runs.schema.field(col), pa.array([finished_at] * runs.num_rows,
+                                                                  runs.schema.field(col).type))
+    write_parquet_atomic(runs_path, runs, sync_dir=True)
+    parts = list_parts(run_dir)
+    n_correct, tokens, n = disk_totals(parts)
+    info = {
+        "run_id": run_dir.name,
+        "n_samples": n,
+        "n_correct": n_correct,
+        "accuracy": round(n_correct / n, 6) if n else None,
+        "total_tokens": tokens,
+        "rows": {"runs": 1, **{t: sum(pq.read_metadata(p).num_rows for p in parts[t].values()) for t in PART_TABLES}},
+        "parts": len(parts["trajectories"]),
+        "finished_at": finished_at.isoformat(),
+        **extra,
+    }
+    write_text_atomic(run_dir / SUCCESS_FILE, json.dumps(info, indent=2, sort_keys=True) + "\n")
+    return info
 
 
 def read_success(run_dir: str | Path) -> dict[str, Any] | None:

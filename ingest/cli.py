@@ -2,40 +2,59 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
 
 from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import cli_errors
+from agenthop.harness.storage import LocalPath, Location, is_remote
+from agenthop.harness.store_mirror import local_copy
+from agenthop.harness.benchmarks.sciexplore.release import is_release as is_sciexplore_release
 
 from .core import run_ingest
 from .progress import Progress
+from .sources.sciexplore_ingest import run_sciexplore_ingest
 from .warehouse import default_db_path
 
-_DIR = click.Path(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
+_DIR = Location(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog=epilog("agenthop-ingest"))
 @click.version_option(package_name="agenthop-warehouse")
 @click.option(
     "--db",
-    type=click.Path(path_type=Path, dir_okay=False, resolve_path=True),
+    type=LocalPath(path_type=Path, dir_okay=False, resolve_path=True),
     default=None,
     help="Warehouse file (default: $AGENTHOP_DB or warehouse/agenthop.duckdb).",
 )
-@click.option("--benchmark", type=_DIR, default=None, help="Benchmark release directory (qa/, graphs/, ...).")
+@click.option("--benchmark", type=_DIR, default=None, help="Benchmark release directory (AgentHop: qa/, graphs/, ...; SciExplore: tasks.jsonl) or s3://bucket/prefix.")
 @click.option(
     "--runs",
     type=_DIR,
     multiple=True,
-    help="A run directory, or a directory of run directories (the harness's --out). Repeatable.",
+    help="A run directory, or a directory of run directories (the harness's --out); local or "
+    "s3://bucket/prefix. Repeatable.",
 )
 @click.option(
     "--reference-json",
     type=_DIR,
     multiple=True,
-    help="Reference-harness experiments/ directory or one <model>/ folder. Repeatable.",
+    help="Reference-harness experiments/ directory or one <model>/ folder; local or s3://bucket/prefix. "
+    "Repeatable.",
+)
+@click.option(
+    "--responses",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True, resolve_path=True),
+    multiple=True,
+    help="SciExplore responses file (JSONL, docs/sciexplore.md#responses-files). Repeatable.",
+)
+@click.option(
+    "--judgments",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True, resolve_path=True),
+    multiple=True,
+    help="SciExplore judgments file (JSONL, docs/sciexplore.md#judgments-files). Repeatable.",
 )
 @click.option("--partial", is_flag=True, help="Also load run directories without _SUCCESS (marked _partial).")
 @click.option(
@@ -57,6 +76,8 @@ def main(
     benchmark: Path | None,
     runs: tuple[Path, ...],
     reference_json: tuple[Path, ...],
+    responses: tuple[Path, ...],
+    judgments: tuple[Path, ...],
     partial: bool,
     force: bool,
     accept_dq: bool,
@@ -67,18 +88,46 @@ def main(
     Idempotent: unchanged inputs are skipped, a changed run replaces its previous version whole.
     A bad input leaves the warehouse exactly as it was and names the file and the problem.
     """
-    if benchmark is None and not runs and not reference_json:
-        raise click.UsageError("nothing to load: give --benchmark, --runs and/or --reference-json")
+    if benchmark is None and not runs and not reference_json and not responses and not judgments:
+        raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json, --responses "
+                               "and/or --judgments")
     path = db if db is not None else Path(default_db_path()).absolute()
-    result = run_ingest(
-        path,
-        benchmark=benchmark,
-        runs=runs,
-        reference_json=reference_json,
-        partial=partial,
-        force=force,
-        accept_dq=accept_dq,
-        progress=Progress(quiet=quiet),
-    )
+    with ExitStack() as stack:
+        names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
+
+        def local(location: Path | str) -> Path:
+            if not is_remote(location):
+                return Path(location)
+            copy = stack.enter_context(local_copy(location))
+            names[str(copy)] = str(location)
+            return copy
+
+        def rename(text: str) -> str:
+            for copy, url in names.items():
+                text = text.replace(copy, url)
+            return text
+
+        release = local(benchmark) if benchmark is not None else None
+        sciexplore = responses or judgments or (release is not None and is_sciexplore_release(release))
+        if sciexplore:
+            if runs or reference_json:
+                raise click.UsageError("SciExplore inputs (a release with tasks.jsonl, --responses, --judgments) "
+                                       "load in a call of their own, without --runs or --reference-json")
+            sci = run_sciexplore_ingest(path, release=release, responses=responses, judgments=judgments,
+                                        force=force, progress=Progress(quiet=quiet))
+            if not quiet:
+                click.echo(sci.summary())
+            return
+        result = run_ingest(
+            path,
+            benchmark=release,
+            runs=[local(r) for r in runs],
+            reference_json=[local(r) for r in reference_json],
+            partial=partial,
+            force=force,
+            accept_dq=accept_dq,
+            progress=Progress(quiet=quiet),
+            rename=rename if names else None,
+        )
     if not quiet:
         click.echo(result.summary())

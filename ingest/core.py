@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -90,6 +90,8 @@ class _Plan:
     combined: dict[str, pa.Table]
     #: violations accepted with --accept-dq (quality.ISSUE_SCHEMA)
     dq_issues: pa.Table
+    #: the benchmark's source as the user named it (ingest_log.source)
+    benchmark_source: str = ""
 
 
 def _dedupe(paths: Sequence[Path]) -> list[Path]:
@@ -158,8 +160,32 @@ def run_ingest(
     force: bool = False,
     accept_dq: bool = False,
     progress: Progress | None = None,
+    rename: Callable[[str], str] | None = None,
 ) -> IngestResult:
-    """Load the given inputs into the warehouse at ``db`` in one transaction (module docstring)."""
+    """Load the given inputs into the warehouse at ``db`` in one transaction (module docstring).
+
+    ``rename`` maps the text of a local path to the name the user gave (an ``s3://`` URL read
+    through a temporary copy) in recorded sources and in error messages.
+    """
+    if rename is None:
+        return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, str)
+    try:
+        return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, rename)
+    except IngestError as exc:
+        raise IngestError(rename(str(exc))) from None
+
+
+def _run_ingest(
+    db: Path,
+    benchmark: Path | None,
+    runs: Sequence[Path],
+    reference_json: Sequence[Path],
+    partial: bool,
+    force: bool,
+    accept_dq: bool,
+    progress: Progress | None,
+    rename: Callable[[str], str],
+) -> IngestResult:
     t0 = time.monotonic()
     progress = progress or Progress(quiet=True)
     result = IngestResult(db=db)
@@ -171,7 +197,7 @@ def run_ingest(
         with open_warehouse(db) as con:
             state = read_state(con, db)  # (2)
             plan = _prepare(
-                con, state, benchmark, bench_content, run_dirs, ref_dirs, partial, force, accept_dq, progress
+                con, state, benchmark, bench_content, run_dirs, ref_dirs, partial, force, accept_dq, progress, rename
             )
             n_rows = sum(t.num_rows for t in plan.combined.values())
             n_rows += sum(plan.bench.counts().values()) if plan.bench is not None else 0
@@ -225,6 +251,7 @@ def _prepare(
     force: bool,
     accept_dq: bool,
     progress: Progress,
+    rename: Callable[[str], str] = str,
 ) -> _Plan:
     """(3) Parse and validate every changed input; nothing is written.
 
@@ -272,6 +299,7 @@ def _prepare(
 
     by_id: dict[str, runsmod.RunData] = {}
     for rd in datas:
+        rd.source = rename(rd.source)
         prev = by_id.get(rd.run_id)
         if prev is not None:
             raise IngestError(f"run {rd.run_id!r} is given twice: {prev.source} and {rd.source}")
@@ -281,10 +309,14 @@ def _prepare(
     combined, segments = _combine(changed)  # the per-run tables are dropped to keep memory down
     runsmod.check_keys(changed, combined)
     issues = quality.find_issues(combined, segments)
+    if rename is not str and issues.num_rows:
+        i = issues.schema.get_field_index("file")
+        issues = issues.set_column(i, "file", pa.array([rename(f) for f in issues.column(i).to_pylist()], pa.string()))
     if issues.num_rows and not accept_dq:
         raise IngestError(quality.refusal(issues))
     return _Plan(
         benchmark=benchmark,
+        benchmark_source=rename(str(benchmark.resolve())) if benchmark is not None else "",
         bench_content=bench_content,
         bench_action=bench_action,
         bench=bt,
@@ -327,7 +359,7 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
         if plan.benchmark is not None:
             add_log(
                 "benchmark",
-                str(plan.benchmark.resolve()),
+                plan.benchmark_source,
                 None,
                 plan.bench_content or "",
                 plan.bench_action or "unchanged",

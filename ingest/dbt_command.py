@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from agenthop.harness.errors import AgentHopError, cli_errors
+from agenthop.harness.storage import LocalPath
 
 DEFAULT_DB = "warehouse/agenthop.duckdb"
 
@@ -52,7 +53,7 @@ def dbt_command(args: list[str], db: Path, workdir: Path) -> list[str]:
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "help_option_names": ["-h", "--help"]})
-@click.option("--db", type=click.Path(dir_okay=False), help="Warehouse file (default $AGENTHOP_DB or warehouse/agenthop.duckdb).")
+@click.option("--db", type=LocalPath(dir_okay=False), help="Warehouse file (default $AGENTHOP_DB or warehouse/agenthop.duckdb).")
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 @cli_errors
 def main(db: str | None, dbt_args: tuple[str, ...]) -> None:

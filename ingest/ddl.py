@@ -12,6 +12,7 @@ import pyarrow as pa
 from agenthop.schemas import benchmark as bschema
 from agenthop.schemas import catalogue
 from agenthop.schemas import quality as qschema
+from agenthop.schemas import sciexplore as sxschema
 from agenthop.schemas import trajectory as tschema
 from agenthop.schemas.evolution import absent
 
@@ -48,6 +49,9 @@ WAREHOUSE_META = pa.schema(
 #: Benchmark tables (replaced whole) and run tables (replaced per run_id), in load order.
 BENCHMARK_TABLES: dict[str, pa.Schema] = dict(bschema.TABLES)
 RUN_TABLES: dict[str, pa.Schema] = dict(tschema.RUN_TABLES)
+#: Tables of other benchmarks, loaded by their own ingest sources (ingest/sources/) but created with
+#: the layout so that every warehouse has them (empty) for dbt.
+OTHER_TABLES: dict[str, pa.Schema] = dict(sxschema.TABLES)
 
 
 def warehouse_schema(table: str) -> pa.Schema:
@@ -67,6 +71,8 @@ def warehouse_schema(table: str) -> pa.Schema:
         return qschema.DQ_ISSUES
     if table == "benchmarks":
         return catalogue.BENCHMARKS
+    if table in OTHER_TABLES:
+        return OTHER_TABLES[table]
     raise KeyError(table)
 
 
@@ -77,10 +83,11 @@ ALL_TABLES: tuple[str, ...] = (
     "ingest_log",
     "warehouse_meta",
     "dq_issues",
+    *OTHER_TABLES,
 )
 
 #: Tables a warehouse made by an earlier version may lack (created by its next ingest).
-LATER_TABLES: frozenset[str] = frozenset({"dq_issues", "benchmarks", "scores"})
+LATER_TABLES: frozenset[str] = frozenset({"dq_issues", "benchmarks", "scores", *OTHER_TABLES})
 
 _SIMPLE: dict[pa.DataType, str] = {
     pa.bool_(): "BOOLEAN",

@@ -19,6 +19,8 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
+import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -37,7 +39,8 @@ from agenthop.schemas import trajectory as tschema
 
 from .conform import IngestError, conform
 from .quality import Segments
-from .reference_parse import ALIAS_COLUMN, INT32_MAX, INT64_MAX, ParseError, Sample, load_json, parse_samples
+from .reference_bulk import parse_task
+from .reference_parse import ALIAS_COLUMN, INT32_MAX, INT64_MAX, ParseError, Sample, load_json, task_schema
 from .reference_parse import status_of as status_of  # re-exported: the status rule lives there
 from .runs import Checks, RunData, check_benchmark, validate_table
 
@@ -103,12 +106,20 @@ def _all_files(folder: Path) -> list[Path]:
 
 
 def content_sha256(folder: Path) -> str:
+    return _digest(folder)[0]
+
+
+def _digest(folder: Path) -> tuple[str, int]:
+    """SHA-256 of the folder's JSON files (names and bytes) and their total size."""
     h = hashlib.sha256()
+    size = 0
     for p in _all_files(folder):
+        data = p.read_bytes()
+        size += len(data)
         h.update(p.relative_to(folder).as_posix().encode("utf-8", "surrogateescape") + b"\0")
-        h.update(p.read_bytes())
+        h.update(data)
         h.update(b"\0")
-    return h.hexdigest()
+    return h.hexdigest(), size
 
 
 def read_json(path: Path) -> Any:
@@ -227,6 +238,13 @@ def _plan_folder(folder: Path, sha: str, checks: Checks, loaded_hashes: dict[str
         raise IngestError(f"{folder}: no benchmark is loaded; pass --benchmark DIR to load one first")
     check_benchmark(run_id, _text(bsha), checks, str(summary_path if summary else folder))
 
+    plan = _Folder(folder, run_id, sha, _text(bsha), summary, summary_path)
+    plan.samples = folder_samples(folder)
+    return plan
+
+
+def folder_samples(folder: Path) -> list[Sample]:
+    """Each ``<sample_id>.json`` of a folder with its failed-attempt files, in attempt order."""
     failed: dict[str, list[tuple[int, str]]] = defaultdict(list)
     fdir = folder / FAILED_DIR
     if fdir.is_dir():
@@ -235,10 +253,7 @@ def _plan_folder(folder: Path, sha: str, checks: Checks, loaded_hashes: dict[str
             if not m:
                 raise IngestError(f"{p}: not named <sample_id>.attempt_<k>.json")
             failed[m.group(1)].append((int(m.group(2)), str(p)))
-    plan = _Folder(folder, run_id, sha, _text(bsha), summary, summary_path)
-    for path in _sample_files(folder):
-        plan.samples.append((str(path), [p for _, p in sorted(failed.pop(path.stem, []))]))
-    return plan
+    return [(str(path), [p for _, p in sorted(failed.pop(path.stem, []))]) for path in _sample_files(folder)]
 
 
 def _tasks(plans: Sequence[_Folder]) -> list[tuple[int, str, list[Sample]]]:
@@ -249,20 +264,56 @@ def _tasks(plans: Sequence[_Folder]) -> list[tuple[int, str, list[Sample]]]:
     return out
 
 
-def _parse_all(tasks: list[tuple[int, str, list[Sample]]]) -> Iterator[dict[str, Any]]:
+def _spool_root(n_bytes: int) -> str | None:
+    """Where workers leave their tables for the parent: shared memory when it has room."""
+    shm = "/dev/shm"
+    try:
+        if os.path.isdir(shm) and shutil.disk_usage(shm).free > 3 * n_bytes:
+            return shm
+    except OSError:
+        pass
+    return None  # the system's temporary directory
+
+
+def _spooled_task(run_id: str, samples: list[Sample], spool: str, key: int) -> dict[str, Any]:
+    """A worker task whose tables go to Arrow files in ``spool`` (the parent maps them; no pickling)."""
+    result = parse_task(run_id, samples)
+    if result["error"] is None:
+        paths = {}
+        for name, table in result["tables"].items():
+            path = os.path.join(spool, f"{key}-{name}.arrow")
+            with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+            paths[name] = path
+        result["tables"] = paths
+    return result
+
+
+def _unspool(result: dict[str, Any]) -> dict[str, Any]:
+    if result["error"] is None:
+        result["tables"] = {
+            name: pa.ipc.open_file(pa.memory_map(path)).read_all() for name, path in result["tables"].items()
+        }
+    return result
+
+
+def _parse_all(tasks: list[tuple[int, str, list[Sample]]], n_bytes: int) -> Iterator[dict[str, Any]]:
     """Task results in task order: on all cores when there is enough to do."""
     n_samples = sum(len(t[2]) for t in tasks)
     workers = min(os.cpu_count() or 1, len(tasks))
     if workers < 2 or n_samples < POOL_MIN_SAMPLES:
         for _, run_id, samples in tasks:
-            yield parse_samples(run_id, samples)
+            yield parse_task(run_id, samples)
         return
     # spawn, not fork: the parent holds DuckDB and Arrow thread pools, which do not survive a fork
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        results = pool.map(parse_samples, [t[1] for t in tasks], [t[2] for t in tasks])
+    with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(n_bytes)) as spool, \
+            ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        results = pool.map(_spooled_task, [t[1] for t in tasks], [t[2] for t in tasks],
+                           [spool] * len(tasks), range(len(tasks)))
         try:
-            yield from results
+            for result in results:
+                yield _unspool(result)  # mapped memory outlives the files' removal
         except BrokenProcessPool:
             raise IngestError(
                 f"a process parsing reference JSON ({tasks[0][2][0][0]} and others) died, for instance "
@@ -341,23 +392,37 @@ def resolve_sections(calls: pa.Table, index: SectionIndex) -> pa.Table:
     return calls
 
 
-def _folder_data(plan: _Folder, results: list[dict[str, Any]], checks: Checks, sections: SectionIndex) -> RunData:
-    """One folder's task results -> a validated RunData."""
+def _concat(results: list[dict[str, Any]], name: str) -> pa.Table:
+    """One table of a folder from its tasks' results (tool_calls still with ALIAS_COLUMN)."""
+    parts = [r["tables"][name] for r in results]
+    return pa.concat_tables(parts) if parts else task_schema(name).empty_table()
+
+
+def _resolve_all(per_folder: list[list[dict[str, Any]]], sections: SectionIndex) -> list[pa.Table]:
+    """Every folder's tool_calls with their sections resolved, in one join over all folders."""
+    calls = [_concat(results, "tool_calls") for results in per_folder]
+    if not calls:
+        return []
+    resolved = resolve_sections(pa.concat_tables(calls), sections)
+    out, start = [], 0
+    for c in calls:
+        out.append(resolved.slice(start, c.num_rows))
+        start += c.num_rows
+    return out
+
+
+def _folder_data(plan: _Folder, results: list[dict[str, Any]], calls: pa.Table, checks: Checks) -> RunData:
+    """One folder's task results (and its resolved tool_calls) -> a validated RunData."""
     folder = str(plan.path)
     tables: dict[str, pa.Table] = {}
     segments: dict[str, Segments] = {"runs": Segments()}
     names = [n for n in tschema.TABLES if n != "runs"]
     for name in names:
-        parts = [r["tables"][name] for r in results]
-        schema = tschema.TABLES[name]
-        if name == "tool_calls":
-            schema = schema.append(pa.field(ALIAS_COLUMN, pa.int32()))
-        tables[name] = pa.concat_tables(parts) if parts else schema.empty_table()
+        tables[name] = calls if name == "tool_calls" else _concat(results, name)
         segments[name] = Segments()
         for r in results:
             for file, n in r["segments"][name]:
                 segments[name].add(file, n, "json")
-    tables["tool_calls"] = resolve_sections(tables["tool_calls"], sections)
     known = checks.sample_ids
     sample_ids = [s for r in results for s in r["sample_ids"]]
     if known is not None and sample_ids:
@@ -396,18 +461,19 @@ def read_folders(
     folders = [f.resolve() for f in folders]
     # hashing reads every byte once; reads and SHA-256 release the GIL, so threads use every core
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        shas = list(pool.map(content_sha256, folders))
-    planned = [_plan_folder(f, sha, checks, loaded_hashes) for f, sha in zip(folders, shas)]
+        digests = list(pool.map(_digest, folders))
+    planned = [_plan_folder(f, sha, checks, loaded_hashes) for f, (sha, _) in zip(folders, digests)]
     todo = [p for p in planned if isinstance(p, _Folder)]
     per_folder: list[list[dict[str, Any]]] = [[] for _ in todo]
     tasks = _tasks(todo)
-    for (i, _, _), result in zip(tasks, _parse_all(tasks)):
+    for (i, _, _), result in zip(tasks, _parse_all(tasks, sum(n for _, n in digests))):
         if result["error"] is not None:
             raise IngestError(result["error"])
         per_folder[i].append(result)
     index = SectionIndex(bench() if todo else None)
     try:
-        done = iter([_folder_data(p, r, checks, index) for p, r in zip(todo, per_folder)])
+        calls = _resolve_all(per_folder, index)
     finally:
         index.close()
+    done = iter([_folder_data(p, r, c, checks) for p, r, c in zip(todo, per_folder, calls)])
     return [next(done) if isinstance(p, _Folder) else p for p in planned]

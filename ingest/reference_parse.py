@@ -364,11 +364,7 @@ class _Builder:
     def tables(self) -> dict[str, pa.Table]:
         out = {}
         for name, rows in self.rows.items():
-            # the columns the rows fill, in order; the shared columns of other benchmarks (score,
-            # answer_json, error_type) are left to conform, which derives them as for older files
-            schema = pa.schema([f for f in tschema.TABLES[name] if f.name not in NOT_FILLED])
-            if name == "tool_calls":
-                schema = schema.append(pa.field(ALIAS_COLUMN, pa.int32()))
+            schema = task_schema(name)
             try:
                 cols = list(zip(*rows)) if rows else [[] for _ in schema]
                 out[name] = pa.table([pa.array(c, type=f.type) for c, f in zip(cols, schema)], schema=schema)
@@ -380,6 +376,15 @@ class _Builder:
 
 #: Trajectory-store columns reference JSON has no source for (conform fills them as optional on read).
 NOT_FILLED: frozenset[str] = frozenset({"score", "answer_json", "error_type"})
+
+
+def task_schema(name: str) -> pa.Schema:
+    """The columns a task fills for run table ``name``, in order (tool_calls: plus ALIAS_COLUMN); the
+    shared columns of other benchmarks are left to conform, which derives them as for older files."""
+    schema = pa.schema([f for f in tschema.TABLES[name] if f.name not in NOT_FILLED])
+    if name == "tool_calls":
+        schema = schema.append(pa.field(ALIAS_COLUMN, pa.int32()))
+    return schema
 
 
 def _merged_totals(rec: _Rec) -> dict[str, int]:

@@ -41,6 +41,17 @@ def _split(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
+def parse_pairs(pairs: Sequence[str], what: str) -> list[tuple[str, str]]:
+    """``--pair A,B`` values as name pairs; a value that is not two different names is a user error."""
+    out = []
+    for p in pairs:
+        names = _split(p)
+        if len(names) != 2 or names[0] == names[1]:
+            raise AgentHopError(f"--pair {p!r}: give two different {what} names, e.g. --pair {what}-a,{what}-b")
+        out.append((names[0], names[1]))
+    return out
+
+
 def db_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--db", "db", type=click.Path(dir_okay=False), default=None,
@@ -206,12 +217,7 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
     from .paper.page import render_page
     from .render import DEFAULT_OUT_DIR
 
-    pair_list = []
-    for p in pairs:
-        names = _split(p)
-        if len(names) != 2 or names[0] == names[1]:
-            raise AgentHopError(f"--pair {p!r}: give two different model names, e.g. --pair model-a,model-b")
-        pair_list.append((names[0], names[1]))
+    pair_list = parse_pairs(pairs, "model")
     scores = read_external(external) if external else None
     cov = read_covariates(covariates) if covariates else None
     target = out or DEFAULT_OUT_DIR / "paper"
@@ -220,6 +226,38 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
             report = build(wh, condition, scores, cov, pair_list)
             html = render_page(wh, report, site)  # writes the item pages into the site's folder
             write_report(report, target)
+    click.echo(str(site.write_page(html)))
+
+
+@main.command(epilog=epilog("agenthop-report sciexplore"))
+@click.option("--judge", default="normalized-match", show_default=True,
+              help="Whose verdicts score the tables (a judge name in raw.judgments, e.g. llm:<model>).")
+@click.option("--pair", "pairs", multiple=True, metavar="A,B",
+              help="Two systems to compare with an exact paired test on the shared T1/T2 tasks (repeatable; "
+                   "default: neighbours by Overall).")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output directory (default: reports_out/sciexplore): index.html, index_files/ (task pages, "
+                   "chart bundle) and tables/ (CSV and LaTeX).")
+@click.option("--single-file", "single_file", is_flag=True, default=False,
+              help="Inline the chart bundle into index.html and leave out the task pages (tables/ is still written).")
+@db_option
+@cli_errors
+def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file: bool, db: str | None) -> None:
+    """SciExplore's Tables 3, 4, 6, 7 and Figure 3, paired tests, failure taxonomy, judge agreement, task pages."""
+    from .render import DEFAULT_OUT_DIR
+    from .sciexplore.build import build, write_tables
+    from .sciexplore.data import check_fresh
+    from .sciexplore.page import render_page
+    from .site import Site
+
+    pair_list = parse_pairs(pairs, "system")
+    target = out or DEFAULT_OUT_DIR / "sciexplore"
+    with Warehouse(db) as wh:
+        check_fresh(wh)
+        site = Site(target / "index.html", single_file=single_file)
+        report = build(wh, judge, pair_list)
+        html = render_page(wh, report, site)
+        write_tables(report, target)
     click.echo(str(site.write_page(html)))
 
 

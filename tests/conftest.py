@@ -70,6 +70,12 @@ def built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> BuiltWarehouse:
                           env=env, capture_output=True, text=True), "harness run")
     _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(bench), "--runs", str(runs)],
                           env=env, capture_output=True, text=True), "ingest")
+    # SciExplore beside AgentHop, as in `make demo`: its release and a responses file of simulated systems
+    sx, sx_resp = work / "sciexplore", work / "sciexplore_responses.jsonl"
+    _check(subprocess.run([cli("agenthop-harness"), "make-benchmark", "--benchmark", "sciexplore", "--out", str(sx),
+                           "--responses", str(sx_resp)], env=env, capture_output=True, text=True), "sciexplore release")
+    _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(sx), "--responses", str(sx_resp)],
+                          env=env, capture_output=True, text=True), "sciexplore ingest")
     _check(run_dbt_build(db, work), "dbt build")
     return BuiltWarehouse(db=db, benchmark=bench, runs=runs, work=work)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -13,26 +14,51 @@ from ..errors import AgentHopError, cli_errors
 from .describe import describe, format_description
 from .generator import FULL_SCALE_ITEMS, clear_release, is_synthetic_release, write_release
 from .loader import load_release
+from ..storage import LocalPath
 
 
-@click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
-              help="Release directory to write (qa/, graphs/, paper_pool/, audit/, README.md).")
-@click.option("--items", "items", default=FULL_SCALE_ITEMS, show_default=True, type=click.IntRange(min=1),
-              help="Number of items; 1011 is the full-scale preset.")
-@click.option("--seed", "seed", default=0, show_default=True, type=int, help="Random seed (same seed, same bytes).")
-@click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
-@cli_errors
-def make_benchmark(out: Path, items: int, seed: int, force: bool) -> None:
-    """Write a deterministic SYNTHETIC AgentHop release (docs/benchmark.md#synthetic-generator)."""
+def prepare_release_dir(out: Path, force: bool, is_synthetic: Callable[[Path], bool],
+                        clear: Callable[[Path], None], what: str = "synthetic release") -> None:
+    """--out of make-benchmark: a synthetic release there is cleared; another non-empty directory needs --force."""
     if out.exists() and not out.is_dir():
         raise AgentHopError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):
-        if is_synthetic_release(out):
-            clear_release(out)
+        if is_synthetic(out):
+            clear(out)
         elif not force:
-            raise AgentHopError(f"--out {out}: directory is not empty and does not hold a synthetic release "
+            raise AgentHopError(f"--out {out}: directory is not empty and does not hold a {what} "
                                 "(README.md marker missing); choose another directory or pass --force")
+
+
+@click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
+@click.option("--out", "out", required=True, type=LocalPath(file_okay=False, path_type=Path, resolve_path=True),
+              help="Release directory to write (qa/, graphs/, paper_pool/, audit/, README.md).")
+@click.option("--benchmark", "benchmark", type=click.Choice(["agenthop", "sciexplore"]), default="agenthop",
+              show_default=True, help="Which benchmark's synthetic release to write.")
+@click.option("--items", "items", default=None, type=click.IntRange(min=1),
+              help=f"Number of items (AgentHop; default {FULL_SCALE_ITEMS}, the full-scale preset). "
+              "SciExplore has the paper's fixed shape of 103 tasks.")
+@click.option("--seed", "seed", default=0, show_default=True, type=int, help="Random seed (same seed, same bytes).")
+@click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
+@click.option("--responses", "responses", default=None, type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
+              help="SciExplore: also write a responses file of simulated systems (docs/sciexplore.md#simulated-systems).")
+@click.option("--judgments", "judgments", default=None, type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
+              help="SciExplore: also write the verdicts of a simulated second judge on those responses.")
+@cli_errors
+def make_benchmark(out: Path, benchmark: str, items: int | None, seed: int, force: bool,
+                   responses: Path | None, judgments: Path | None) -> None:
+    """Write a deterministic SYNTHETIC release (docs/benchmark.md#synthetic-generator, docs/sciexplore.md)."""
+    if benchmark == "sciexplore":
+        from ..benchmarks.sciexplore.commands import make_sciexplore
+
+        if items is not None:
+            raise click.UsageError("--items: the SciExplore release has a fixed shape of 103 tasks")
+        make_sciexplore(out, seed, force, responses, judgments)
+        return
+    if responses is not None or judgments is not None:
+        raise click.UsageError("--responses, --judgments: only for --benchmark sciexplore")
+    items = FULL_SCALE_ITEMS if items is None else items
+    prepare_release_dir(out, force, is_synthetic_release, clear_release)
     t0 = time.perf_counter()
     try:
         made = write_release(out, items, seed)
@@ -45,7 +71,7 @@ def make_benchmark(out: Path, items: int, seed: int, force: bool) -> None:
 
 
 @click.command("describe-benchmark", epilog=epilog("agenthop-harness describe-benchmark"))
-@click.argument("release_dir", type=click.Path(path_type=Path, resolve_path=True))
+@click.argument("release_dir", type=LocalPath(path_type=Path, resolve_path=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Only the first N items.")
 @cli_errors

@@ -1,0 +1,14 @@
+"""SciExplore: scientific information seeking in four task types (docs/sciexplore.md).
+
+Modules: ``release`` (the release format and its loader), ``generator`` (a seeded synthetic
+release), ``normalize`` / ``judge`` (the deterministic ``normalized-match`` judge), ``tables`` (the
+T4 answer parser), ``responses`` (the responses-file format and its reader) and ``simulate`` (a
+responses file of simulated systems for the demo).
+"""
+
+BENCHMARK = "sciexplore"
+TASK_TYPES = ("T1", "T2", "T3", "T4")
+PARADIGMS = ("foundation", "search", "deep_research")
+STATUSES = ("answered", "not_attempted", "error")
+#: trace tools that count as a search call (search effort, failure taxonomy)
+SEARCH_TOOLS = ("web_search", "scholar_search", "db_search")

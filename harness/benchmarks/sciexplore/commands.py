@@ -1,0 +1,43 @@
+"""``agenthop-harness make-benchmark --benchmark sciexplore`` (called from harness/benchmark/commands.py)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from agenthop.harness.errors import AgentHopError
+
+from .generator import clear_release, is_synthetic_release, write_release
+from .release import load_release
+from .simulate import REPLICATES, SIM_JUDGE, SYSTEMS, write_judgments, write_responses
+
+
+def make_sciexplore(out: Path, seed: int, force: bool, responses: Path | None = None,
+                    judgments: Path | None = None) -> None:
+    from agenthop.harness.benchmark.commands import prepare_release_dir
+
+    prepare_release_dir(out, force, is_synthetic_release, clear_release, "synthetic SciExplore release")
+    t0 = time.perf_counter()
+    try:
+        made = write_release(out, seed)
+    except OSError as exc:
+        raise AgentHopError(f"--out {out}: cannot write release ({exc.strerror or exc})") from exc
+    types = ", ".join(f"{k} {v}" for k, v in made.by_type.items())
+    click.echo(f"wrote synthetic SciExplore release {out}: {made.tasks} tasks ({types}), {made.domains} domains, "
+               f"{made.documents} corpus documents, seed {seed} in {time.perf_counter() - t0:.1f}s")
+    if responses is not None:
+        try:
+            n = write_responses(responses, load_release(out), seed)
+        except OSError as exc:
+            raise AgentHopError(f"--responses {responses}: cannot write ({exc.strerror or exc})") from exc
+        click.echo(f"wrote {n} responses of {len(SYSTEMS)} SIMULATED systems x {REPLICATES} replicates to {responses}")
+    if judgments is not None:
+        if responses is None:
+            raise click.UsageError("--judgments: give --responses too (the simulated judge judges those answers)")
+        try:
+            n = write_judgments(judgments, load_release(out), responses, seed)
+        except OSError as exc:
+            raise AgentHopError(f"--judgments {judgments}: cannot write ({exc.strerror or exc})") from exc
+        click.echo(f"wrote {n} verdicts of the SIMULATED judge {SIM_JUDGE} to {judgments}")

@@ -1,0 +1,180 @@
+"""`agenthop-judge`: LLM verdicts for the loaded SciExplore runs, cached by prompt hash, resumable.
+
+Reads the release and the responses from the warehouse, asks the model one prompt per unit
+(llm_judge.py) through the harness's backends, appends every reply to a cache file as it arrives
+(an interrupted judge resumes where it stopped: cached prompts are not asked again), then loads the
+verdicts like a judgments file, in one ingest transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from agenthop.harness.backends import make_backend
+from agenthop.harness.backends.base import BackendError, SampleContext, TransientBackendError
+from agenthop.harness.errors import AgentHopError
+from agenthop.harness.panel import ModelSpec
+
+from .llm_judge import SYSTEM_PROMPT, Unit, judge_version, prompt_key, read_verdict, units
+from .release import Task
+from .tables import Table
+
+#: calls retried after a transient error (rate limit, 5xx, timeout)
+RETRIES = 4
+
+
+@dataclass(slots=True)
+class JudgeResult:
+    units: int = 0
+    asked: int = 0
+    cached: int = 0
+    unreadable: int = 0
+    failed: list[str] = field(default_factory=list)
+    loaded: str = ""
+
+
+def _parsed(task: Task, answer_json: str | None) -> Any:
+    if answer_json is None:
+        return None
+    obj = json.loads(answer_json)
+    if task.type == "T4":
+        return Table(columns=tuple(obj["columns"]), rows=tuple(obj["rows"]))
+    return obj
+
+
+def collect(db: Path, run_ids: list[str] | None) -> tuple[list[tuple[str, str, Unit]], dict[str, tuple]]:
+    """(run_id, status, unit) for every unit of the selected runs, and run_id -> (model, paradigm, replicate)."""
+    from agenthop.ingest.sources.sciexplore_release import loaded_release
+
+    if not db.exists():
+        raise AgentHopError(f"warehouse {db} does not exist: load SciExplore responses with agenthop-ingest first")
+    with duckdb.connect(str(db), read_only=True) as con:
+        loaded = loaded_release(con)
+        if loaded is None:
+            raise AgentHopError(f"warehouse {db} holds no SciExplore release: run agenthop-ingest --benchmark DIR first")
+        tasks = loaded[1]
+        runs = {r[0]: r[1:] for r in con.execute(
+            "SELECT run_id, model, paradigm, replicate FROM raw.sciexplore_runs ORDER BY run_id").fetchall()}
+        if run_ids:
+            unknown = sorted(set(run_ids) - set(runs))
+            if unknown:
+                raise AgentHopError(f"--run {unknown[0]}: no such SciExplore run (loaded: {', '.join(runs) or 'none'})")
+            runs = {r: runs[r] for r in run_ids}
+        rows = con.execute("SELECT run_id, task_id, status, answer_text, answer_json FROM raw.sciexplore_responses "
+                           "ORDER BY run_id, task_id").fetchall()
+    out = []
+    for run_id, tid, status, text, aj in rows:
+        if run_id in runs:
+            task = tasks[tid]
+            out += [(run_id, status, u) for u in units(task, status, text, _parsed(task, aj))]
+    return out, runs
+
+
+def _read_cache(path: Path) -> dict[str, str]:
+    cache: dict[str, str] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+                cache[rec["key"]] = rec["reply"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue  # a line cut short by an interruption: asked again
+    return cache
+
+
+async def _ask_all(spec: ModelSpec, prompts: dict[str, str], cache_path: Path, concurrency: int,
+                   on_done: Callable[[], None]) -> tuple[dict[str, str], list[str]]:
+    backend = make_backend(spec)
+    sem = asyncio.Semaphore(concurrency)
+    replies: dict[str, str] = {}
+    failed: list[str] = []
+    with cache_path.open("a", encoding="utf-8") as fh:
+        async def one(key: str, prompt: str) -> None:
+            async with sem:
+                ctx = SampleContext(item=None, system_prompt=SYSTEM_PROMPT, user_prompt=prompt,  # type: ignore[arg-type]
+                                    tools=[], condition="judge")
+                for attempt in range(RETRIES + 1):
+                    try:
+                        resp = await backend.start(ctx).complete()
+                        break
+                    except BackendError as exc:
+                        if not isinstance(exc, TransientBackendError) or attempt == RETRIES:
+                            failed.append(f"{type(exc).__name__}: {exc}"[:300])
+                            return
+                        await asyncio.sleep(min(2 ** attempt, 10) * 0.1)
+                replies[key] = resp.text
+                fh.write(json.dumps({"key": key, "reply": resp.text}, ensure_ascii=False) + "\n")
+                fh.flush()  # resumable: every answered prompt survives an interruption
+                on_done()
+
+        await asyncio.gather(*(one(k, p) for k, p in prompts.items()))
+    aclose = getattr(backend, "aclose", None)
+    if aclose is not None:
+        await aclose()
+    return replies, failed
+
+
+def run_judge(db: Path, spec: ModelSpec, *, judge_name: str | None = None, cache: Path | None = None,
+              run_ids: list[str] | None = None, concurrency: int = 4,
+              progress: Callable[[int, int], None] | None = None) -> JudgeResult:
+    from agenthop.ingest.progress import Progress
+    from agenthop.ingest.sources.sciexplore_ingest import run_sciexplore_ingest
+
+    name = judge_name or f"llm:{spec.provider_model}"
+    version = judge_version(spec.provider_model)
+    cache_path = cache or db.with_name(db.name + ".judge-cache.jsonl")
+    todo, runs = collect(db, run_ids)
+    result = JudgeResult(units=len(todo))
+    cached = _read_cache(cache_path)
+    keys: dict[int, str] = {}
+    prompts: dict[str, str] = {}
+    for i, (_, status, u) in enumerate(todo):
+        if u.unit == "answer" and status == "not_attempted":
+            continue  # the system itself declined: no call
+        k = prompt_key(spec.provider_model, u.prompt)
+        keys[i] = k
+        if k not in cached:
+            prompts.setdefault(k, u.prompt)
+    result.cached = len({k for k in keys.values() if k in cached})
+    done = [0]
+
+    def tick() -> None:
+        done[0] += 1
+        if progress:
+            progress(done[0], len(prompts))
+
+    if prompts:
+        replies, result.failed = asyncio.run(_ask_all(spec, prompts, cache_path, concurrency, tick))
+        cached.update(replies)
+        result.asked = len(replies)
+    lines = []
+    for i, (run_id, status, u) in enumerate(todo):
+        if i not in keys:
+            verdict, rationale = "not_attempted", "status not_attempted"
+        else:
+            reply = cached.get(keys[i])
+            if reply is None:
+                continue  # the call failed: judged on the next run
+            verdict = read_verdict(reply)
+            if verdict is None:
+                result.unreadable += 1
+                continue
+            verdict, rationale = verdict.lower(), reply.strip()[:300]
+        model, paradigm, replicate = runs[run_id]
+        lines.append({"run_id": run_id, "task_id": u.task_id, "unit": u.unit, "slot": u.slot, "ref_index": u.ref_index,
+                      "row_key": u.row_key, "column": u.column, "verdict": verdict, "judge": name,
+                      "judge_version": version, "rationale": rationale})
+    if lines:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"{name.replace(':', '_').replace('/', '_')}.jsonl"
+            path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+            result.loaded = run_sciexplore_ingest(db, judgments=(path,), progress=Progress(quiet=True)).summary()
+    return result

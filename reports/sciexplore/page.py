@@ -1,0 +1,122 @@
+"""The SciExplore report page (sections, Figure 3 chart, task list) and its item pages."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+
+from ..paper.figures import _data, _spec
+from ..paper.page import html_table
+from ..render import Charts, Provenance, package_version
+from ..site import Site
+from ..warehouse import Warehouse
+from . import data
+from .build import SciReport
+
+#: systems an item page shows (each system's first replicate, best mean overall first)
+ITEM_PAGE_SYSTEMS = 6
+_JSON_COLUMNS = ("aliases", "databases", "columns")
+
+
+def search_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Figure 3: mean search calls per task, grouped bars per type, one colour per system."""
+    if not rows:
+        return None
+    chart = alt.Chart(_data()).mark_bar().encode(
+        x=alt.X("type:N", title="task type", axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("model:N", sort=None),
+        y=alt.Y("mean_search_calls:Q", title="search calls per task"),
+        color=alt.Color("model:N", sort=None, title="system", legend=alt.Legend(orient="bottom", columns=3)),
+        tooltip=["model:N", "paradigm:N", "type:N", alt.Tooltip("mean_search_calls:Q", format=".2f")],
+    ).properties(width=560, height=240, title="Average search calls per task and type")
+    return _spec(chart, rows)
+
+
+def provenance(wh: Warehouse, report: SciReport) -> Provenance:
+    sha = data.release_sha(wh)
+    return Provenance(warehouse=str(Path(wh.path).resolve()),
+                      run_ids=[r["run_id"] for s in report.systems for r in s.runs],
+                      benchmark_hashes=[sha] if sha else [], package_version=package_version(),
+                      generated_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"))
+
+
+def task_list(wh: Warehouse, report: SciReport) -> list[dict[str, Any]]:
+    """Every task with how the systems' first replicates scored on it (the item pages' index)."""
+    firsts = [s.first_run for s in report.systems]
+    rows = wh.rows(
+        "SELECT t.task_id, t.type, t.domain, t.hops, t.task_order, "
+        "count(*) FILTER (WHERE o.verdict = 'correct') AS n_correct, "
+        "avg(CASE t.type WHEN 'T3' THEN o.t3_f WHEN 'T4' THEN o.t4_cells_correct::double / nullif(o.t4_cells_total, 0) "
+        "END) AS mean_score, count(o.run_id) AS n_systems "
+        "FROM raw.sciexplore_tasks t LEFT JOIN sciexplore_task_outcome o ON o.task_id = t.task_id "
+        "AND o.judge = ? AND list_contains(?, o.run_id) GROUP BY ALL ORDER BY t.task_order", [report.judge, firsts])
+    return rows
+
+
+def _loads(v: str | None) -> Any:
+    return None if v is None else json.loads(v)
+
+
+def item_context(wh: Warehouse, task_id: str, systems: list[data.System]) -> dict[str, Any]:
+    [task] = wh.rows("SELECT * FROM raw.sciexplore_tasks WHERE task_id = ?", [task_id])
+    refs = wh.rows("SELECT slot, ref_index, title, year, authors, venue, doi FROM raw.sciexplore_t3_references "
+                   "WHERE task_id = ? ORDER BY slot, ref_index", [task_id])
+    cells = wh.rows("SELECT row_index, row_key, \"column\", value FROM raw.sciexplore_t4_cells WHERE task_id = ? "
+                    "ORDER BY row_index, column_index", [task_id])
+    gt_rows: dict[int, dict[str, str]] = {}
+    for c in cells:
+        gt_rows.setdefault(c["row_index"], {})[c["column"]] = c["value"]
+    columns = list(task["columns"] or [])
+    shown = []
+    for s in systems:
+        run_id = s.first_run
+        resp = wh.rows("SELECT * FROM raw.sciexplore_responses WHERE run_id = ? AND task_id = ?", [run_id, task_id])
+        verdicts = wh.rows("SELECT unit, slot, ref_index, row_key, \"column\", verdict, judge, rationale "
+                           "FROM raw.judgments WHERE run_id = ? AND task_id = ? "
+                           "ORDER BY unit, slot, ref_index, row_key, \"column\", judge", [run_id, task_id])
+        trace = wh.rows("SELECT seq, tool, query, target, result_chars, is_search FROM raw.sciexplore_trace "
+                        "WHERE run_id = ? AND task_id = ? ORDER BY seq", [run_id, task_id])
+        r = resp[0] if resp else None
+        shown.append({"label": s.label, "paradigm": s.paradigm, "run_id": run_id, "response": r,
+                      "answer_obj": _loads(r["answer_json"]) if r else None, "verdicts": verdicts, "trace": trace})
+    judges = sorted({v["judge"] for s in shown for v in s["verdicts"]})
+    return {"task": task, "refs": refs, "gt_rows": [gt_rows[i] for i in sorted(gt_rows)], "columns": columns,
+            "systems": shown, "judges": judges}
+
+
+def render_page(wh: Warehouse, report: SciReport, site: Site) -> str:
+    box = Charts("sciexplore")
+    prov = provenance(wh, report)
+    sections = []
+    for s in report.sections:
+        charts = []
+        if s.key == "figure3":
+            cid = box.add(search_chart(s.tables[0].rows))
+            charts = [cid] if cid else []
+        sections.append({"key": s.key, "ref": s.ref, "title": s.title, "note": s.note,
+                         "definition": "sciexplore.md#" + s.definition, "tables": [html_table(t) for t in s.tables],
+                         "charts": charts})
+    tasks = task_list(wh, report)
+    shown = sorted(report.systems, key=lambda s: (-sum(r["overall"] for r in s.runs) / len(s.runs), s.label))
+    shown = shown[:ITEM_PAGE_SYSTEMS]
+    for t in tasks:
+        write_item(wh, site, t["task_id"], shown, prov)
+    context = {"title": f"SciExplore analysis · judge {report.judge}", "judge": report.judge,
+               "judges": report.judges, "sections": sections, "tasks": tasks,
+               "n_systems": len(report.systems), "n_runs": sum(len(s.runs) for s in report.systems),
+               "item_systems": [s.label for s in shown], "simulated": data.simulated_models(wh), "link_items": not site.single_file}
+    return site.render_page("sciexplore.html.j2", context, box, prov)
+
+
+def write_item(wh: Warehouse, site: Site, task_id: str, systems: list[data.System], prov: Provenance) -> None:
+    page = site.item_path(task_id)
+    ctx = item_context(wh, task_id, systems)
+    if site.single_file:
+        return  # single-file mode lists the tasks without their pages
+    ctx.update(title=f"SciExplore task {task_id}", back_href=Path("../..") / site.out.name)
+    html = site.render_page("sciexplore_item.html.j2", ctx, Charts(), prov, page=page)
+    site.write_page(html, page=page)

@@ -1,0 +1,243 @@
+"""The SciExplore paper's tables for the loaded systems (docs/sciexplore.md#report).
+
+Tables 3, 4 and 6 show each system's mean over its replicates, grouped by paradigm as the paper
+groups them; a CSV-only companion holds one row per replicate. Percentages with two decimals, as
+the paper prints them; the CSVs hold fractions (variances: percentage points squared).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import mean
+from typing import Any
+
+from .. import stats
+from ..paper.table import FORMATS, Column, Table, _numeric
+from .data import PARADIGM_TITLES, System
+
+FORMATS.setdefault("rate2", _numeric("{:.2f}", scale=100))  # a fraction as the paper's percentage: 0.2051 -> 20.51
+
+DOC = "sciexplore.md#"
+TYPES = ("T1", "T2", "T3", "T4")
+SCORE_OF_TYPE = {"T1": "t1_fem", "T2": "t2_fem", "T3": "t3_fcite", "T4": "t4_item_recall"}
+T3_COLUMNS = (("t1_fem", "T1"), ("t2_fem", "T2"), ("t3_fcite", "T3"), ("t4_item_recall", "T4 Item"),
+              ("t4_row_recall", "T4 Row"), ("overall", "Overall"))
+#: premature abandonment: not attempted after at most this many search calls
+ABANDON_MAX_SEARCHES = 2
+
+
+def _base(s: System) -> dict[str, Any]:
+    return {"paradigm": PARADIGM_TITLES.get(s.paradigm, s.paradigm), "model": s.label, "n_runs": len(s.runs)}
+
+
+def _mean_of(s: System, key: str) -> float:
+    return mean(float(r[key]) for r in s.runs)
+
+
+def _replicates(key: str, ref: str, title: str, anchor: str, systems: Sequence[System],
+                cols: Sequence[str]) -> Table:
+    rows = [{"paradigm": s.paradigm, "model": s.model, "replicate": r["replicate"], "run_id": r["run_id"],
+             **{c: r[c] for c in cols}} for s in systems for r in s.runs]
+    return Table(key, ref, title + " (one row per replicate)", DOC + anchor,
+                 [Column("paradigm"), Column("model"), Column("replicate", "int"), Column("run_id"),
+                  *[Column(c, "num3") for c in cols]], rows, latex=False)
+
+
+def table3(systems: Sequence[System]) -> list[Table]:
+    cols = [k for k, _ in T3_COLUMNS]
+    rows = [{**_base(s), **{k: _mean_of(s, k) for k in cols}} for s in systems]
+    t = Table("table03_main", "Table 3", "Main results (%)", DOC + "summary",
+              [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int"),
+               *[Column(k, "rate2", h) for k, h in T3_COLUMNS]], rows, group_by="paradigm",
+              note="Mean over each system's replicates. Overall = 0.2 T1 + 0.2 T2 + 0.3 T3 + 0.3 T4 Item, computed "
+                   "from the columns: the paper's own printed Overall column does not follow from its other columns "
+                   "with these weights, so it cannot be compared digit for digit.")
+    _mark_best(t, cols)
+    return [t, _replicates("table03_main_replicates", "Table 3", "Main results", "summary", systems, cols)]
+
+
+def table4(systems: Sequence[System]) -> list[Table]:
+    cols = ("format_acc", "pk_recall")
+    rows = [{**_base(s), **{k: _mean_of(s, k) for k in cols}} for s in systems]
+    t = Table("table04_format_pk", "Table 4", "T4 format accuracy and primary-key recall (%)", DOC + "summary",
+              [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int"),
+               Column("format_acc", "rate2", "Format Acc"), Column("pk_recall", "rate2", "PK Recall")], rows,
+              group_by="paradigm")
+    _mark_best(t, cols)
+    return [t, _replicates("table04_format_pk_replicates", "Table 4", "T4 format and PK recall", "summary", systems,
+                           cols)]
+
+
+def table6(systems: Sequence[System], hop_rows: Sequence[dict[str, Any]]) -> list[Table]:
+    by_run: dict[str, dict[int, float]] = {}
+    for r in hop_rows:
+        by_run.setdefault(r["run_id"], {})[int(r["hops"])] = float(r["f_em"])
+    hops = sorted({int(r["hops"]) for r in hop_rows})
+    rows, reps = [], []
+    for s in systems:
+        row = _base(s)
+        for h in hops:
+            vals = [by_run.get(r["run_id"], {}).get(h) for r in s.runs]
+            row[f"hop{h}"] = mean(vals) if all(v is not None for v in vals) else None
+        rows.append(row)
+        for r in s.runs:
+            reps.append({"paradigm": s.paradigm, "model": s.model, "replicate": r["replicate"], "run_id": r["run_id"],
+                         **{f"hop{h}": by_run.get(r["run_id"], {}).get(h) for h in hops}})
+    cols = [Column(f"hop{h}", "rate2", f"{h}-hop") for h in hops]
+    t = Table("table06_hops", "Table 6", "T1 F_em by hop length (%)", DOC + "hop-accuracy",
+              [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int"), *cols],
+              rows, group_by="paradigm")
+    rt = Table("table06_hops_replicates", "Table 6", "T1 F_em by hop length (one row per replicate)", DOC + "hop-accuracy",
+               [Column("paradigm"), Column("model"), Column("replicate", "int"), Column("run_id"),
+                *[Column(c.key, "num3") for c in cols]], reps, latex=False)
+    return [t, rt]
+
+
+def table7(systems: Sequence[System], variance_rows: Sequence[dict[str, Any]]) -> Table:
+    metrics = (("t1", "T1"), ("t2", "T2"), ("t3", "T3"), ("t4_item", "T4_Item"), ("t4_row", "T4_Row"),
+               ("overall", "Overall"))
+    by_sys = {(r["model"], r["paradigm"], r["metric"]): r for r in variance_rows}
+    rows = []
+    for s in systems:
+        if len(s.runs) < 2:
+            continue
+        rows.append({"model": s.label, "paradigm": s.paradigm, "n_runs": len(s.runs),
+                     **{m: by_sys[(s.model, s.paradigm, m)]["variance"] for m, _ in metrics}})
+    if rows:
+        rows.append({"model": "Mean", "paradigm": None, "n_runs": None,
+                     **{m: mean(float(r[m]) for r in rows) for m, _ in metrics}})
+    return Table("table07_variance", "Table 7", "Run-to-run variance (percentage points squared)", DOC + "rerun-variance",
+                 [Column("model", header="Model"), Column("paradigm"), Column("n_runs", "int"),
+                  *[Column(m, "num2", h) for m, h in metrics]], rows,
+                 note="Population variance (ddof = 0) of each system's percentage scores over its replicates; "
+                      "systems with one replicate are left out; Mean is the mean over the systems shown.")
+
+
+def figure3(systems: Sequence[System], effort: Sequence[dict[str, Any]]) -> list[Table]:
+    """Figure 3's data (mean search calls per system and type) and the Spearman correlation per type."""
+    runs = {r["run_id"]: s for s in systems for r in s.runs}
+    per_sys: dict[tuple[str, str], list[float]] = {}
+    for r in effort:
+        s = runs.get(r["run_id"])
+        if s is not None:
+            per_sys.setdefault((s.label, r["type"]), []).append(float(r["mean_search_calls"]))
+    data = [{"model": s.label, "paradigm": s.paradigm, "type": t, "mean_search_calls": mean(per_sys[(s.label, t)])}
+            for s in systems for t in TYPES if (s.label, t) in per_sys]
+    fig = Table("figure03_search_effort", "Figure 3", "Average search calls per task and type", DOC + "search-effort",
+                [Column("model"), Column("paradigm"), Column("type"), Column("mean_search_calls", "num2")], data,
+                latex=False)
+    corr_rows = []
+    for t in (*TYPES, "all"):
+        pts = [(float(r["mean_search_calls"]), float(r["score"])) for r in effort
+               if r["run_id"] in runs and (t == "all" or r["type"] == t)]
+        c = stats.spearman_ci([x for x, _ in pts], [y for _, y in pts])
+        corr_rows.append({"type": t if t != "all" else "T1-T4 pooled", "n_points": c.n, "rho": c.r, "lo": c.lo,
+                          "hi": c.hi, "p": c.p})
+    corr = Table("figure03_spearman", "Figure 3", "Search effort against score (Spearman, across runs)",
+                 DOC + "search-effort",
+                 [Column("type", header="Type"), Column("n_points", "int", "Runs"), Column("rho", "num3", "ρ"),
+                  Column("lo", "num3", "95% lo"), Column("hi", "num3", "95% hi"), Column("p", "p", "p")], corr_rows,
+                 note="One point per run: its mean search calls on the type against its score on the type (T1/T2 "
+                      "F_em, T3 F_cite, T4 item recall); ρ is empty with fewer than four runs or a constant side.")
+    return [fig, corr]
+
+
+def _correct_sets(outcomes: Sequence[dict[str, Any]]) -> dict[str, dict[str, bool]]:
+    out: dict[str, dict[str, bool]] = {}
+    for o in outcomes:
+        if o["type"] in ("T1", "T2"):
+            out.setdefault(o["run_id"], {})[o["task_id"]] = o["verdict"] == "correct"
+    return out
+
+
+def default_pairs(systems: Sequence[System]) -> list[tuple[System, System]]:
+    """Neighbours by mean overall score across the whole panel (at most 12 pairs)."""
+    ranked = sorted(systems, key=lambda s: (-_mean_of(s, "overall"), s.label))
+    return list(zip(ranked, ranked[1:]))[:12]
+
+
+def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict[str, Any]]) -> Table:
+    """Exact McNemar on the T1/T2 tasks both systems' first replicates have, correct vs not."""
+    sets = _correct_sets(outcomes)
+    rows = []
+    for a, b in pairs:
+        sa, sb = sets.get(a.first_run, {}), sets.get(b.first_run, {})
+        shared = sorted(set(sa) & set(sb))
+        test = stats.paired_test([sa[t] for t in shared], [sb[t] for t in shared])
+        rows.append({"system_a": a.label, "system_b": b.label, "run_a": a.first_run, "run_b": b.first_run,
+                     "n_tasks": test.n, "a_only": test.a_only, "b_only": test.b_only,
+                     "acc_a": (sum(sa[t] for t in shared) / test.n) if test.n else None,
+                     "acc_b": (sum(sb[t] for t in shared) / test.n) if test.n else None, "p": test.p})
+    return Table("paired_tests", "Beyond the paper", "Paired exact tests on the shared T1/T2 tasks", DOC + "paired-tests",
+                 [Column("system_a", header="System A"), Column("system_b", header="System B"), Column("run_a"),
+                  Column("run_b"), Column("n_tasks", "int", "Tasks"), Column("acc_a", "rate", "Acc A"),
+                  Column("acc_b", "rate", "Acc B"), Column("a_only", "int", "A only"),
+                  Column("b_only", "int", "B only"), Column("p", "p", "p (exact McNemar)")], rows,
+                 note="Each system's first replicate; a task counts as solved when the judge's verdict is correct.")
+
+
+def failure_taxonomy(systems: Sequence[System], outcomes: Sequence[dict[str, Any]]) -> Table:
+    """The paper's failure modes the data show: premature abandonment and structural non-compliance."""
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    for o in outcomes:
+        by_run.setdefault(o["run_id"], []).append(o)
+    rows = []
+    for s in systems:
+        abandon, not_att, t4, t4_bad = [], [], [], []
+        for r in s.runs:
+            os_ = by_run.get(r["run_id"], [])
+            na = [o for o in os_ if o["status"] == "not_attempted" or o["verdict"] == "not_attempted"]
+            not_att.append(len(na))
+            abandon.append(sum(1 for o in na if o["n_search_calls"] <= ABANDON_MAX_SEARCHES))
+            t4.append(sum(1 for o in os_ if o["type"] == "T4"))
+            t4_bad.append(sum(1 for o in os_ if o["type"] == "T4" and not o["t4_format_ok"]))
+        n_tasks = s.runs[0]["n_tasks"]
+        rows.append({**_base(s), "not_attempted": mean(not_att), "premature_abandonment": mean(abandon),
+                     "abandonment_rate": mean(abandon) / n_tasks if n_tasks else None,
+                     "t4_tasks": mean(t4), "format_failures": mean(t4_bad),
+                     "format_failure_rate": mean(t4_bad) / mean(t4) if mean(t4) else None})
+    return Table("failure_taxonomy", "Section 5.2", "Failure taxonomy", DOC + "failure-taxonomy",
+                 [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int"),
+                  Column("not_attempted", "num1", "Not attempted"),
+                  Column("premature_abandonment", "num1", f"Abandoned (≤{ABANDON_MAX_SEARCHES} searches)"),
+                  Column("abandonment_rate", "rate", "% of tasks"), Column("t4_tasks", "num1"),
+                  Column("format_failures", "num1", "T4 format failures"),
+                  Column("format_failure_rate", "rate", "% of T4")], rows, group_by="paradigm",
+                 note="Tasks per run, mean over replicates. Premature abandonment: a task not attempted after at most "
+                      f"{ABANDON_MAX_SEARCHES} search calls (for foundation models, which do not search, every "
+                      "not-attempted task). Structural non-compliance: T4 answers without exactly the task's columns.")
+
+
+def judge_agreement(agreement: Sequence[dict[str, Any]], disagreements: Sequence[dict[str, Any]]) -> list[Table]:
+    t = Table("judge_agreement", "Beyond the paper", "Agreement between judges (Cohen's kappa)", DOC + "judge-agreement",
+              [Column("judge_a", header="Judge A"), Column("judge_b", header="Judge B"), Column("unit", header="Unit"),
+               Column("n_units", "int", "Units"), Column("n_agree", "int", "Agree"),
+               Column("p_observed", "rate", "Observed %"), Column("p_expected", "rate", "Chance %"),
+               Column("kappa", "num3", "κ")], list(agreement))
+    d = Table("judge_disagreements", "Beyond the paper", "Units the judges disagree on", DOC + "judge-agreement",
+              [Column("run_id", header="Run"), Column("task_id", header="Task"), Column("unit", header="Unit"),
+               Column("slot", header="Slot"), Column("ref_index", "int", "Ref"), Column("row_key", header="Row"),
+               Column("column_name", header="Column"), Column("judge_a", header="Judge A"),
+               Column("verdict_a", header="Verdict A"), Column("judge_b", header="Judge B"),
+               Column("verdict_b", header="Verdict B")], list(disagreements),
+              note="Listed on the page when they are at most 400; the CSV always has all of them.")
+    return [t, d]
+
+
+def _mark_best(t: Table, cols: Sequence[str]) -> None:
+    for c in cols:
+        vals = [r[c] for r in t.rows if r[c] is not None]
+        if not vals:
+            continue
+        best = max(vals)
+        for i, r in enumerate(t.rows):
+            if r[c] == best:
+                t.mark(i, c, "best")
+
+
+def pair_names(systems: Sequence[System]) -> dict[str, System]:
+    return {s.label: s for s in systems}
+
+
+__all__ = ["table3", "table4", "table6", "table7", "figure3", "paired_tests", "failure_taxonomy", "judge_agreement",
+           "default_pairs", "pair_names"]

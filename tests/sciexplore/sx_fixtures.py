@@ -1,0 +1,73 @@
+"""Data and fixtures of the SciExplore tests: a hand-built four-task release and responses lines for it.
+
+Not a conftest.py: a second top-level ``conftest`` module would shadow tests/conftest.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from agenthop.ingest.cli import main as ingest_main
+
+TASKS = [
+    {"id": "a1", "type": "T1", "domain": "genomics", "question": "Which accession?", "answer": "ACC-1",
+     "aliases": ["ACC1"], "hops": 2, "databases": ["PDB"]},
+    {"id": "b1", "type": "T2", "domain": "ecology", "question": "Which paper?", "answer": "Birds of Kalo",
+     "aliases": ["10.1/bk"], "year": 2020},
+    {"id": "c1", "type": "T3", "domain": "chemistry", "question": "Fill [CITE_1] and [CITE_2].",
+     "paragraph": "x [CITE_1] y [CITE_2].",
+     "groups": [{"slot": "CITE_1", "references": [{"title": "Paper One", "year": 2019, "authors": ["A. B"],
+                                                   "venue": "V", "doi": "10.1/one"},
+                                                  {"title": "Paper Two", "year": 2021, "authors": [], "venue": None,
+                                                   "doi": None}]},
+                {"slot": "CITE_2", "references": [{"title": "Paper Three", "year": 2018, "authors": [],
+                                                   "venue": None, "doi": None}]}]},
+    {"id": "d1", "type": "T4", "domain": "materials", "question": "Table of | Material | Gap |",
+     "columns": ["Material", "Gap"], "primary_key": "Material",
+     "rows": [{"Material": "Kalo", "Gap": "1.2"}, {"Material": "Mira", "Gap": "3.4"}]},
+]
+
+
+def response(task_id: str, answer, *, model: str = "m", paradigm: str = "search", replicate: int = 0,
+             status: str = "answered", trace: list | None = None) -> dict:
+    return {"model": model, "paradigm": paradigm, "replicate": replicate, "task_id": task_id, "status": status,
+            "answer": answer, "trace": trace or [], "prompt_tokens": 10, "completion_tokens": 5, "wall_time_s": 1.5}
+
+
+GOOD = [
+    response("a1", "It is ACC-1.", trace=[{"tool": "db_search", "query": "q", "result_chars": 10},
+                                          {"tool": "open_page", "target": "doc_1", "result_chars": 99}]),
+    response("b1", "I don't know"),
+    response("c1", {"CITE_1": [{"title": "paper one", "year": 2019}, {"title": "Nope"}], "CITE_2": []}),
+    response("d1", "Table:\n\n| Material | Gap |\n|---|---|\n| Kalo | 1.2 |\n| Mira | 9 |\n"),
+]
+
+
+def write_jsonl(path: Path, lines: list) -> Path:
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def file_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def release(tmp_path: Path) -> Path:
+    root = tmp_path / "release"
+    root.mkdir()
+    write_jsonl(root / "tasks.jsonl", TASKS)
+    return root
+
+
+@pytest.fixture
+def ingest() -> Callable[..., Result]:
+    def run(*args: str | Path) -> Result:
+        return CliRunner().invoke(ingest_main, [str(a) for a in args], catch_exceptions=False)
+    return run

@@ -1,0 +1,146 @@
+"""`agenthop-report sciexplore` on a warehouse of the synthetic release and the simulated systems."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from statistics import mean
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+from conftest import REPO, run_dbt_build
+from sx_fixtures import file_sha, write_jsonl
+from test_report_browser import OVERLAPS_JS, _open, browser  # noqa: F401 (fixture)
+
+from agenthop.harness.benchmarks.sciexplore.generator import write_release
+from agenthop.harness.benchmarks.sciexplore.release import load_release
+from agenthop.harness.benchmarks.sciexplore.simulate import write_responses
+from agenthop.ingest.cli import main as ingest_main
+from agenthop.reports.cli import main as report_main
+
+ARTIFACTS = REPO / "test-artifacts"
+
+
+@pytest.fixture(scope="module")
+def panel(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    work = tmp_path_factory.mktemp("sxreport")
+    rel = work / "release"
+    write_release(rel, seed=0)
+    resp = work / "responses.jsonl"
+    write_responses(resp, load_release(rel), seed=0)
+    db = work / "w.duckdb"
+    r = CliRunner().invoke(ingest_main, ["--db", str(db), "--benchmark", str(rel), "--responses", str(resp)])
+    assert r.exit_code == 0, r.output
+    # a second judge on the first system's T1/T2 answers: flips every verdict of t1_001
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT r.model, r.paradigm, r.replicate, j.task_id, j.verdict FROM raw.judgments j "
+                           "JOIN raw.sciexplore_runs r USING (run_id) WHERE j.unit = 'answer' AND r.model = "
+                           "'quill-search' AND r.replicate = 0 ORDER BY j.task_id").fetchall()
+    judg = write_jsonl(work / "j.jsonl", [
+        {"model": m, "paradigm": p, "replicate": rep, "task_id": t, "unit": "answer",
+         "verdict": ("incorrect" if v == "correct" else "correct") if t == "t1_001" else v,
+         "judge": "human", "judge_version": "1", "rationale": None} for m, p, rep, t, v in rows])
+    r = CliRunner().invoke(ingest_main, ["--db", str(db), "--judgments", str(judg)])
+    assert r.exit_code == 0, r.output
+    proc = run_dbt_build(db, work, "--select", "path:models_sql/staging/sciexplore",
+                         "path:models_sql/intermediate/sciexplore", "path:models_sql/marts/sciexplore")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    out = work / "report"
+    r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(db), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    return {"db": db, "out": out, "work": work, "release": rel}
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_tables_are_the_marts_means(panel: dict) -> None:
+    tables = panel["out"] / "tables"
+    main = {r["model"]: r for r in _csv(tables / "table03_main.csv")}
+    reps = _csv(tables / "table03_main_replicates.csv")
+    assert len(main) == 6 and len(reps) == 24
+    with duckdb.connect(str(panel["db"]), read_only=True) as con:
+        summary = con.execute("SELECT model, overall, t3_fcite FROM main.sciexplore_summary "
+                              "WHERE judge = 'normalized-match'").fetchall()
+    for model in main:
+        vals = [o for m, o, _ in summary if m == model]
+        assert len(vals) == 4
+        assert float(main[model]["overall"]) == pytest.approx(mean(vals), abs=1e-12)
+    # grouped by paradigm in the paper's order, foundation first
+    assert [r["paradigm"] for r in _csv(tables / "table03_main.csv")][:2] == ["Foundation LLMs"] * 2
+    tex = (tables / "table03_main.tex").read_text()
+    assert "\\toprule" in tex and "\\multicolumn{7}{l}{\\textit{Deep Research Agents}}" in tex
+    assert "T4 Item & T4 Row & Overall" in tex
+    variance = _csv(tables / "table07_variance.csv")
+    assert variance[-1]["model"] == "Mean"
+    assert float(variance[-1]["t1"]) == pytest.approx(mean(float(r["t1"]) for r in variance[:-1]))
+    hops = _csv(tables / "table06_hops.csv")
+    assert {"hop2", "hop6"} <= set(hops[0])
+    spearman = {r["type"]: r for r in _csv(tables / "figure03_spearman.csv")}
+    assert int(spearman["T1"]["n_points"]) == 24 and spearman["T1"]["rho"]
+    agreement = _csv(tables / "judge_agreement.csv")
+    assert [(r["judge_a"], r["judge_b"], r["unit"], r["n_units"], r["n_agree"]) for r in agreement] == \
+        [("human", "normalized-match", "answer", "71", "70")]
+    [dis] = _csv(tables / "judge_disagreements.csv")
+    assert dis["task_id"] == "t1_001"
+    assert len(_csv(tables / "paired_tests.csv")) == 5  # neighbours of six systems
+    assert len(list((panel["out"] / "index_files" / "items").glob("*.html"))) == 103
+    html = (panel["out"] / "index.html").read_text()
+    assert "6 of the systems are simulated" in html  # the simulated systems' responses say so
+
+
+def test_other_judge_and_refusals(panel: dict, tmp_path: Path) -> None:
+    out = tmp_path / "human"
+    r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(panel["db"]), "--out", str(out),
+                                         "--judge", "human"])
+    assert r.exit_code == 0, r.output
+    [row] = _csv(out / "tables" / "table03_main.csv")  # only the system the human judged
+    assert row["model"] == "quill-search"
+    r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(panel["db"]), "--out", str(out), "--judge", "x"])
+    assert r.exit_code == 2 and "no verdicts of that judge" in r.output
+    r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(panel["db"]), "--out", str(out),
+                                         "--pair", "quill-search,nobody"])
+    assert r.exit_code == 2 and "not loaded" in r.output
+
+
+def test_stale_marts_are_refused(panel: dict, tmp_path: Path) -> None:
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(panel["db"].read_bytes())
+    line = {"model": "late", "paradigm": "search", "replicate": 0, "task_id": "t1_001", "status": "answered",
+            "answer": "x", "trace": []}
+    r = CliRunner().invoke(ingest_main, ["--db", str(db), "--responses", str(write_jsonl(tmp_path / "r.jsonl", [line]))])
+    assert r.exit_code == 0, r.output
+    sha = file_sha(db)
+    r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(db), "--out", str(tmp_path / "rep")])
+    assert r.exit_code == 2 and "marts are stale" in r.output
+    assert file_sha(db) == sha and not (tmp_path / "rep").exists()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", (1024, 1440))
+def test_report_renders_at_both_widths(browser, panel: dict, width: int) -> None:  # noqa: F811
+    page, errors, blocked, n_charts = _open(browser, panel["out"] / "index.html", width)
+    assert n_charts == 1
+    scroll = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert scroll[0] <= scroll[1], f"scrolls sideways at {width}px: {scroll}"
+    wide = page.evaluate("""() => Array.from(document.querySelectorAll('main table')).filter(t =>
+        t.getBoundingClientRect().right > document.documentElement.clientWidth + 1).length""")
+    assert wide == 0, f"{wide} tables wider than the page at {width}px"
+    text = page.evaluate(OVERLAPS_JS)
+    assert not text["problems"] and not text["small"], text
+    for key in ("table3", "table4", "table6", "table7"):
+        assert page.locator(f"#{key} table tbody tr").count() >= 6
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"sciexplore-{width}.png"), full_page=True)
+    page.close()
+    assert not errors and not blocked, (errors, blocked)
+    item = sorted((panel["out"] / "index_files" / "items").glob("t4_*.html"))[0]
+    page, errors, blocked, _ = _open(browser, item, width)
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    assert page.locator("section.traj").count() == 6
+    page.screenshot(path=str(ARTIFACTS / f"sciexplore-item-{width}.png"), full_page=True)
+    page.close()
+    assert not errors and not blocked, (errors, blocked)
