@@ -47,7 +47,7 @@ demo-sciexplore: $(STAMP)
 	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl --judgments $(DEMO_DIR)/sciexplore/judgments.jsonl
 	$(BIN)/agenthop-ingest --db $(AGENTHOP_DB) --benchmark $(DEMO_DIR)/sciexplore/benchmark \
 	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl --judgments $(DEMO_DIR)/sciexplore/judgments.jsonl
-	$(BIN)/dbt build --quiet
+	$(BIN)/dbt build --log-level warn
 	$(BIN)/agenthop-report sciexplore --out $(DEMO_DIR)/sciexplore/report
 	@echo "sciexplore:  $(abspath $(DEMO_DIR)/sciexplore/report/index.html)"
 

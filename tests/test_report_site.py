@@ -142,9 +142,11 @@ def test_make_demo_records_messages_and_keeps_dbt_warnings() -> None:
         pytest.skip(f"make -n demo failed here: {proc.stderr.strip()[:200]}")
     lines = proc.stdout.splitlines()
     run_line = next(line for line in lines if "agenthop-harness run " in line)
-    dbt_line = next(line for line in lines if "dbt build" in line)
+    dbt_lines = [line for line in lines if "dbt build" in line]
     assert "--messages" in run_line.split()
-    words = dbt_line.split()
-    assert "--quiet" not in words and "-q" not in words
-    if "--log-level" in words:
-        assert words[words.index("--log-level") + 1] in ("debug", "info", "warn")
+    assert dbt_lines
+    for line in dbt_lines:  # every dbt build of the demo (AgentHop's and SciExplore's)
+        words = line.split()
+        assert "--quiet" not in words and "-q" not in words, line
+        if "--log-level" in words:
+            assert words[words.index("--log-level") + 1] in ("debug", "info", "warn"), line
