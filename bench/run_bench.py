@@ -35,6 +35,7 @@ import reports as reports_bench  # noqa: E402
 import paper as paper_bench  # noqa: E402
 import sciexplore as sciexplore_bench  # noqa: E402
 from reference_import import reference_stages  # noqa: E402
+from inspect_import import inspect_stages  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 #: dbt stages and the hand-written query are short and this machine is noisy: best of this many runs
@@ -246,6 +247,9 @@ def verdicts(results: list[StageResult]) -> list[str]:
             r = by_name.get(name)
             if r and r.extra.get("ratio_to_handwritten") and float(r.extra["ratio_to_handwritten"]) > 3:
                 missed.append(f"{name}: {r.extra['ratio_to_handwritten']}x the hand-written query (> 3x)")
+    r = by_name.get("inspect_ingest")
+    if r and r.extra.get("ratio_to_inspect_read") is not None and float(r.extra["ratio_to_inspect_read"]) > 1:
+        missed.append(f"inspect_ingest: {r.extra['ratio_to_inspect_read']}x Inspect's read_eval_log_samples (> 1x)")
     return missed
 
 
@@ -280,6 +284,8 @@ def markdown(info: dict[str, object], results: list[StageResult], missed: list[s
         if "ratio_to_json_load" in r.extra:
             out.append(f"{r.extra['ratio_to_json_load']}x json.load; with dbt build "
                        f"{r.extra['ingest_plus_dbt_to_evaluate_py']}x evaluate.py (estimated)")
+        if "ratio_to_inspect_read" in r.extra:
+            out.append(f"{r.extra['samples']:,} samples: {r.extra['ratio_to_inspect_read']}x read_eval_log_samples")
         status = "" if r.returncode == 0 else f" (exit {r.returncode})"
         lines.append(f"| {r.name}{status} | {r.wall_s:.2f} | {r.cpu_s:.2f} | {r.peak_rss_mib:.0f} | {'; '.join(out)} | {tgt} |")
     lines.append("")
@@ -317,6 +323,7 @@ def main() -> int:
     results.append(r)
     scale("1x", 1, work, bench_dir, results, env)
     results += reference_stages(work, bench_dir, work / "runs_1x", env)  # reference JSON import
+    results += inspect_stages(work / "inspect")  # Inspect logs: 10,000 samples against Inspect's own reader
     results += sciexplore_bench.measure(work / "sciexplore", env, REPEATS)  # 13 systems x 4 replicates
     results += harness_real.run(work / "harness_real")
     if not args.skip_10x:

@@ -8,16 +8,28 @@ from __future__ import annotations
 
 import click
 
-from .benchmark.commands import describe_benchmark, make_benchmark
+from . import benchmarks
+from .errors import AgentHopError
 from .run_command import run
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="agenthop-warehouse")
 def main() -> None:
-    """Make/inspect AgentHop benchmark releases and run agents over them."""
+    """Make/inspect benchmark releases and run agents over them."""
 
 
-main.add_command(make_benchmark)
-main.add_command(describe_benchmark)
+def _add_benchmark_commands() -> None:
+    """Every benchmark's own subcommands (its registry entry); one that cannot load says so."""
+    for name in benchmarks.names():
+        try:
+            bench = benchmarks.get(name)
+        except AgentHopError as exc:
+            click.echo(f"warning: {exc}", err=True)
+            continue
+        for command in bench.commands() if bench.commands is not None else ():
+            main.add_command(command)
+
+
+_add_benchmark_commands()
 main.add_command(run)

@@ -1,5 +1,9 @@
 """The agent loop (the reference harness) and the sample-level retry (docs/harness.md#deliberate-differences).
 
+The loop is the same for every benchmark; what is a benchmark's own (its prompts and tools, what a
+call costs and does, the answer tool and its scoring, the fixed texts) comes from the attempt's
+:class:`~agenthop.harness.episode.Episode`, built by the benchmark's registry entry.
+
 ``run_attempt`` plays one attempt of one sample against a backend conversation:
 
 * one model call per turn, at most ``caps.max_turns`` turns;
@@ -15,14 +19,16 @@
   response's calls are recorded as ``not_executed``;
 * a response with neither text nor calls ends the attempt as ``error``; text only gets the nudge;
 * calls run in emitted order, each budget-checked (two consecutive rejections end the attempt as
-  ``budget``; any executed call, even ``think``, resets the count); calls after ``submit_answer`` in the
-  same turn still run, the last submit wins, and the attempt ends as ``answer`` after the turn;
+  ``budget``; any executed call, even a free one, resets the count; the answer tool is never
+  rejected for budget); calls after the episode's answer tool in the same turn still run, the last
+  answer wins, and the attempt ends as ``answer`` after the turn;
 * every result of a turn carries the same footer; when no budget is left after a turn, the budget
   advisory follows as a user message (every such turn); running out of turns gives ``max_turns``.
 
-``run_sample`` retries a sample whose attempt ended with ``error`` (at most ``max_attempts``), waiting
-``sample_retry_waits`` through ``cfg.sleep``. ``max_sample_seconds`` caps a sample's wall-clock time
-over all its attempts: past it the attempt ends as ``time_limit`` and no further attempt starts. Each attempt's rows carry only that attempt's tokens.
+``run_episodes`` (``run_sample`` for one sample of ``cfg.benchmark``) retries a sample whose attempt
+ended with ``error`` (at most ``max_attempts``), waiting ``sample_retry_waits`` through ``cfg.sleep``.
+``max_sample_seconds`` caps a sample's wall-clock time over all its attempts: past it the attempt ends
+as ``time_limit`` and no further attempt starts. Each attempt's rows carry only that attempt's tokens.
 """
 
 from __future__ import annotations
@@ -44,19 +50,16 @@ from .backends.base import (
     ToolCall,
     TransientBackendError,
 )
+from . import benchmarks
 from .backends.retry import backoff_delay
-from .benchmark.model import Graph, Item, Label, Paper
+from .episode import Answer, Episode
 from .errors import AgentHopError
-from .sandbox import prompts
-from .sandbox.tools import (
-    ERROR_STATUSES,
-    NOT_EXECUTED,
-    REJECTED_BUDGET,
-    REJECTED_DISABLED,
-    TOOL_COSTS,
-    Sandbox,
-    call_fields,
-)
+from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+
+# call statuses the loop itself assigns (the shared vocabulary, docs/formats.md#trajectory-store)
+NOT_EXECUTED = "not_executed"
+REJECTED_BUDGET = "rejected_budget"
+REJECTED_DISABLED = "rejected_disabled"
 
 Sleep = Callable[[float], Awaitable[Any]]
 
@@ -103,9 +106,13 @@ class LoopConfig:
     #: wall-clock seconds a sample may take over all its attempts (0: no cap); past it the attempt
     #: ends as ``time_limit`` (a model call in progress is abandoned, a wait that would pass it is not begun)
     max_sample_seconds: float = 0.0
+    #: the benchmark whose samples are played (its registry entry builds each attempt's episode)
+    benchmark: str = DEFAULT_BENCHMARK
 
     def __post_init__(self) -> None:
-        prompts.check_condition(self.condition)
+        known = benchmarks.get(self.benchmark).conditions
+        if self.condition not in known:
+            raise AgentHopError(f"unknown condition {self.condition!r}; expected one of {', '.join(known)}")
         if self.max_attempts < 1:
             raise AgentHopError(f"max_attempts must be >= 1, got {self.max_attempts}")
 
@@ -169,26 +176,28 @@ def _args_json(args: Any) -> str:
 
 
 async def run_attempt(
-    ctx: SampleContext,
+    episode: Episode,
     conv: Conversation,
-    sandbox: Sandbox,
     cfg: LoopConfig,
     attempt: int,
     deadline: float | None = None,
 ) -> AttemptResult:
-    """Play one attempt of ``ctx.item`` (see the module docstring for the rules); ``deadline`` (a
+    """Play one attempt of ``episode`` (see the module docstring for the rules); ``deadline`` (a
     ``time.monotonic()`` value) ends it as ``time_limit``."""
     caps = cfg.caps
     budget_total = caps.budget
     max_total_tokens = caps.max_total_tokens
-    item = ctx.item
-    sid = item.id
-    disabled = sandbox.disabled_tools
-    execute = sandbox.execute
+    ctx = episode.context
+    sid = ctx.item.id
+    disabled = episode.disabled_tools
+    execute = episode.execute
+    emitted = episode.emitted_columns
+    cost_of = episode.cost
+    answer_tool = episode.answer_tool
+    error_statuses = episode.error_statuses
     sleep = cfg.sleep
-    nudge_text = prompts.nudge(cfg.condition)
-    footer = prompts.footer
-    costs = TOOL_COSTS
+    nudge_text = episode.nudge()
+    footer = episode.footer
     clock = time.monotonic
     t0 = clock()
 
@@ -206,10 +215,7 @@ async def run_attempt(
     repaired = 0
     jitter = random.Random(f"{ctx.seed}/{attempt}")
     seq = 0
-    answered = False
-    predicted_answer: str | None = None
-    predicted_index = -1
-    reasoning: str | None = None
+    answer: Answer | None = None  # the last executed answer call's
     terminated: str | None = None
 
     def error_turn(turn_idx: int, content: str) -> None:
@@ -305,9 +311,8 @@ async def run_attempt(
 
         if cum > max_total_tokens:
             for ci, tc in enumerate(tcs):
-                paper_id, section_query, search_query, answer = call_fields(tc.name, tc.args)
-                calls.append(_call_row(sid, attempt, turn_idx, ci, seq, tc.name, tc.args, paper_id, section_query,
-                                       None, None, search_query, answer, 0, NOT_EXECUTED, 0, remaining))
+                calls.append(_call_row(sid, attempt, turn_idx, ci, seq, tc.name, tc.args, emitted(tc.name, tc.args),
+                                       0, NOT_EXECUTED, 0, remaining))
                 seq += 1
             turns.append(
                 _turn_row(sid, attempt, turn_idx, n_calls, p, c, cr, cw, cum, budget_before,
@@ -334,21 +339,20 @@ async def run_attempt(
         for ci, tc in enumerate(tcs):
             name = tc.name
             args = tc.args
+            error_type = None
             if name in disabled:
-                out_text = prompts.rejected_disabled_text(name)
+                out_text = episode.rejected_disabled_text(name)
                 status = REJECTED_DISABLED
                 cost = 0
-                paper_id, section_query, search_query, answer = call_fields(name, args)
-                resolved_header = resolved_index = None
+                columns = emitted(name, args)
             else:
-                tool_cost = costs.get(name, 0)
-                if name != "submit_answer" and remaining < tool_cost:
-                    out_text = prompts.rejected_budget_text(remaining, name, tool_cost)
+                tool_cost = cost_of(name)
+                if name != answer_tool and remaining < tool_cost:
+                    out_text = episode.rejected_budget_text(remaining, name, tool_cost)
                     status = REJECTED_BUDGET
                     cost = 0
                     rejections += 1
-                    paper_id, section_query, search_query, answer = call_fields(name, args)
-                    resolved_header = resolved_index = None
+                    columns = emitted(name, args)
                 else:
                     out = execute(name, args)
                     out_text = out.text
@@ -356,23 +360,15 @@ async def run_attempt(
                     cost = out.cost
                     remaining -= cost
                     rejections = 0
-                    if status in ERROR_STATUSES:
+                    if status in error_statuses:
                         tool_errors += 1
-                    paper_id = out.paper_id
-                    section_query = out.section_query
-                    search_query = out.search_query
-                    answer = out.answer
-                    resolved_header = out.resolved_header
-                    resolved_index = out.resolved_section_index
-                    if name == "submit_answer":
-                        answered = True
-                        predicted_answer = out.answer
-                        predicted_index = -1 if out.predicted_index is None else out.predicted_index
-                        reasoning = out.reasoning
+                    columns = out.columns
+                    error_type = out.error_type
+                    if out.answer is not None:
+                        answer = out.answer
             outputs.append(out_text)
-            calls.append(_call_row(sid, attempt, turn_idx, ci, seq, name, args, paper_id, section_query,
-                                   resolved_header, resolved_index, search_query, answer, cost, status,
-                                   len(out_text), remaining))
+            calls.append(_call_row(sid, attempt, turn_idx, ci, seq, name, args, columns, cost, status,
+                                   len(out_text), remaining, error_type))
             seq += 1
 
         turns.append(
@@ -384,27 +380,26 @@ async def run_attempt(
         conv.add_tool_results([(tc, o + ft) for tc, o in zip(tcs, outputs)])
 
         # 4. after the turn
-        if answered:
+        if answer is not None:
             terminated = "answer"
             break
         if rejections >= 2:
             terminated = "budget"
             break
         if remaining <= 0:
-            conv.add_user(prompts.BUDGET_ADVISORY)
+            conv.add_user(episode.budget_advisory)
     else:
         terminated = "max_turns"
 
     assert terminated is not None
-    correct_index = item.correct_index
+    scored = answer if answer is not None else episode.no_answer()
     trajectory = {
         "sample_id": sid,
         "attempt": attempt,
         "is_final": terminated != "error" or attempt + 1 >= cfg.max_attempts,
-        "predicted_answer": predicted_answer,
-        "predicted_index": predicted_index,
-        "is_correct": answered and predicted_index == correct_index,
-        "score": 1.0 if answered and predicted_index == correct_index else 0.0,
+        **scored.columns,
+        "is_correct": scored.is_correct,
+        "score": scored.score,
         "terminated_by": terminated,
         "total_turns": len(turns),
         "budget_used": budget_total - remaining,
@@ -417,10 +412,8 @@ async def run_attempt(
         "api_error_count": api_errors,
         "transient_retry_count": transient_total,
         "wall_time_s": clock() - t0,
-        "reasoning": reasoning,
         "wait_s": waited + float(getattr(conv, "waited_s", 0.0) or 0.0),
         "repaired_chars": repaired,
-        "answer_json": None,
     }
     messages: list[dict[str, Any]] = []
     if cfg.record_messages:
@@ -448,18 +441,15 @@ def _call_row(
     seq: int,
     tool: str,
     args: dict[str, Any],
-    paper_id: str | None,
-    section_query: str | None,
-    resolved_header: str | None,
-    resolved_index: int | None,
-    search_query: str | None,
-    answer: str | None,
+    columns: dict[str, Any],
     cost: int,
     status: str,
     output_chars: int,
     budget_after: int,
+    error_type: str | None = None,
 ) -> dict[str, Any]:
-    """One ``tool_calls`` row (schemas/trajectory.py TOOL_CALLS minus run_id)."""
+    """One ``tool_calls`` row (schemas/trajectory.py TOOL_CALLS minus run_id): the shared columns and
+    the benchmark's own (``columns``)."""
     return {
         "sample_id": sid,
         "attempt": attempt,
@@ -468,17 +458,12 @@ def _call_row(
         "seq": seq,
         "tool": tool,
         "args_json": _args_json(args),
-        "paper_id": paper_id,
-        "section_query": section_query,
-        "resolved_header": resolved_header,
-        "resolved_section_index": resolved_index,
-        "search_query": search_query,
-        "answer": answer,
+        **columns,
         "cost": cost,
         "status": status,
         "output_chars": output_chars,
         "budget_after": budget_after,
-        "error_type": None,  # the sandbox's failures all have a status of their own
+        "error_type": error_type,
     }
 
 
@@ -515,70 +500,40 @@ def _turn_row(
     }
 
 
-def build_context(
-    item: Item,
-    graph: Graph,
-    papers: dict[str, Paper],
-    labels: list[Label],
-    cfg: LoopConfig,
-    seed: int,
-    attempt: int = 0,
-) -> SampleContext:
-    """The SampleContext of one attempt under ``cfg.condition`` (prompts, tool specs, labels)."""
-    condition = cfg.condition
-    return SampleContext(
-        item=item,
-        system_prompt=prompts.system_prompt(item, condition, cfg.caps),
-        user_prompt=prompts.first_user_message(condition),
-        tools=prompts.tool_specs(condition),
-        condition=condition,
-        labels=list(labels),
-        graph=graph,
-        papers=papers,
-        seed=seed,
-        attempt=attempt,
-    )
+def _episode(cfg: LoopConfig, sample: tuple[Any, ...], seed: int, attempt: int) -> Episode:
+    bench = benchmarks.get(cfg.benchmark)
+    if bench.episode is None:
+        raise AgentHopError(f"benchmark {cfg.benchmark!r} has no agent episode: its runs come from elsewhere")
+    return bench.episode(*sample, condition=cfg.condition, caps=cfg.caps, seed=seed, attempt=attempt)
 
 
-async def run_sample(
-    item: Item,
-    graph: Graph,
-    papers: dict[str, Paper],
-    labels: list[Label],
+def build_context(item: Any, graph: Any, papers: Any, labels: Any, cfg: LoopConfig, seed: int,
+                  attempt: int = 0) -> SampleContext:
+    """The SampleContext of one attempt of a sample of ``cfg.benchmark`` (given as the parts its
+    ``episode`` hook takes) under ``cfg``."""
+    return _episode(cfg, (item, graph, papers, labels), seed, attempt).context
+
+
+async def run_episodes(
+    make_episode: Callable[[int], Episode],
     backend: Backend,
     cfg: LoopConfig,
-    seed: int,
     first_attempt: int = 0,
 ) -> list[AttemptResult]:
-    """Run attempts of one sample until one does not end with ``error`` (at most ``cfg.max_attempts``).
+    """Run attempts until one does not end with ``error`` (at most ``cfg.max_attempts``).
 
-    Every attempt gets a fresh context, conversation and sandbox; failed attempts are returned too
-    (``attempt`` first_attempt, first_attempt + 1, ...; a resumed run continues the numbering of the
-    attempts it already holds), the last one has ``is_final`` true, and each carries only its own tokens.
+    ``make_episode(attempt)`` gives each attempt a fresh episode (context and tools) and the backend a
+    fresh conversation; failed attempts are returned too (``attempt`` first_attempt, first_attempt + 1,
+    ...; a resumed run continues the numbering of the attempts it already holds), the last one has
+    ``is_final`` true, and each carries only its own tokens.
     """
-    condition = cfg.condition
-    system = prompts.system_prompt(item, condition, cfg.caps)
-    user = prompts.first_user_message(condition)
-    disabled = prompts.disabled_tools(condition)
-    label_list = list(labels)
     results: list[AttemptResult] = []
     deadline = time.monotonic() + cfg.max_sample_seconds if cfg.max_sample_seconds > 0 else None
     for k in range(cfg.max_attempts):
         attempt = first_attempt + k
-        ctx = SampleContext(
-            item=item,
-            system_prompt=system,
-            user_prompt=user,
-            tools=prompts.tool_specs(condition),
-            condition=condition,
-            labels=label_list,
-            graph=graph,
-            papers=papers,
-            seed=seed,
-            attempt=attempt,
-        )
-        conv = backend.start(ctx)
-        result = await run_attempt(ctx, conv, Sandbox(item, graph, papers, disabled), cfg, attempt, deadline)
+        episode = make_episode(attempt)
+        conv = backend.start(episode.context)
+        result = await run_attempt(episode, conv, cfg, attempt, deadline)
         results.append(result)
         if result.trajectory["terminated_by"] != "error":
             break
@@ -592,6 +547,22 @@ async def run_sample(
     return results
 
 
+async def run_sample(
+    item: Any,
+    graph: Any,
+    papers: Any,
+    labels: Any,
+    backend: Backend,
+    cfg: LoopConfig,
+    seed: int,
+    first_attempt: int = 0,
+) -> list[AttemptResult]:
+    """:func:`run_episodes` for one sample of ``cfg.benchmark``, given as the parts its ``episode``
+    hook takes (the item and what its tools need)."""
+    sample = (item, graph, papers, labels)
+    return await run_episodes(lambda attempt: _episode(cfg, sample, seed, attempt), backend, cfg, first_attempt)
+
+
 __all__ = [
     "AttemptResult",
     "Caps",
@@ -600,5 +571,6 @@ __all__ = [
     "build_context",
     "no_sleep",
     "run_attempt",
+    "run_episodes",
     "run_sample",
 ]

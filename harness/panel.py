@@ -34,6 +34,7 @@ import yaml
 
 from ..schemas.trajectory import CONDITIONS
 from .errors import AgentHopError
+from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
 
 BACKENDS: tuple[str, ...] = ("sim", "openai", "anthropic", "google", "responses")
 TIERS: tuple[str, ...] = ("closed_frontier", "open_frontier", "compute_efficient")
@@ -351,9 +352,13 @@ def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str) -> ModelSpe
 
 def validate_sim_spec(sim: Mapping[str, Any]) -> str | None:
     """The problem with a sim spec, as the policy module reports it, or None when it is valid."""
-    try:
-        from .policies.archetypes import policy_from_spec
-    except ImportError:  # policies not installed in this build: the run reports it
+    from . import benchmarks
+
+    try:  # a panel's sim: blocks are policies of the default benchmark's simulated agents
+        policy_from_spec = benchmarks.get(DEFAULT_BENCHMARK).simulated_policy
+    except AgentHopError:  # not installed in this build: the run reports it
+        return None
+    if policy_from_spec is None:
         return None
     try:
         policy_from_spec(dict(sim), where="sim")

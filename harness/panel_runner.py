@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .benchmark.model import Release
+from . import benchmarks
 from .cost import cost_guard_for
 from .errors import AgentHopError
 from .limiter import EndpointLimiter, endpoint_key
@@ -28,12 +28,14 @@ from .run_options import RunOptions
 from .run_result import RunResult, failed, not_started, report_failure
 
 
-def _release_sha(release: Release | str | Path) -> tuple[str, str]:
-    if isinstance(release, Release):
-        return release.root, release.benchmark_sha256
-    from .benchmark.loader import benchmark_sha256
+#: a benchmark's loaded release (harness/benchmarks: whatever its loader returns)
+Release = Any
 
-    return str(release), benchmark_sha256(release)
+
+def _release_sha(release: Release | str | Path) -> tuple[str, str]:
+    if not isinstance(release, (str, Path)):
+        return release.root, release.benchmark_sha256
+    return str(release), benchmarks.release_sha256(release)
 
 
 def run_panel(
@@ -72,7 +74,7 @@ def run_panel(
     use_pool = len(sim_idx) >= 2 and procs > 1
     ctx = pool_context() if use_pool else None
     stop: StopFlag = ctx.Event() if ctx is not None else threading.Event()
-    loaded: Release | None = release if isinstance(release, Release) else None
+    loaded: Release | None = None if isinstance(release, (str, Path)) else release
 
     stopped_by: str | None = None
 
@@ -97,9 +99,7 @@ def run_panel(
             done(i, not_started(r, ids[i], out, stopped_by))
             continue
         if loaded is None:
-            from .benchmark.loader import load_release
-
-            loaded = load_release(root, limit=opts.limit)
+            loaded = benchmarks.load(root, limit=opts.limit)
         try:
             done(i, run_model(r, loaded, out, opts, stop=stop))
         except KeyboardInterrupt:
@@ -115,9 +115,7 @@ def run_panel(
                 done(i, not_started(runs[i], ids[i], out, stopped_by))
         else:
             if loaded is None:
-                from .benchmark.loader import load_release
-
-                loaded = load_release(root, limit=opts.limit)
+                loaded = benchmarks.load(root, limit=opts.limit)
             asyncio.run(_arun_concurrent([(i, runs[i], ids[i]) for i in real_rest], loaded, out, opts, stop, done))
     return [results[i] for i in range(len(runs))]
 

@@ -71,9 +71,9 @@ def _pool_init(root: str, limit: int | None, stop: Any, queue: Any, parent_pid: 
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _WORKER.update(stop=stop, queue=queue)
     try:
-        from .benchmark.loader import load_release
+        from . import benchmarks
 
-        _WORKER["release"] = load_release(root, limit=limit)
+        _WORKER["release"] = benchmarks.load(root, limit=limit)
     except BaseException as exc:  # reported by every job of this process
         _WORKER["error"] = exc
 

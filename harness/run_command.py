@@ -45,7 +45,11 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
         if looks_like_real_model(name):
             raise AgentHopError(f"--model {name!r} looks like a real model's name; simulated models must not carry "
                                 "one (for a real model pass --backend)")
-        from .policies.archetypes import ARCHETYPES
+        from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+
+        from . import benchmarks
+
+        ARCHETYPES = benchmarks.get(DEFAULT_BENCHMARK).policies  # noqa: N806 - the simulated agents' names
 
         archetype = (sim_archetype or name).replace("-", "_")  # early-committer = early_committer
         if archetype not in ARCHETYPES:

@@ -16,6 +16,7 @@ import re
 from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
 
+from .errors import AgentHopError
 from .panel import ModelSpec, RunSpec
 
 
@@ -49,9 +50,15 @@ def resolved_sim_params(spec: ModelSpec) -> Any:
     """The policy parameters a sim spec resolves to (archetype defaults merged), JSON-ready."""
     if spec.backend != "sim":
         return None
-    try:
-        from .policies.archetypes import policy_from_spec
-    except ImportError:
+    from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+
+    from . import benchmarks
+
+    try:  # the default benchmark's simulated agents (as the panel validated them)
+        policy_from_spec = benchmarks.get(DEFAULT_BENCHMARK).simulated_policy
+    except AgentHopError:
+        policy_from_spec = None
+    if policy_from_spec is None:
         return _jsonable(dict(spec.sim))
     return _jsonable(policy_from_spec(dict(spec.sim)))
 

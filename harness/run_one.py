@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .benchmark.model import Item, Release
+from . import benchmarks
 from .completion import run_is_complete
 from .cost import cost_guard_for
 from .errors import AgentHopError
@@ -27,6 +27,10 @@ from .run_options import RunOptions
 from .run_result import COMPLETE, INTERRUPTED, SHARD_DONE, RunResult, say
 from .sample_driver import drive
 from .writer import RunWriter
+
+#: a benchmark's loaded release and one of its items (harness/benchmarks: whatever its loader returns)
+Release = Any
+Item = Any
 
 
 def _scope(release: Release, limit: int | None) -> list[Item]:
@@ -128,9 +132,10 @@ async def arun_model(
     if ctl.stop.is_set():  # stopped before it started: interrupted, a rerun resumes it
         result.stopped_by = ctl.stopped_by
         return result
+    bench = benchmarks.of_release(release)
     real = m.backend != "sim"
-    backend: Any = make_backend(m, seed=opts.seed, replicate=run.replicate,  # fails before touching the disk
-                                request_timeout_s=opts.request_timeout_s if real else None)
+    backend: Any = make_backend(m, seed=opts.seed, replicate=run.replicate, benchmark=bench.name,  # fails before
+                                request_timeout_s=opts.request_timeout_s if real else None)  # touching the disk
     if real:
         backend = LimitedBackend(backend, limiter or make_limiter(m, opts.workers))
     record_messages = opts.messages_for(m.backend)
@@ -140,6 +145,7 @@ async def arun_model(
         condition=run.condition,
         sleep=no_sleep if m.backend == "sim" else asyncio.sleep,
         record_messages=record_messages,
+        benchmark=bench.name,
         **{"max_sample_seconds": opts.max_sample_seconds if real else 0.0, **opts.loop_overrides},
     )
     backend_cfg = backend.config() if callable(getattr(backend, "config", None)) else None
@@ -151,6 +157,7 @@ async def arun_model(
     if backend_cfg is not None and m.backend != "sim":
         extra["backend_config"] = backend_cfg
     meta = run_meta(run, opts, sha, run_id, extra)
+    meta["benchmark"] = bench.name
     items = _scope(release, opts.limit)
     mine = items if opts.shard is None else [it for it in items if opts.shard.owns(it.id)]  # --shard
     flush_every, flush_seconds = opts.flush_for(m.backend)

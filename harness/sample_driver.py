@@ -9,11 +9,12 @@ returns is why it stopped; whether the run is complete is decided from the run d
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 from collections import deque
 from typing import Any
 
-from .benchmark.model import Item, Release
+from . import benchmarks
 from .cost import attempts_usd, price_or_none
 from .panel import RunSpec
 from .progress import Progress
@@ -22,6 +23,10 @@ from .run_control import RunControl
 from .run_options import RunOptions
 from .run_result import COMPLETE, COST_CAP, INTERRUPTED, TOKEN_CAP, say
 from .writer import RunWriter
+
+#: a benchmark's loaded release and one of its items (harness/benchmarks: whatever its loader returns)
+Release = Any
+Item = Any
 
 
 def sample_seed(seed: int, replicate: int, sample_id: str) -> int:
@@ -54,7 +59,7 @@ async def drive(
     in_flight: set[str] = set()
     state: dict[str, Any] = {"cap": False, "cost": False, "dropped": 0}
     n_workers = 1 if run.model.backend == "sim" else max(1, opts.workers)
-    graphs, papers, labels = release.graphs, release.papers, release.labels
+    parts = functools.partial(benchmarks.of_release(release).sample_parts, release)  # (item) -> its parts
     seed, replicate = opts.seed, run.replicate
     cap = opts.max_run_tokens
     stop = ctl.stop
@@ -77,7 +82,7 @@ async def drive(
         in_flight.add(sid)
         ctl.in_flight += 1
         try:
-            attempts = await run_sample(item, graphs[sid], papers, labels.get(sid, []), backend, cfg,
+            attempts = await run_sample(*parts(item), backend, cfg,
                                         sample_seed(seed, replicate, sid),
                                         first_attempt=writer.state.next_attempt.get(sid, 0))
         except BaseException:

@@ -242,12 +242,14 @@ def scope_ids(release: Path, limit: int | None) -> list[str]:
 
 def panel_run_ids(runs: Sequence[Any], release: Path, opts: Any) -> list[str]:
     """The run directory names a panel writes (the runner derives the same ones)."""
-    from .benchmark.loader import benchmark_sha256
+    from . import benchmarks
+    from .errors import AgentHopError
     from .run_identity import run_id_for
 
-    if not (release / "qa" / "full.jsonl").is_file():
-        return []  # the caller reports the missing release
-    sha = benchmark_sha256(release)
+    try:
+        sha = benchmarks.release_sha256(release)
+    except AgentHopError:
+        return []  # not a release: the caller reports it
     return [run_id_for(r, opts.caps, sha, opts.seed) for r in runs]
 
 

@@ -56,6 +56,17 @@ _DIR = Location(path_type=Path, file_okay=False, resolve_path=True)  # errors na
     multiple=True,
     help="SciExplore judgments file (JSONL, docs/sciexplore.md#judgments-files). Repeatable.",
 )
+@click.option(
+    "--inspect-log",
+    type=Location(path_type=Path, resolve_path=True),
+    multiple=True,
+    help="An Inspect AI log (.eval or .json) or a directory of them (docs/inspect.md); local or "
+    "s3://bucket/prefix. Repeatable.",
+)
+@click.option("--score", "inspect_score", default=None, metavar="SCORER[.KEY]",
+              help="The Inspect score that becomes trajectories.score (default: the first scorer, its first key).")
+@click.option("--inspect-reader", type=click.Choice(["auto", "builtin", "inspect"]), default="auto",
+              show_default=True, help="How Inspect logs are read (docs/inspect.md#readers).")
 @click.option("--partial", is_flag=True, help="Also load run directories without _SUCCESS (marked _partial).")
 @click.option(
     "--force",
@@ -78,6 +89,9 @@ def main(
     reference_json: tuple[Path, ...],
     responses: tuple[Path, ...],
     judgments: tuple[Path, ...],
+    inspect_log: tuple[Path, ...],
+    inspect_score: str | None,
+    inspect_reader: str,
     partial: bool,
     force: bool,
     accept_dq: bool,
@@ -88,9 +102,9 @@ def main(
     Idempotent: unchanged inputs are skipped, a changed run replaces its previous version whole.
     A bad input leaves the warehouse exactly as it was and names the file and the problem.
     """
-    if benchmark is None and not runs and not reference_json and not responses and not judgments:
-        raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json, --responses "
-                               "and/or --judgments")
+    if benchmark is None and not runs and not reference_json and not responses and not judgments and not inspect_log:
+        raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json, --responses, "
+                               "--judgments and/or --inspect-log")
     path = db if db is not None else Path(default_db_path()).absolute()
     with ExitStack() as stack:
         names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
@@ -110,9 +124,9 @@ def main(
         release = local(benchmark) if benchmark is not None else None
         sciexplore = responses or judgments or (release is not None and is_sciexplore_release(release))
         if sciexplore:
-            if runs or reference_json:
+            if runs or reference_json or inspect_log:
                 raise click.UsageError("SciExplore inputs (a release with tasks.jsonl, --responses, --judgments) "
-                                       "load in a call of their own, without --runs or --reference-json")
+                                       "load in a call of their own, without --runs, --reference-json or --inspect-log")
             sci = run_sciexplore_ingest(path, release=release, responses=responses, judgments=judgments,
                                         force=force, progress=Progress(quiet=quiet))
             if not quiet:
@@ -123,6 +137,9 @@ def main(
             benchmark=release,
             runs=[local(r) for r in runs],
             reference_json=[local(r) for r in reference_json],
+            inspect_logs=[local(r) for r in inspect_log],
+            inspect_score=inspect_score,
+            inspect_reader=inspect_reader,
             partial=partial,
             force=force,
             accept_dq=accept_dq,

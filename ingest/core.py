@@ -25,11 +25,15 @@ from . import ddl
 from . import quality
 from . import reference_json as refjson
 from . import runs as runsmod
-from .benchmark import BenchmarkTables, load_benchmark, release_content_sha256
+from agenthop.harness import benchmarks
+from agenthop.harness.benchmarks import Benchmark, ReleaseTables
+from agenthop.harness.errors import AgentHopError
 from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
 
 from .conform import IngestError
 from .progress import Progress
+from .sources import inspect_ingest
+from .sources.agenthop_release import reference_lookup
 from .warehouse import (
     WarehouseState,
     insert_arrow,
@@ -57,6 +61,8 @@ class IngestResult:
     seconds: float = 0.0
     #: data-quality violations loaded with accept_dq (recorded in raw.dq_issues)
     dq_issues: int = 0
+    #: samples of imported logs loaded with a recorded reason (docs/inspect.md#damaged-logs)
+    notes: str = ""
 
     def summary(self) -> str:
         parts = []
@@ -72,7 +78,7 @@ class IngestResult:
         out = f"ingested into {self.db} in {self.seconds:.1f} s: {what}; rows loaded: {rows}"
         if self.dq_issues:
             out += f"; {self.dq_issues} data-quality violation(s) accepted, listed in raw.dq_issues"
-        return out
+        return out + (f"\n{self.notes}" if self.notes else "")
 
 
 @dataclass(slots=True)
@@ -82,7 +88,7 @@ class _Plan:
     benchmark: Path | None
     bench_content: str | None
     bench_action: str | None
-    bench: BenchmarkTables | None
+    bench: ReleaseTables | None
     datas: list[runsmod.RunData]
     #: run_ids whose rows are replaced
     replaced: list[str]
@@ -92,6 +98,8 @@ class _Plan:
     dq_issues: pa.Table
     #: the benchmark's source as the user named it (ingest_log.source)
     benchmark_source: str = ""
+    #: items and notes of Inspect logs (docs/inspect.md)
+    inspect: inspect_ingest.InspectPlan = field(default_factory=inspect_ingest.InspectPlan)
 
 
 def _dedupe(paths: Sequence[Path]) -> list[Path]:
@@ -101,23 +109,51 @@ def _dedupe(paths: Sequence[Path]) -> list[Path]:
     return list(seen)
 
 
-#: benchmark name -> the query of its loaded release's item ids
-ITEM_IDS: dict[str, str] = {DEFAULT_BENCHMARK: "SELECT sample_id FROM raw.items"}
-
-
 def _releases(
-    con: duckdb.DuckDBPyConnection, state: WarehouseState, bt: BenchmarkTables | None
+    con: duckdb.DuckDBPyConnection, state: WarehouseState, bt: ReleaseTables | None
 ) -> dict[str, runsmod.LoadedRelease]:
     """Every release runs can be checked against: the warehouse's, with the one being loaded."""
     out: dict[str, runsmod.LoadedRelease] = {}
     for name, sha in state.releases.items():
-        if name in ITEM_IDS:
-            ids = con.sql(ITEM_IDS[name]).to_arrow_table().column(0).combine_chunks()
-            out[name] = runsmod.LoadedRelease(sha, ids)
+        try:
+            bench = benchmarks.get(name)
+        except AgentHopError:
+            continue  # a benchmark this installation does not know: its runs are refused by name
+        ids = con.sql(bench.item_ids_sql).to_arrow_table().column(0).combine_chunks()
+        out[name] = runsmod.LoadedRelease(sha, ids)
     if bt is not None:
-        ids = bt.tables["items"].column("sample_id").combine_chunks()
-        out[DEFAULT_BENCHMARK] = runsmod.LoadedRelease(bt.benchmark_sha256, ids)
+        ids = _release_item_ids(bt)
+        out[bt.benchmark] = runsmod.LoadedRelease(bt.sha256, ids)
     return out
+
+
+def _release_item_ids(bt: ReleaseTables) -> pa.Array:
+    """The item ids of a release being loaded, by its benchmark's query over its own tables."""
+    con = duckdb.connect()
+    try:
+        con.execute("CREATE SCHEMA raw")
+        for name, table in bt.tables.items():
+            con.register(f"__t_{name}", table)
+            con.execute(f"CREATE VIEW raw.{name} AS SELECT * FROM __t_{name}")
+        return con.sql(benchmarks.get(bt.benchmark).item_ids_sql).to_arrow_table().column(0).combine_chunks()
+    finally:
+        con.close()
+
+
+def _content_key(benchmark: str) -> str:
+    """warehouse_meta key of a benchmark's release identity (AgentHop's predates the others)."""
+    return "benchmark_content_sha256" if benchmark == DEFAULT_BENCHMARK else f"benchmark_content_sha256:{benchmark}"
+
+
+def detect_release(root: Path) -> tuple[Benchmark, str]:
+    """The benchmark whose release ``root`` is, and the release's content hash (no parsing)."""
+    if not root.is_dir():
+        raise IngestError(f"benchmark directory {root} does not exist")
+    try:
+        bench = benchmarks.detect(root)
+    except AgentHopError as exc:
+        raise IngestError(str(exc)) from None
+    return bench, bench.release_content_sha256(root)
 
 
 def _combine(changed: Sequence[runsmod.RunData]) -> tuple[dict[str, pa.Table], dict[str, quality.Segments]]:
@@ -156,6 +192,9 @@ def run_ingest(
     benchmark: Path | None = None,
     runs: Sequence[Path] = (),
     reference_json: Sequence[Path] = (),
+    inspect_logs: Sequence[Path] = (),
+    inspect_score: str | None = None,
+    inspect_reader: str = "auto",
     partial: bool = False,
     force: bool = False,
     accept_dq: bool = False,
@@ -167,10 +206,12 @@ def run_ingest(
     ``rename`` maps the text of a local path to the name the user gave (an ``s3://`` URL read
     through a temporary copy) in recorded sources and in error messages.
     """
+    inspect_args = (inspect_logs, inspect_score, inspect_reader)
     if rename is None:
-        return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, str)
+        return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, str, inspect_args)
     try:
-        return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, rename)
+        return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, rename,
+                           inspect_args)
     except IngestError as exc:
         raise IngestError(rename(str(exc))) from None
 
@@ -185,20 +226,23 @@ def _run_ingest(
     accept_dq: bool,
     progress: Progress | None,
     rename: Callable[[str], str],
+    inspect_args: tuple[Sequence[Path], str | None, str] = ((), None, "auto"),
 ) -> IngestResult:
     t0 = time.monotonic()
     progress = progress or Progress(quiet=True)
     result = IngestResult(db=db)
     # (1) inputs, before touching the warehouse
-    bench_content = release_content_sha256(benchmark) if benchmark is not None else None
+    bench, bench_content = detect_release(benchmark) if benchmark is not None else (None, None)
     run_dirs = _dedupe([d for p in runs for d in runsmod.discover(p)])
     ref_dirs = _dedupe([d for p in reference_json for d in refjson.discover(p)])
     try:
         with open_warehouse(db) as con:
             state = read_state(con, db)  # (2)
             plan = _prepare(
-                con, state, benchmark, bench_content, run_dirs, ref_dirs, partial, force, accept_dq, progress, rename
+                con, state, bench, benchmark, bench_content, run_dirs, ref_dirs, partial, force, accept_dq, progress,
+                rename, inspect_args,
             )
+            result.notes = inspect_ingest.summary_notes(plan.inspect)
             n_rows = sum(t.num_rows for t in plan.combined.values())
             n_rows += sum(plan.bench.counts().values()) if plan.bench is not None else 0
             progress.phase(f"writing {n_rows:,} rows to {db}", big=n_rows > BIG_WRITE_ROWS)
@@ -214,35 +258,38 @@ def _run_ingest(
 
 def _prepare_benchmark(
     state: WarehouseState,
+    bench: Benchmark | None,
     benchmark: Path | None,
     bench_content: str | None,
     force: bool,
     progress: Progress,
-) -> tuple[BenchmarkTables | None, str | None]:
+) -> tuple[ReleaseTables | None, str | None]:
     """Parse a changed release (None if unchanged or not given) and decide its action."""
-    if benchmark is None:
+    if benchmark is None or bench is None:
         return None, None
-    if state.meta.get("benchmark_content_sha256") == bench_content:
+    key = _content_key(bench.name)
+    if state.meta.get(key) == bench_content:
         return None, "unchanged"
-    size = sum(p.stat().st_size for p in benchmark.rglob("*.jsonl"))
+    size = sum(p.stat().st_size for p in benchmark.rglob("*") if p.is_file())
     progress.phase(f"reading benchmark {benchmark} ({size / 1e6:.0f} MB)", big=size > BIG_BENCHMARK_BYTES)
-    bt = load_benchmark(benchmark, bench_content or "")
+    bt = bench.release_tables(benchmark, bench_content or "")
     others = sorted(
         r for r, b in state.run_benchmarks.items()
-        if b != bt.benchmark_sha256 and state.run_benchmark_names.get(r) == DEFAULT_BENCHMARK
+        if b != bt.sha256 and state.run_benchmark_names.get(r) == bt.benchmark
     )
     if others and not force:
         raise IngestError(
-            f"{benchmark}: benchmark {bt.benchmark_sha256} differs from the one the "
+            f"{benchmark}: benchmark {bt.sha256} differs from the one the "
             f"warehouse's {len(others)} run(s) were made on (e.g. {others[0]!r}); "
             f"use a new --db, or pass --force to replace the benchmark and keep those runs"
         )
-    return bt, "replaced" if state.meta.get("benchmark_content_sha256") else "inserted"
+    return bt, "replaced" if state.meta.get(key) else "inserted"
 
 
 def _prepare(
     con: duckdb.DuckDBPyConnection,
     state: WarehouseState,
+    bench: Benchmark | None,
     benchmark: Path | None,
     bench_content: str | None,
     run_dirs: list[Path],
@@ -252,6 +299,7 @@ def _prepare(
     accept_dq: bool,
     progress: Progress,
     rename: Callable[[str], str] = str,
+    inspect_args: tuple[Sequence[Path], str | None, str] = ((), None, "auto"),
 ) -> _Plan:
     """(3) Parse and validate every changed input; nothing is written.
 
@@ -271,7 +319,7 @@ def _prepare(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-read") as pool:
         pending = pool.submit(read_all)
         try:
-            bt, bench_action = _prepare_benchmark(state, benchmark, bench_content, force, progress)
+            bt, bench_action = _prepare_benchmark(state, bench, benchmark, bench_content, force, progress)
             run_files = pending.result()
         except BaseException:
             stop.set()
@@ -282,20 +330,21 @@ def _prepare(
     del run_files
 
     def bench_tables() -> refjson.BenchTables | None:
-        """Graph nodes and sections for reference JSON, from the new release or the warehouse."""
-        if bt is not None:
-            return bt.tables["graph_nodes"], bt.tables["sections"].drop_columns(["text"])
+        """What reference JSON needs of its release, from the release being loaded or the warehouse."""
         if checks.sample_ids is None:  # no release of the benchmark reference JSON runs are on
             return None
-        nodes = con.sql(
-            "SELECT sample_id, paper_id, arxiv_id FROM raw.graph_nodes WHERE has_full_text"
-        ).to_arrow_table()
-        secs = con.sql("SELECT arxiv_id, section_index, header, n_chars FROM raw.sections").to_arrow_table()
-        return nodes, secs
+        new = bt.tables if bt is not None and bt.benchmark == DEFAULT_BENCHMARK else None
+        return reference_lookup(con, new)
 
     if ref_dirs:
         progress.phase(f"reading reference JSON ({len(ref_dirs)} folders)", big=len(ref_dirs) >= 5)
         datas += refjson.read_folders(ref_dirs, checks, state.run_hashes, bench_tables)
+
+    logs, score, reader = inspect_args
+    inspect_plan = inspect_ingest.InspectPlan()
+    if logs:
+        inspect_plan = inspect_ingest.prepare(con, logs, checks, state.run_hashes, score, reader, progress)
+        datas += inspect_plan.datas
 
     by_id: dict[str, runsmod.RunData] = {}
     for rd in datas:
@@ -324,6 +373,7 @@ def _prepare(
         replaced=[rd.run_id for rd in changed if rd.run_id in state.run_benchmarks],
         combined=combined,
         dq_issues=issues,
+        inspect=inspect_plan,
     )
 
 
@@ -347,15 +397,15 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
         for stmt in ddl.ddl_statements():
             con.execute(stmt)
         if state.needs_catalogue:  # its release was described only by warehouse_meta
-            _catalogue(con, DEFAULT_BENCHMARK, state.releases[DEFAULT_BENCHMARK],
-                       "SELECT count(*) FROM raw.items", now)
+            ids = benchmarks.get(DEFAULT_BENCHMARK).item_ids_sql
+            _catalogue(con, DEFAULT_BENCHMARK, state.releases[DEFAULT_BENCHMARK], f"SELECT count(*) FROM ({ids})", now)
         if bt is not None:
             for name in list(bt.tables):
                 con.execute(f"DELETE FROM {ddl.RAW}.{name}").fetchall()
                 result.rows[name] = bench_counts[name]
                 insert_arrow(con, name, bt.tables.pop(name))  # the only reference: memory goes
                 release_arrow_memory()
-            _catalogue(con, DEFAULT_BENCHMARK, bt.benchmark_sha256, str(bench_counts["items"]), now)
+            _catalogue(con, bt.benchmark, bt.sha256, str(bt.n_items), now, bt.version)
         if plan.benchmark is not None:
             add_log(
                 "benchmark",
@@ -378,6 +428,8 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
             result.rows[name] = plan.combined[name].num_rows
             insert_arrow(con, name, plan.combined.pop(name))
             release_arrow_memory()
+        for benchmark, n in inspect_ingest.write(con, plan.inspect, now).items():
+            result.rows[f"items {benchmark}"] = n
         issues = plan.dq_issues
         result.dq_issues = issues.num_rows
         if issues.num_rows:
@@ -394,22 +446,21 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
 
         meta = {"layout_version": LAYOUT_VERSION, "duckdb_version": duckdb.__version__}
         if bt is not None:
-            meta.update(
-                benchmark_sha256=bt.benchmark_sha256,
-                benchmark_content_sha256=bt.content_sha256,
-                benchmark_source=str(Path(bt.root).resolve()),
-            )
+            meta[_content_key(bt.benchmark)] = bt.content_sha256
+            if bt.benchmark == DEFAULT_BENCHMARK:  # the keys of warehouses from before raw.benchmarks
+                meta.update(benchmark_sha256=bt.sha256, benchmark_source=str(Path(bt.root).resolve()))
         for key, value in meta.items():
             if state.meta.get(key) != value:
                 con.execute("DELETE FROM raw.warehouse_meta WHERE key = ?", [key]).fetchall()
                 con.execute("INSERT INTO raw.warehouse_meta VALUES (?, ?)", [key, value]).fetchall()
 
 
-def _catalogue(con: duckdb.DuckDBPyConnection, benchmark: str, sha: str, n_items_sql: str, now: datetime) -> None:
+def _catalogue(con: duckdb.DuckDBPyConnection, benchmark: str, sha: str, n_items_sql: str, now: datetime,
+               version: str | None = None) -> None:
     """Record ``benchmark``'s loaded release in raw.benchmarks (replacing its previous one)."""
     con.execute("DELETE FROM raw.benchmarks WHERE benchmark = ?", [benchmark]).fetchall()
     con.execute(
         f"INSERT INTO raw.benchmarks (benchmark, version, sha256, n_items, loaded_at) "
-        f"SELECT ?, NULL, ?, ({n_items_sql}), ?",
-        [benchmark, sha, now],
+        f"SELECT ?, ?, ?, ({n_items_sql}), ?",
+        [benchmark, version, sha, now],
     ).fetchall()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from agenthop.schemas import benchmark as bschema
+from agenthop.harness import benchmarks
 from agenthop.schemas import catalogue
 from agenthop.schemas import quality as qschema
 from agenthop.schemas import sciexplore as sxschema
@@ -46,18 +46,23 @@ WAREHOUSE_META = pa.schema(
     ]
 )
 
-#: Benchmark tables (replaced whole) and run tables (replaced per run_id), in load order.
-BENCHMARK_TABLES: dict[str, pa.Schema] = dict(bschema.TABLES)
+#: Run tables (replaced per run_id), in load order.
 RUN_TABLES: dict[str, pa.Schema] = dict(tschema.RUN_TABLES)
 #: Tables of other benchmarks, loaded by their own ingest sources (ingest/sources/) but created with
 #: the layout so that every warehouse has them (empty) for dbt.
 OTHER_TABLES: dict[str, pa.Schema] = dict(sxschema.TABLES)
 
 
+def benchmark_tables() -> dict[str, pa.Schema]:
+    """Every registered benchmark's release tables (each replaced whole when its release changes)."""
+    return benchmarks.raw_tables()
+
+
 def warehouse_schema(table: str) -> pa.Schema:
     """The full column list of ``raw.<table>`` as an Arrow schema."""
-    if table in BENCHMARK_TABLES:
-        return BENCHMARK_TABLES[table]
+    bench = benchmark_tables()
+    if table in bench:
+        return bench[table]
     if table == "runs":
         base = RUN_TABLES["runs"]
         return pa.schema(list(base) + list(RUNS_EXTRA))
@@ -76,18 +81,22 @@ def warehouse_schema(table: str) -> pa.Schema:
     raise KeyError(table)
 
 
-ALL_TABLES: tuple[str, ...] = (
-    "benchmarks",
-    *BENCHMARK_TABLES,
-    *RUN_TABLES,
-    "ingest_log",
-    "warehouse_meta",
-    "dq_issues",
-    *OTHER_TABLES,
-)
+def _other_tables() -> dict[str, pa.Schema]:
+    """Tables of benchmarks whose raw tables are not (yet) declared by a registry entry."""
+    registered = benchmark_tables()
+    return {t: sch for t, sch in OTHER_TABLES.items() if t not in registered}
 
-#: Tables a warehouse made by an earlier version may lack (created by its next ingest).
-LATER_TABLES: frozenset[str] = frozenset({"dq_issues", "benchmarks", "scores", *OTHER_TABLES})
+
+def all_tables() -> tuple[str, ...]:
+    """Every table of the raw layout, in creation order."""
+    return ("benchmarks", *benchmark_tables(), *RUN_TABLES, "ingest_log", "warehouse_meta", "dq_issues",
+            *_other_tables())
+
+
+def later_tables() -> frozenset[str]:
+    """Tables a warehouse made by an earlier version (or before a benchmark was added) may lack;
+    its next ingest creates them."""
+    return frozenset({"dq_issues", "benchmarks", "scores", *benchmark_tables(), *OTHER_TABLES})
 
 _SIMPLE: dict[pa.DataType, str] = {
     pa.bool_(): "BOOLEAN",
@@ -143,7 +152,7 @@ def create_table_sql(table: str, schema: pa.Schema, schema_name: str = RAW) -> s
 def ddl_statements() -> list[str]:
     """Every statement that creates the raw layout (idempotent: IF NOT EXISTS)."""
     stmts = [f"CREATE SCHEMA IF NOT EXISTS {RAW}"]
-    stmts += [create_table_sql(t, warehouse_schema(t)) for t in ALL_TABLES]
+    stmts += [create_table_sql(t, warehouse_schema(t)) for t in all_tables()]
     return stmts
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from agenthop.harness import benchmarks
 from agenthop.schemas import quality as qschema
 
 #: Severity of every rule ingest checks: refused unless --accept-dq.
@@ -76,8 +77,9 @@ def find_issues(tables: dict[str, pa.Table], segments: dict[str, Segments]) -> p
     try:
         for name, table in tables.items():
             con.register(name, table.append_column("_g", pa.array(np.arange(table.num_rows, dtype=np.int64))))
-        failing = _failing_row_rules(con)
-        for rule in qschema.RULES:
+        rules = qschema.rules({b.name: b.tool_names for b in benchmarks.available() if b.tool_names})
+        failing = _failing_row_rules(con, rules)
+        for rule in rules:
             if rule.where and rule not in failing:
                 continue
             found = con.sql(f"SELECT _g, value FROM ({rule.sql}) ORDER BY _g").fetchnumpy()
@@ -91,10 +93,10 @@ def find_issues(tables: dict[str, pa.Table], segments: dict[str, Segments]) -> p
     return pa.table(out, schema=ISSUE_SCHEMA)
 
 
-def _failing_row_rules(con: duckdb.DuckDBPyConnection) -> set[qschema.Rule]:
+def _failing_row_rules(con: duckdb.DuckDBPyConnection, rules: Sequence[qschema.Rule]) -> set[qschema.Rule]:
     """The single-row rules with at least one violation: one scan per table tests all of them."""
     by_table: dict[str, list[qschema.Rule]] = {}
-    for rule in qschema.RULES:
+    for rule in rules:
         if rule.where:
             by_table.setdefault(rule.table, []).append(rule)
     failing: set[qschema.Rule] = set()

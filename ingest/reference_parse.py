@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from agenthop.harness.benchmark.loader import find_lone_surrogate
+from agenthop.harness.benchmarks.agenthop.loader import find_lone_surrogate
 from agenthop.schemas import trajectory as tschema
 
 FAILED_DIR = "_failed_attempts"

@@ -44,6 +44,12 @@ class Checks:
     force: bool = False
     partial: bool = False
 
+    def with_own_items(self, benchmark: str, sha256: str, sample_ids: pa.Array) -> Checks:
+        """These checks for a source that carries its own items (imported logs whose samples define
+        their benchmark): its runs are checked against those items instead of a loaded release."""
+        releases = {**self.releases, benchmark: LoadedRelease(sha256, sample_ids)}
+        return Checks(releases=releases, force=self.force, partial=self.partial)
+
     @property
     def sample_ids(self) -> pa.Array | None:
         """Item ids of the default benchmark's release (None: not loaded); sources without a

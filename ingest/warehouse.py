@@ -154,18 +154,20 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
 def check_layout(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[bool, list[str]]:
     """(layout exists, upgrade statements); an error if the layout is not one this version reads.
 
-    A warehouse of an earlier version may lack tables and columns added since (``ddl.LATER_TABLES``,
+    A warehouse of an earlier version may lack tables and columns added since (``ddl.later_tables()``,
     fields marked optional on read); they are added by the upgrade statements.
     """
-    present = [t for t in ddl.ALL_TABLES if _table_exists(con, t)]
+    tables = ddl.all_tables()
+    later = ddl.later_tables()
+    present = [t for t in tables if _table_exists(con, t)]
     if not present:
         return False, []
     upgrades: list[str] = []
-    for table in ddl.ALL_TABLES:
+    for table in tables:
         schema = ddl.warehouse_schema(table)
         expected = [f.name for f in schema]
         if table not in present:
-            if table in ddl.LATER_TABLES:
+            if table in later:
                 continue
             actual: list[str] = []
         else:

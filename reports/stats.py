@@ -583,3 +583,96 @@ def discrimination_summary(values: Sequence[float | None], threshold: float = 0.
         share_above=sum(1 for v in xs if v > threshold) / len(xs),
         threshold=threshold,
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# Paired comparison of graded scores (scores that are not just right/wrong)
+# --------------------------------------------------------------------------------------------------
+
+#: up to this many non-zero differences the Wilcoxon p is exact; above, the normal approximation
+WILCOXON_EXACT_MAX = 50
+
+
+@dataclass(frozen=True, slots=True)
+class GradedPaired:
+    """Two runs' scores on their shared items (``b - a`` per item)."""
+
+    n: int  # shared items
+    mean_diff: float | None  # mean of b - a
+    n_better: int  # items where b scored higher
+    n_worse: int  # items where b scored lower
+    n_ties: int
+    sign_p: float  # exact two-sided sign test on the non-tied items
+    wilcoxon_p: float  # two-sided Wilcoxon signed-rank test (zero differences dropped, mid-ranks for ties)
+    ci_lo: float | None  # percentile bootstrap interval of mean_diff (items resampled)
+    ci_hi: float | None
+
+
+def paired_graded(
+    a: Sequence[float], b: Sequence[float], *, n_boot: int = 2000, seed: int = 0, level: float = 0.95
+) -> GradedPaired:
+    """Paired comparison for graded scores (docs/reports.md#statistics): exact McNemar needs binary
+    outcomes, so graded scores get the sign test, the Wilcoxon signed-rank test and a bootstrap
+    interval of the mean difference. ``a[i]`` and ``b[i]`` are the two runs' scores on item i.
+
+    Wilcoxon: ranks of |b - a| over the non-zero differences (mid-ranks for ties); the p is exact (the
+    conditional distribution of the positive rank sum, ties included) up to
+    :data:`WILCOXON_EXACT_MAX` differences, else the normal approximation with the tie correction.
+    The bootstrap resamples items ``n_boot`` times with a seeded generator (same inputs, same interval).
+    """
+    import random
+
+    if len(a) != len(b):
+        raise ValueError(f"paired_graded: {len(a)} scores against {len(b)}")
+    d = [float(y) - float(x) for x, y in zip(a, b)]
+    n = len(d)
+    if n == 0:
+        return GradedPaired(0, None, 0, 0, 0, 1.0, 1.0, None, None)
+    better = sum(1 for v in d if v > 0)
+    worse = sum(1 for v in d if v < 0)
+    sign_p = mcnemar_exact(better, worse)  # the sign test is the binomial test McNemar runs
+    nz = sorted((abs(v), v > 0) for v in d if v != 0)
+    wilcoxon_p = 1.0
+    if nz:
+        # doubled mid-ranks stay integers: 2 * mean of positions i+1..j
+        ranks2: list[int] = []
+        i = 0
+        while i < len(nz):
+            j = i
+            while j + 1 < len(nz) and nz[j + 1][0] == nz[i][0]:
+                j += 1
+            ranks2 += [i + j + 2] * (j - i + 1)
+            i = j + 1
+        w2 = sum(r for r, (_, pos) in zip(ranks2, nz) if pos)  # doubled positive rank sum
+        total2 = sum(ranks2)
+        m = len(nz)
+        if m <= WILCOXON_EXACT_MAX:
+            counts = [0] * (total2 + 1)  # ways to reach each doubled sum, each sign equally likely
+            counts[0] = 1
+            for r in ranks2:
+                for s in range(total2, r - 1, -1):
+                    counts[s] += counts[s - r]
+            low = min(w2, total2 - w2)
+            wilcoxon_p = min(1.0, 2 * sum(counts[: low + 1]) / 2**m)
+        else:
+            mean = total2 / 2  # E[W+] = m(m+1)/4; doubled
+            ties = {}
+            for r in ranks2:
+                ties[r] = ties.get(r, 0) + 1
+            var = (m * (m + 1) * (2 * m + 1) / 24 - sum(t**3 - t for t in ties.values()) / 48) * 4
+            z = (w2 - mean) / math.sqrt(var) if var > 0 else 0.0
+            wilcoxon_p = min(1.0, math.erfc(abs(z) / math.sqrt(2)))
+    rng = random.Random(seed)
+    means = sorted(sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
+    tail = (1 - level) / 2
+    return GradedPaired(
+        n=n,
+        mean_diff=sum(d) / n,
+        n_better=better,
+        n_worse=worse,
+        n_ties=n - better - worse,
+        sign_p=sign_p,
+        wilcoxon_p=wilcoxon_p,
+        ci_lo=_quantile(means, tail),
+        ci_hi=_quantile(means, 1 - tail),
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from . import benchmark, catalogue, quality, trajectory
+from . import agenthop as benchmark, catalogue, quality, trajectory
 from .column_docs import COLUMN_DOCS
 from .evolution import absent
 
@@ -45,14 +45,14 @@ def _quality() -> list[str]:
         f"except {ranges}.",
         "- Floating columns hold finite numbers (no NaN, no infinity).",
         "- Allowed values: the vocabularies listed above.",
-        f"- Known tools: {', '.join(f'`{n}`' for n in quality.TOOL_NAMES)}.",
+        f"- Known tools (AgentHop; each benchmark declares its own): {', '.join(f'`{n}`' for n in quality.TOOL_NAMES)}.",
         "",
         "| rule | table.column | requirement |",
         "|---|---|---|",
     ]
     lines += [
         f"| `{r.name}` | `{r.table}.{r.column}` | {_requirement(r.message)} |"
-        for r in quality.CONSISTENCY
+        for r in quality.RULES if r in quality.CONSISTENCY or r.name == "unknown_tool_status"
     ]
     lines += [
         "",

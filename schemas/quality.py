@@ -17,22 +17,16 @@ Three kinds of rule, all derived from these declarations:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
 
+from . import agenthop
 from . import trajectory as t
 
-#: The tools of the sandbox (docs/harness.md); any other name is an unknown tool.
-TOOL_NAMES: tuple[str, ...] = (
-    "get_paper_info",
-    "get_references",
-    "search_papers",
-    "list_sections",
-    "read_section",
-    "think",
-    "submit_answer",
-)
+#: AgentHop's tools (schemas/agenthop.py), kept under this name for older imports.
+TOOL_NAMES: tuple[str, ...] = agenthop.TOOL_NAMES
 
 #: Default lower bound of every numeric column (counts, tokens, costs, budgets, attempts, times).
 MIN_DEFAULT = 0
@@ -158,16 +152,33 @@ CONSISTENCY: tuple[Rule, ...] = (
         f"SELECT x._g, 'sample ' || x.sample_id || ' attempt ' || x.attempt::VARCHAR AS value FROM tool_calls AS x "
         f"ANTI JOIN trajectories AS tr USING ({_ATTEMPT})",
     ),
-    Rule(
-        "unknown_tool_status", "tool_calls", "status",
-        "is {value}; a call of an unknown tool must have status unknown_tool (or not_executed)",
-        f"SELECT _g, concat('''', status, ''' for tool ''', tool, '''') AS value FROM tool_calls "
-        f"WHERE tool NOT IN ({_sql_list(TOOL_NAMES)}) AND status NOT IN ('unknown_tool', 'not_executed')",
-    ),
 )
 
-#: Every rule ingest checks, in the order their violations are reported.
-RULES: tuple[Rule, ...] = (*_allowed_rules(), *_range_rules(), *CONSISTENCY)
+
+def unknown_tool_rule(known_tools: Mapping[str, tuple[str, ...]]) -> Rule:
+    """A call of a tool its benchmark does not have must say so (status unknown_tool or not_executed).
+
+    ``known_tools``: benchmark name -> its tools; runs of a benchmark not listed are not checked.
+    """
+    cases = " OR ".join(
+        f"(r.benchmark = '{b}' AND x.tool NOT IN ({_sql_list(tools)}))" for b, tools in sorted(known_tools.items())
+    ) or "false"
+    return Rule(
+        "unknown_tool_status", "tool_calls", "status",
+        "is {value}; a call of an unknown tool must have status unknown_tool (or not_executed)",
+        f"SELECT x._g, concat('''', x.status, ''' for tool ''', x.tool, '''') AS value FROM tool_calls AS x "
+        f"JOIN runs AS r ON r.run_id = x.run_id "
+        f"WHERE ({cases}) AND x.status NOT IN ('unknown_tool', 'not_executed')",
+    )
+
+
+def rules(known_tools: Mapping[str, tuple[str, ...]]) -> tuple[Rule, ...]:
+    """Every rule ingest checks, in the order their violations are reported."""
+    return (*_allowed_rules(), *_range_rules(), *CONSISTENCY, unknown_tool_rule(known_tools))
+
+
+#: The rules with AgentHop's tools (what docs/formats.md lists; ingest asks the benchmark registry).
+RULES: tuple[Rule, ...] = rules({t.DEFAULT_BENCHMARK: agenthop.TOOL_NAMES})
 
 #: ``raw.dq_issues``: one row per violation loaded with ``--accept-dq``.
 DQ_ISSUES = pa.schema(

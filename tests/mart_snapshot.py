@@ -1,7 +1,8 @@
 """Row-for-row fingerprints of the warehouse's marts, to prove a refactoring changed no mart value.
 
 ``digest(db)`` reads every table of the ``main`` schema (the marts; ``build_info`` describes the build
-itself and is skipped, and so are wall-clock columns) and returns, per mart, its row count and the SHA-256 of its rows: each row
+itself and is skipped, and so are wall-clock columns) and returns, per mart, its row count, its
+columns and the SHA-256 of its rows: each row
 as compact JSON with floats rounded to 9 decimals (summation order may move the last bits), the rows
 sorted. ``tests/fixtures/agenthop_mart_snapshot.json`` holds the digest of the session's test
 warehouse (tests/conftest.py::built_warehouse) taken before the benchmark-agnostic core; regenerate
@@ -47,13 +48,19 @@ def _value(v: Any) -> Any:
     return v
 
 
-def mart_rows(con: duckdb.DuckDBPyConnection, mart: str) -> list[str]:
-    """The rows of ``main.<mart>`` as sorted compact JSON strings (columns in name order)."""
-    cur = con.execute(f'SELECT * FROM main."{mart}"')
-    names = [d[0] for d in cur.description]
+def columns(con: duckdb.DuckDBPyConnection, mart: str) -> list[str]:
+    """The fingerprinted columns of ``main.<mart>``, sorted."""
+    cur = con.execute(f'SELECT * FROM main."{mart}" LIMIT 0')
+    return sorted(d[0] for d in cur.description if d[0] not in CLOCK_COLUMNS)
+
+
+def mart_rows(con: duckdb.DuckDBPyConnection, mart: str, cols: list[str]) -> list[str]:
+    """The rows of ``main.<mart>`` over ``cols`` as sorted compact JSON strings."""
+    select = ", ".join(f'"{c}"' for c in cols)
+    cur = con.execute(f'SELECT {select} FROM main."{mart}"')
     rows = []
     for row in cur.fetchall():
-        rec = {n: _value(v) for n, v in sorted(zip(names, row)) if n not in CLOCK_COLUMNS}
+        rec = {n: _value(v) for n, v in zip(cols, row)}
         rows.append(json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=True))
     return sorted(rows)
 
@@ -65,15 +72,23 @@ def marts(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [r[0] for r in found if r[0] not in NOT_DATA]
 
 
-def digest(db: Path) -> dict[str, dict[str, Any]]:
-    """mart -> {"rows": count, "sha256": hash of its sorted rows}."""
+def digest(db: Path, only: dict[str, list[str]] | None = None) -> dict[str, dict[str, Any]]:
+    """mart -> {"rows": count, "columns": [...], "sha256": hash of its sorted rows over those columns}.
+
+    ``only`` (mart -> columns) fingerprints just those marts over just those columns (a mart may
+    gain columns; the ones it had must keep their values); a mart or column missing is reported as
+    such by the comparison, not here.
+    """
     con = duckdb.connect(str(db), read_only=True)
     try:
         out = {}
-        for mart in marts(con):
-            rows = mart_rows(con, mart)
+        present = marts(con)
+        for mart in present if only is None else [m for m in only if m in present]:
+            have = columns(con, mart)
+            cols = have if only is None else [c for c in only[mart] if c in have]
+            rows = mart_rows(con, mart, cols)
             h = hashlib.sha256("\n".join(rows).encode()).hexdigest()
-            out[mart] = {"rows": len(rows), "sha256": h}
+            out[mart] = {"rows": len(rows), "columns": cols, "sha256": h}
         return out
     finally:
         con.close()

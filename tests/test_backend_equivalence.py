@@ -17,9 +17,9 @@ from servers.responses_server import ResponsesServer
 from servers.sdk_env import isolate
 from click.testing import CliRunner
 
-from agenthop.harness.benchmark.generator import make_benchmark
+from agenthop.harness.benchmarks.agenthop.generator import make_benchmark
 from agenthop.harness.cli import main as cli_main
-from agenthop.harness.benchmark.loader import load_release
+from agenthop.harness.benchmarks.agenthop.loader import load_release
 from agenthop.harness.panel import ModelSpec, RunSpec
 from agenthop.harness.runner import COMPLETE, RunOptions, run_model
 

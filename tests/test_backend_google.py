@@ -24,7 +24,7 @@ from servers.sdk_env import FAKE_KEY, isolate
 from agenthop.harness.backends.base import BackendError, ModelResponse, SampleContext, TransientBackendError
 from agenthop.harness.backends.google import GoogleBackend, gemini_schema, retry_delay_s, thinking_config
 from agenthop.harness.errors import AgentHopError
-from agenthop.harness.sandbox import prompts
+from agenthop.harness.benchmarks.agenthop import prompts
 
 SIG1, SIG2 = "c2lnLW9uZQ==", "c2lnLXR3bw=="  # base64 of "sig-one", "sig-two"
 

@@ -16,7 +16,7 @@ from servers.sdk_env import FAKE_KEY, isolate
 from agenthop.harness.backends.base import SampleContext
 from agenthop.harness.backends.responses import ResponsesBackend
 from agenthop.harness.errors import AgentHopError
-from agenthop.harness.sandbox import prompts
+from agenthop.harness.benchmarks.agenthop import prompts
 
 
 @pytest.fixture(autouse=True)

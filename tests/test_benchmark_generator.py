@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agenthop.harness.benchmark.commands import describe_benchmark, make_benchmark as make_cmd
-from agenthop.harness.benchmark.describe import describe
-from agenthop.harness.benchmark.generator import (
+from agenthop.harness.benchmarks.agenthop.commands import describe_benchmark, make_benchmark as make_cmd
+from agenthop.harness.benchmarks.agenthop.describe import describe
+from agenthop.harness.benchmarks.agenthop.generator import (
     CELL_COUNTS, REASONING_COUNTS, RELEASE_FILES, is_synthetic_release, make_benchmark, scale_counts,
 )
-from agenthop.harness.benchmark.labels import HEADER, NONE, PARENT, resolve_label
-from agenthop.harness.benchmark.loader import load_release
-from agenthop.harness.benchmark.model import Release
+from agenthop.harness.benchmarks.agenthop.labels import HEADER, NONE, PARENT, resolve_label
+from agenthop.harness.benchmarks.agenthop.loader import load_release
+from agenthop.harness.benchmarks.agenthop.model import Release
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 VENUES = {"NeurIPS", "ICML", "ICLR", "ACL", "EMNLP", "NAACL", "CVPR", "ECCV", "SIGIR"}
@@ -66,7 +66,7 @@ def test_same_seed_gives_identical_bytes_other_seed_differs(tmp_path: Path) -> N
 
 
 def test_determinism_does_not_depend_on_hash_randomisation(tmp_path: Path) -> None:
-    code = "import sys; from agenthop.harness.benchmark.generator import make_benchmark; " \
+    code = "import sys; from agenthop.harness.benchmarks.agenthop.generator import make_benchmark; " \
            "make_benchmark(sys.argv[1], 12, 3)"
     for k, hash_seed in enumerate(("1", "2")):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}

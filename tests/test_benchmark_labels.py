@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agenthop.harness.benchmark.describe import describe, format_description, percentile
-from agenthop.harness.benchmark.labels import HEADER, NONE, PARENT, norm_label, norm_text, resolve_label
-from agenthop.harness.benchmark.model import Graph, Item, Label, Node, Paper, Release, Section
+from agenthop.harness.benchmarks.agenthop.describe import describe, format_description, percentile
+from agenthop.harness.benchmarks.agenthop.labels import HEADER, NONE, PARENT, norm_label, norm_text, resolve_label
+from agenthop.harness.benchmarks.agenthop.model import Graph, Item, Label, Node, Paper, Release, Section
 
 
 @pytest.mark.parametrize(("raw", "expected"), [

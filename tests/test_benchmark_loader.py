@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from agenthop.harness.benchmark.loader import BenchmarkError, benchmark_sha256, load_release
-from agenthop.harness.benchmark.model import MT, ST
+from agenthop.harness.benchmarks.agenthop.loader import BenchmarkError, benchmark_sha256, load_release
+from agenthop.harness.benchmarks.agenthop.model import MT, ST
 from agenthop.harness.errors import AgentHopError
 
 SEED, BRIDGE, GOLD, META = "a" * 40, "b" * 40, "c" * 40, "d" * 40

@@ -44,8 +44,9 @@ import pyarrow as pa
 import pytest
 
 from agenthop.ingest import ddl
-from agenthop.schemas import benchmark as bschema
+from agenthop.schemas import agenthop as bschema
 from agenthop.schemas import trajectory as tschema
+from agenthop.schemas.evolution import absent, absent_column
 
 REPO = Path(__file__).resolve().parents[1]
 DBT = Path(sys.executable).parent / "dbt"
@@ -355,7 +356,12 @@ def create_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, schema: pa.Schema, rows: list[dict]) -> None:
     if not rows:
         return
-    data = pa.Table.from_pylist(rows, schema=schema)  # noqa: F841
+    # columns added to the format later that no row gives read as files without them do
+    given = pa.schema([f for f in schema if absent(f) is None or any(f.name in r for r in rows)])
+    data = pa.Table.from_pylist(rows, schema=given)
+    for f in schema:
+        if f.name not in given.names:
+            data = data.append_column(f, absent_column(data, f))
     cols = ", ".join(schema.names)
     con.execute(f"insert into raw.{table} ({cols}) select {cols} from data")
 
@@ -784,7 +790,7 @@ def test_staging_and_intermediate_live_outside_main(warehouse: Path) -> None:
     rows = q(warehouse, "select table_schema, count(*) from information_schema.tables "
                         "where table_schema in ('staging', 'intermediate') and table_name not like '%sciexplore%' "
                         "group by 1 order by 1")
-    assert rows == [("intermediate", 9), ("staging", 15)]  # SciExplore's own: tests/sciexplore/
+    assert rows == [("intermediate", 13), ("staging", 15)]  # SciExplore's own: tests/sciexplore/
 
 
 def test_wilson_literals_agree_with_formula() -> None:

@@ -13,11 +13,11 @@ from click.testing import CliRunner
 
 from agenthop.ingest import ddl
 from agenthop.ingest.cli import main
-from agenthop.schemas import benchmark as bs
+from agenthop.schemas import agenthop as bs
 from agenthop.schemas import trajectory as ts
 from ingest_fixtures import SAMPLE_IDS, run_rows, write_release, write_run
 
-CHECKED_TABLES = [t for t in ddl.ALL_TABLES if t != "ingest_log"]
+CHECKED_TABLES = [t for t in ddl.all_tables() if t != "ingest_log"]
 
 
 def ingest(*args: str, env: dict[str, str] | None = None):
@@ -82,7 +82,7 @@ def test_ddl_type_mapping() -> None:
 
 def test_layout_matches_schemas(loaded: dict) -> None:
     db = loaded["db"]
-    for table in ddl.ALL_TABLES:
+    for table in ddl.all_tables():
         cols = q(db, f"SELECT column_name FROM information_schema.columns WHERE table_schema='raw' "
                      f"AND table_name='{table}' ORDER BY ordinal_position")
         expected = [f.name for f in ddl.warehouse_schema(table)]
@@ -316,3 +316,23 @@ def test_quiet_prints_nothing(release: tuple[Path, str], tmp_path: Path) -> None
     root, _ = release
     res = ingest("--db", str(tmp_path / "q.duckdb"), "--benchmark", str(root), "--quiet")
     assert res.exit_code == 0 and res.output == ""
+
+
+def test_a_source_with_its_own_items_is_checked_against_them() -> None:
+    """Imported logs that carry their items need no loaded release; their sample ids are still checked."""
+    import pyarrow as pa
+
+    from agenthop.ingest.conform import IngestError
+    from agenthop.ingest.runs import Checks, check_benchmark, validate_table
+
+    checks = Checks()  # nothing loaded
+    table = pa.table({"run_id": ["r"], "sample_id": ["task-1"]})
+    with pytest.raises(IngestError, match="no release of benchmark 'inspect:toy' is loaded"):
+        validate_table("trajectories", table, "r", checks, "log.eval", "inspect:toy")
+    own = checks.with_own_items("inspect:toy", "abc", pa.array(["task-1", "task-2"]))
+    check_benchmark("r", "abc", own, "log.eval", "inspect:toy")
+    validate_table("trajectories", table, "r", own, "log.eval", "inspect:toy")
+    bad = pa.table({"run_id": ["r"], "sample_id": ["task-9"]})
+    with pytest.raises(IngestError, match="not in the loaded benchmark's items: 'task-9'"):
+        validate_table("trajectories", bad, "r", own, "log.eval", "inspect:toy")
+    assert checks.releases == {}  # the original checks are unchanged

@@ -87,7 +87,7 @@ def test_every_rule_has_a_case() -> None:
 
 
 def test_known_tools_are_the_sandbox_tools() -> None:
-    from agenthop.harness.sandbox.tools import TOOL_NAMES
+    from agenthop.harness.benchmarks.agenthop.tools import TOOL_NAMES
 
     assert qschema.TOOL_NAMES == TOOL_NAMES
 

@@ -346,8 +346,8 @@ def test_status_of_agrees_with_the_sandbox_on_every_tool_outcome() -> None:
     """A run imported from reference JSON and a run of our harness classify the same output text the
     same way: every outcome the sandbox produces (truncated to 500 characters, as the reference
     records it) maps back to the status the sandbox gave it."""
-    from agenthop.harness.benchmark.model import Graph, Item, Node, Paper, Section
-    from agenthop.harness.sandbox.tools import Sandbox
+    from agenthop.harness.benchmarks.agenthop.model import Graph, Item, Node, Paper, Section
+    from agenthop.harness.benchmarks.agenthop.tools import Sandbox
 
     papers = {"1": Paper("1", "P", (Section("Intro", "text " * 200), Section("Method", "m"))),
               "2": Paper("2", "Empty", ())}

@@ -9,9 +9,9 @@ import pytest
 
 from agenthop.harness.backends.base import BackendError, TransientBackendError
 from agenthop.harness.backends.scripted import ScriptedBackend, ScriptExhausted, call, reply, say
-from agenthop.harness.benchmark.model import Graph, Item, Label, Node, Paper, Section
+from agenthop.harness.benchmarks.agenthop.model import Graph, Item, Label, Node, Paper, Section
 from agenthop.harness.loop import AttemptResult, Caps, LoopConfig, run_sample
-from agenthop.harness.sandbox import prompts
+from agenthop.harness.benchmarks.agenthop import prompts
 from agenthop.schemas.trajectory import MESSAGES, TOOL_CALLS, TRAJECTORIES, TURNS
 
 GOLD = Paper("2302.00002", "Gold", (Section("Introduction", "Intro."), Section("Results", "Gold result.")))

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from servers.openai_server import OpenAIServer, completion, tool_call
 
-from agenthop.harness.benchmark.generator import make_benchmark
+from agenthop.harness.benchmarks.agenthop.generator import make_benchmark
 from agenthop.harness.cli import main as cli_main
 from agenthop.harness.errors import AgentHopError
 from agenthop.harness.panel import load_panel

@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agenthop.harness.benchmark.generator import make_benchmark
-from agenthop.harness.benchmark.loader import load_release
+from agenthop.harness.benchmarks.agenthop.generator import make_benchmark
+from agenthop.harness.benchmarks.agenthop.loader import load_release
 from agenthop.harness.panel import ModelSpec, RunSpec
 from agenthop.harness.runner import COMPLETE, RunOptions, run_model
 from agenthop.harness.writer import compact_run_dir, finished_samples, list_parts, recover_run_dir

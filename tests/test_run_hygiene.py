@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from agenthop.harness.benchmark.generator import make_benchmark
+from agenthop.harness.benchmarks.agenthop.generator import make_benchmark
 from agenthop.harness.cli import main as cli_main
 from agenthop.harness.writer import finished_samples
 

@@ -12,9 +12,9 @@ import pytest
 from servers.fake_provider import FakeProvider
 from servers.sdk_env import FAKE_KEY, isolate
 
-from agenthop.harness.benchmark.generator import make_benchmark
-from agenthop.harness.benchmark.loader import load_release
-from agenthop.harness.benchmark.model import Release
+from agenthop.harness.benchmarks.agenthop.generator import make_benchmark
+from agenthop.harness.benchmarks.agenthop.loader import load_release
+from agenthop.harness.benchmarks.agenthop.model import Release
 from agenthop.harness.errors import AgentHopError
 from agenthop.harness.panel import ModelSpec, RunSpec
 from agenthop.harness.runner import COMPLETE, RunOptions, run_model

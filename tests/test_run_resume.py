@@ -14,11 +14,11 @@ import pytest
 from agenthop.harness import loop as loop_mod
 from agenthop.harness.backends.base import BackendError
 from agenthop.harness.backends.sim import SimBackend
-from agenthop.harness.benchmark.generator import make_benchmark
-from agenthop.harness.benchmark.loader import load_release
-from agenthop.harness.benchmark.model import Release
+from agenthop.harness.benchmarks.agenthop.generator import make_benchmark
+from agenthop.harness.benchmarks.agenthop.loader import load_release
+from agenthop.harness.benchmarks.agenthop.model import Release
 from agenthop.harness.panel import ModelSpec, RunSpec, parse_panel
-from agenthop.harness.policies.archetypes import policy_from_spec
+from agenthop.harness.benchmarks.agenthop.policies.archetypes import policy_from_spec
 from agenthop.harness.run_identity import RunCaps, model_slug, run_id_for
 from agenthop.harness.runner import COMPLETE, TOKEN_CAP, RunOptions, run_model, run_panel
 

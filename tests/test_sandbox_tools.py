@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from agenthop.harness.benchmark.model import Graph, Item, Node, Paper, Section
-from agenthop.harness.sandbox.sections import (
+from agenthop.harness.benchmarks.agenthop.model import Graph, Item, Node, Paper, Section
+from agenthop.harness.benchmarks.agenthop.sections import (
     alias,
     alias_to_index,
     normalize_header,
     resolve_in_sections,
     resolve_section,
 )
-from agenthop.harness.sandbox.tools import TOOL_COSTS, Sandbox, clear_caches, parse_answer_letter
+from agenthop.harness.benchmarks.agenthop.tools import TOOL_COSTS, Sandbox, clear_caches, parse_answer_letter
 
 # --------------------------------------------------------------------------------------------
 # A tiny hand-made neighbourhood:

@@ -12,7 +12,7 @@ def test_formats_doc_matches_schemas() -> None:
 
 
 def test_every_schema_column_is_documented() -> None:
-    from agenthop.schemas import benchmark, trajectory
+    from agenthop.schemas import agenthop as benchmark, trajectory
 
     text = DOC.read_text()
     for tables in (trajectory.TABLES, benchmark.TABLES):

@@ -22,13 +22,13 @@ import pytest
 
 from agenthop.harness.backends.base import SampleContext
 from agenthop.harness.backends.sim import SimBackend, SimConversation, stable_seed
-from agenthop.harness.benchmark.generator import make_benchmark
-from agenthop.harness.benchmark.loader import load_release
-from agenthop.harness.benchmark.model import Release
+from agenthop.harness.benchmarks.agenthop.generator import make_benchmark
+from agenthop.harness.benchmarks.agenthop.loader import load_release
+from agenthop.harness.benchmarks.agenthop.model import Release
 from agenthop.harness.loop import AttemptResult, LoopConfig, build_context, no_sleep, run_sample
-from agenthop.harness.policies.archetypes import ARCHETYPES
-from agenthop.harness.policies.params import PolicyParams
-from agenthop.harness.sandbox import prompts
+from agenthop.harness.benchmarks.agenthop.policies.archetypes import ARCHETYPES
+from agenthop.harness.benchmarks.agenthop.policies.params import PolicyParams
+from agenthop.harness.benchmarks.agenthop import prompts
 
 NAV = {"get_paper_info", "get_references", "search_papers", "list_sections"}
 N_ITEMS = 120
@@ -174,9 +174,9 @@ def test_trajectories_do_not_depend_on_python_hash_seed(release: Release) -> Non
     root = Path(release.root)
     script = (
         "import asyncio, hashlib, json, sys\n"
-        "from agenthop.harness.benchmark.loader import load_release\n"
+        "from agenthop.harness.benchmarks.agenthop.loader import load_release\n"
         "from agenthop.harness.backends.sim import SimBackend\n"
-        "from agenthop.harness.policies.archetypes import ARCHETYPES\n"
+        "from agenthop.harness.benchmarks.agenthop.policies.archetypes import ARCHETYPES\n"
         "from agenthop.harness.loop import LoopConfig, run_sample, no_sleep\n"
         "rel = load_release(sys.argv[1], limit=25)\n"
         "be = SimBackend(ARCHETYPES['early_committer'], 'sim-h', 3)\n"

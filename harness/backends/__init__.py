@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..errors import AgentHopError
+from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
 
 if TYPE_CHECKING:
     from ..panel import ModelSpec
@@ -61,15 +62,19 @@ def api_key_from_env(spec: ModelSpec) -> str | None:
 
 
 def make_backend(spec: ModelSpec, *, seed: int = 0, replicate: int = 0,
-                 request_timeout_s: float | None = None) -> Backend:
-    """Build the backend of ``spec``: ``sim``, ``openai``, ``anthropic``, ``google`` or ``responses``;
-    ``request_timeout_s``: the HTTP timeout of one model call of a real backend (None: the SDK backend's)."""
+                 benchmark: str = DEFAULT_BENCHMARK, request_timeout_s: float | None = None) -> Backend:
+    """Build the backend of ``spec``: ``sim`` (``benchmark``'s simulated agent), ``openai``,
+    ``anthropic``, ``google`` or ``responses``; ``request_timeout_s``: the HTTP timeout of one model
+    call of a real backend (None: the SDK backend's)."""
     if spec.backend == "sim":
-        from ..policies.archetypes import policy_from_spec
+        from .. import benchmarks
         from .sim import SimBackend
 
-        params = policy_from_spec(dict(spec.sim), where=f"model {spec.name!r}: sim")
-        return SimBackend(params, spec.name, backend_seed(seed, spec.name, replicate))
+        bench = benchmarks.get(benchmark)
+        if bench.simulated_policy is None or bench.simulated_agent is None:
+            raise AgentHopError(f"model {spec.name!r}: benchmark {benchmark!r} has no simulated agents")
+        params = bench.simulated_policy(dict(spec.sim), where=f"model {spec.name!r}: sim")
+        return SimBackend(params, spec.name, backend_seed(seed, spec.name, replicate), agent=bench.simulated_agent)
     if spec.backend in SDK_BACKENDS:
         module, class_name = SDK_BACKENDS[spec.backend]
         backend_class = getattr(importlib.import_module(module, __name__), class_name)

@@ -11,7 +11,8 @@
   messages, unlike the reference);
 - prompt caching as the reference: an ephemeral ``cache_control`` on the system block and on the
   last tool definition, plus one moving breakpoint on the last tool_result of the latest turn that
-  included ``read_section`` (earlier moving breakpoints are removed, so at most 3 are in use);
+  included a tool of ``ctx.cache_after_tools`` (the benchmark's choice; AgentHop: its section reads)
+  (earlier moving breakpoints are removed, so at most 3 are in use);
 - extended thinking when ``reasoning_effort`` is set: ``thinking={type: enabled, budget_tokens}``
   with low 4096 / medium 8192 / high 16384 (or a number), temperature forced to 1.0, and
   ``max_tokens`` always above the budget (reference bug 17).
@@ -134,6 +135,7 @@ class AnthropicConversation:
     def __init__(self, backend: AnthropicBackend, ctx: SampleContext) -> None:
         self._backend = backend
         self.system: list[dict[str, Any]] = [{"type": "text", "text": ctx.system_prompt, "cache_control": EPHEMERAL}]
+        self.cache_after_tools = ctx.cache_after_tools
         self.tools: list[dict[str, Any]] = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in ctx.tools
         ]
@@ -201,7 +203,7 @@ class AnthropicConversation:
         blocks: list[dict[str, Any]] = [
             {"type": "tool_result", "tool_use_id": call.id, "content": text} for call, text in results
         ]
-        if any(call.name == "read_section" for call, _ in results):
+        if any(call.name in self.cache_after_tools for call, _ in results):
             self._drop_dynamic_breakpoints()
             blocks[-1]["cache_control"] = EPHEMERAL
         self.messages.append({"role": "user", "content": blocks})

@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..benchmark.model import Graph, Item, Label, Paper
 
 
 class BackendError(Exception):
@@ -75,17 +74,21 @@ class ModelResponse:
 class SampleContext:
     """What a backend may know about the sample it is answering."""
 
-    item: Item
+    #: the benchmark's item (its ``id`` is the sample id)
+    item: Any
     system_prompt: str
     user_prompt: str
     tools: list[ToolSpec]
     condition: str
     #: only simulated policies look at these (docs/simulated_agents.md); real backends must ignore them
-    labels: list[Label] = field(default_factory=list)
-    graph: Graph | None = None
-    papers: dict[str, Paper] = field(default_factory=dict)
+    labels: list[Any] = field(default_factory=list)
+    graph: Any = None
+    papers: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
     attempt: int = 0
+    #: tools after whose results a backend with prompt caching moves its cache breakpoint (the
+    #: benchmark's choice: the calls that bring in large, reused text)
+    cache_after_tools: frozenset[str] = frozenset()
 
 
 class Conversation(Protocol):

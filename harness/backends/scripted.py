@@ -31,7 +31,7 @@ class ScriptExhausted(BaseException):
 
 
 def call(name: str, call_id: str | None = None, **args: Any) -> ToolCall:
-    """A tool call with keyword arguments: ``call("read_section", paper_id="p1", section="A")``."""
+    """A tool call with keyword arguments: ``call("lookup", id="p1", part="A")``."""
     return ToolCall(id=call_id or f"call_{next(_ids)}", name=name, args=dict(args))
 
 

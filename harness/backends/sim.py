@@ -1,10 +1,13 @@
 """Simulated agents (docs/simulated_agents.md): a seeded policy that plays the agent's side of the real loop.
 
-``SimBackend(params, model_name, seed).start(ctx)`` returns a conversation that the loop drives
-exactly like a real backend: ``complete()`` returns tool calls chosen by a
-:class:`~agenthop.harness.policies.agent.SimAgent`, the loop executes them in the sandbox and hands
-the results (with footers), nudges and advisories back through ``add_tool_results`` / ``add_user``,
-and the agent reacts to them.
+``SimBackend(params, model_name, seed, agent=...).start(ctx)`` returns a conversation that the loop
+drives exactly like a real backend: ``complete()`` returns tool calls chosen by the benchmark's
+simulated agent (its registry entry's ``simulated_agent``: AgentHop's is
+:class:`~agenthop.harness.benchmarks.agenthop.policies.agent.SimAgent`), the loop executes them and
+hands the results (with footers), nudges and advisories back through ``add_tool_results`` /
+``add_user``, and the agent reacts to them. The agent plans turns (``plan_turn()``), observes results
+(``observe``, ``observe_user``) and counts its turns (``turn``); ``params`` carry ``verbosity``,
+``empty_response_rate`` and ``text_only_rate``.
 
 Tokens: ``prompt_tokens`` is the re-sent context, ~chars/4 of the system prompt, the first user
 message, the tool schemas and everything received or emitted so far (tool results, nudges, the
@@ -29,9 +32,14 @@ import json
 import random
 from typing import Any
 
-from ..policies.agent import SimAgent
-from ..policies.params import PolicyParams
+from collections.abc import Callable
+
+from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+
 from .base import ModelResponse, SampleContext, ToolCall
+
+#: ``agent(params, ctx, rng)``: a simulated agent for one attempt
+AgentFactory = Callable[[Any, SampleContext, random.Random], Any]
 
 #: share of completion tokens that stays in the re-sent history (visible text and call arguments;
 #: hidden reasoning is not re-sent)
@@ -58,10 +66,10 @@ class SimConversation:
 
     __slots__ = ("agent", "rng", "params", "base_chars", "hist_chars", "log", "n_ids")
 
-    def __init__(self, params: PolicyParams, ctx: SampleContext, rng: random.Random) -> None:
+    def __init__(self, params: Any, ctx: SampleContext, rng: random.Random, agent: AgentFactory) -> None:
         self.params = params
         self.rng = rng
-        self.agent = SimAgent(params, ctx, rng)
+        self.agent = agent(params, ctx, rng)
         self.base_chars = len(ctx.system_prompt) + len(ctx.user_prompt) + _schema_chars(ctx)
         self.hist_chars = 0
         self.n_ids = 0
@@ -131,16 +139,26 @@ class SimBackend:
 
     name = "sim"
 
-    def __init__(self, params: PolicyParams, model_name: str, seed: int = 0) -> None:
-        if not isinstance(params, PolicyParams):
-            raise TypeError(f"params must be PolicyParams, got {type(params).__name__}")
+    def __init__(self, params: Any, model_name: str, seed: int = 0, *, agent: AgentFactory | None = None,
+                 benchmark: str = DEFAULT_BENCHMARK) -> None:
+        """``agent`` defaults to the simulated agent of ``benchmark`` (its registry entry)."""
+        if agent is None:
+            from .. import benchmarks
+
+            agent = benchmarks.get(benchmark).simulated_agent
+            if agent is None:
+                raise TypeError(f"benchmark {benchmark!r} has no simulated agent")
+        for attr in ("verbosity", "empty_response_rate", "text_only_rate"):
+            if not hasattr(params, attr):
+                raise TypeError(f"params must be a simulated policy's parameters, got {type(params).__name__}")
         self.params = params
         self.model_name = model_name
         self.seed = seed
+        self.agent = agent
 
     def start(self, ctx: SampleContext) -> SimConversation:
         rng = random.Random(stable_seed(self.seed, ctx.seed, self.model_name, ctx.item.id, ctx.attempt))
-        return SimConversation(self.params, ctx, rng)
+        return SimConversation(self.params, ctx, rng, self.agent)
 
 
 __all__ = ["SimBackend", "SimConversation", "stable_seed"]

@@ -1,0 +1,1 @@
+"""Moved to agenthop.harness.benchmarks.agenthop.policies; the modules here are aliases."""

@@ -1,7 +1,7 @@
-"""Reference-compatible sandbox: the seven tools, section resolution and agent-visible texts."""
+"""Moved to agenthop.harness.benchmarks.agenthop (tools, sections, prompts); the modules here are aliases."""
 
-from .sections import alias, alias_to_index, normalize_header, resolve_section
-from .tools import TOOL_COSTS, TOOL_NAMES, Sandbox, ToolOutcome, parse_answer_letter
+from agenthop.harness.benchmarks.agenthop.sections import alias, alias_to_index, normalize_header, resolve_section
+from agenthop.harness.benchmarks.agenthop.tools import TOOL_COSTS, TOOL_NAMES, Sandbox, ToolOutcome, parse_answer_letter
 
 __all__ = [
     "TOOL_COSTS",

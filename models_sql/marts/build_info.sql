@@ -29,6 +29,7 @@
 -- depends_on: {{ ref('generation_gaps') }}
 -- depends_on: {{ ref('budget_truncated_accuracy') }}
 -- depends_on: {{ ref('model_cost') }}
+-- depends_on: {{ ref('run_summary') }}
 {#- raw.ingest_log is written by agenthop-ingest; a warehouse loaded otherwise has none (last_load_id 0) -#}
 {%- set ingest_log = none -%}
 {%- if execute -%}

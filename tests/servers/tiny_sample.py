@@ -7,8 +7,8 @@ and M (metadata only). The correct answer is C (index 2).
 from __future__ import annotations
 
 from agenthop.harness.backends.base import SampleContext
-from agenthop.harness.benchmark.model import MT, ST, Graph, Item, Label, Node, Paper, Section
-from agenthop.harness.sandbox import prompts
+from agenthop.harness.benchmarks.agenthop.model import MT, ST, Graph, Item, Label, Node, Paper, Section
+from agenthop.harness.benchmarks.agenthop import prompts
 
 SAMPLE_ID = "tiny-001"
 SEED_ID, GOLD_ID, META_ID = "p_seed", "p_gold", "p_meta"

@@ -1,8 +1,8 @@
--- docs/metrics.md#transitions: transitions between consecutive calls of a final trajectory (all calls, any status, tool
+-- docs/metrics.md#transitions: transitions between consecutive calls of a final trajectory of any benchmark (all calls, any status, tool
 -- names as emitted); p_next = P(next | prev), row-normalised per run and prev_tool.
 with pairs as (
     select run_id, prev_tool, tool as next_tool, count(*) as n
-    from {{ ref('int_tool_calls_final') }}
+    from {{ ref('int_core_tool_calls_final') }}
     where prev_tool is not null
     group by all
 )

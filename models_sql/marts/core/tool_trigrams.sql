@@ -5,7 +5,7 @@ with trigrams as (
         run_id,
         prev_tool || '>' || tool || '>' || next_tool as trigram,
         count(*) as n
-    from {{ ref('int_tool_calls_final') }}
+    from {{ ref('int_core_tool_calls_final') }}
     where prev_tool is not null and next_tool is not null
     group by all
 )

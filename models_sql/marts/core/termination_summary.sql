@@ -1,5 +1,5 @@
--- Per run and terminated_by value: n, share of the run's final trajectories, and accuracy within the
--- value (NULL when n = 0). The harness's five terminations are listed for every run (zero rows
+-- Per run of any benchmark and terminated_by value: n, share of the run's final trajectories, and the
+-- accuracy and mean score within the value (NULL when n = 0). The harness's five terminations are listed for every run (zero rows
 -- included), the other limits of the shared vocabulary (imported runs) where they occur. Display order:
 -- the harness's five (answer first, error fifth), then the others in vocabulary order.
 {%- set harness = harness_terminations() %}
@@ -11,8 +11,8 @@ with terminations as (
     ) as t(terminated_by, termination_order, always_listed)
 ),
 counts as (
-    select run_id, terminated_by, count(*) as n, count_if(is_correct) as correct
-    from {{ ref('fct_trajectory') }}
+    select run_id, terminated_by, count(*) as n, count_if(is_correct) as correct, avg(score) as mean_score
+    from {{ ref('int_core_trajectories_final') }}
     group by all
 ),
 totals as (
@@ -25,7 +25,8 @@ select
     coalesce(counts.n, 0)::integer as n,
     totals.n_total::integer as n_total,
     (coalesce(counts.n, 0)::double / totals.n_total)::double as share,
-    (counts.correct::double / nullif(counts.n, 0))::double as accuracy
+    (counts.correct::double / nullif(counts.n, 0))::double as accuracy,
+    counts.mean_score::double as mean_score
 from totals
 cross join terminations
 left join counts on counts.run_id = totals.run_id and counts.terminated_by = terminations.terminated_by

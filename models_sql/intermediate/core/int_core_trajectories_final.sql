@@ -1,46 +1,34 @@
 {{ config(materialized="table") }}
--- Materialized as a table (not a view): almost every other model joins it.
--- The trajectory of (run_id, sample_id) is its final attempt (docs/metrics.md#definitions). Joined to its run and item;
--- trajectories whose run or item is not loaded are excluded here and reported in dq_trajectory_accounting.
--- Should a (run, sample) carry several is_final rows, the highest attempt is used (also reported).
+-- The trajectory of (run_id, sample_id) of every benchmark: its final attempt (docs/metrics.md#definitions),
+-- joined to its run. Only shared columns (docs/formats.md#trajectory-store); a benchmark's own columns
+-- and item attributes are joined by that benchmark's models. Should a (run, sample) carry several
+-- is_final rows, the highest attempt is used (reported by the data-quality models).
 with attempt_counts as (
     select run_id, sample_id, count(*) as n_attempts
     from {{ ref('stg_harness__trajectories') }}
     group by run_id, sample_id
 ),
 final as (
-    select
-        run_id, sample_id, attempt, predicted_answer, predicted_index, is_correct, terminated_by, total_turns,
-        budget_used, prompt_tokens, completion_tokens, cache_read_tokens, cache_creation_tokens, total_tokens,
-        tool_errors, api_error_count, transient_retry_count, wall_time_s, wait_s, repaired_chars
+    select *
     from {{ ref('stg_harness__trajectories') }}
     where is_final
     qualify row_number() over (partition by run_id, sample_id order by attempt desc) = 1
-),
-gold_counts as (
-    select sample_id, count(*) as n_gold
-    from {{ ref('int_gold_papers') }}
-    group by sample_id
 )
 select
     final.run_id,
     final.sample_id,
     final.attempt,
     attempt_counts.n_attempts,
+    runs.benchmark,
     runs.model,
     runs.backend,
     runs.condition,
     runs.replicate,
     runs.is_simulated,
     runs.is_partial,
-    items.question_type,
-    items.depth,
-    items.cell,
-    items.reasoning_type,
-    coalesce(gold_counts.n_gold, 0) as n_gold,
     final.predicted_answer,
-    final.predicted_index,
     final.is_correct,
+    final.score,
     final.terminated_by,
     final.total_turns,
     final.budget_used,
@@ -58,5 +46,3 @@ select
 from final
 join attempt_counts on attempt_counts.run_id = final.run_id and attempt_counts.sample_id = final.sample_id
 join {{ ref('stg_harness__runs') }} as runs on runs.run_id = final.run_id
-join {{ ref('stg_benchmark__items') }} as items on items.sample_id = final.sample_id
-left join gold_counts on gold_counts.sample_id = final.sample_id

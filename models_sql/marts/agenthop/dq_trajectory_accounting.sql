@@ -1,4 +1,4 @@
--- Impossible or inconsistent accounting in the loaded trajectories (all attempts, not only final ones).
+-- Impossible or inconsistent accounting in the loaded AgentHop trajectories (all attempts, not only final ones).
 -- One row per (run_id, sample_id, attempt, check_name) that fails; expected_value is what the other
 -- tables imply, observed_value what the trajectory row (or the check) says. Checks:
 --   budget_used_vs_call_costs     budget_used <> sum(cost) of the attempt's calls
@@ -31,6 +31,8 @@ with traj as (
     from {{ ref('stg_harness__trajectories') }} as traj
     left join {{ ref('stg_harness__runs') }} as runs on runs.run_id = traj.run_id
     left join {{ ref('stg_benchmark__items') }} as items on items.sample_id = traj.sample_id
+    -- AgentHop's runs (and trajectories whose run is missing); other benchmarks check their own
+    where runs.run_id is null or runs.benchmark = 'agenthop'
 ),
 call_aggs as (
     select

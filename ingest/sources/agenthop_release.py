@@ -11,12 +11,13 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 
-from agenthop.harness.benchmark.model import Release
-from agenthop.schemas import benchmark as bschema
+from agenthop.harness.benchmarks.agenthop.model import Release
+from agenthop.schemas import agenthop as bschema
 
-from .conform import IngestError, conform
+from ..conform import IngestError, conform
 
 RELEASE_FILES: tuple[str, ...] = (
     "qa/full.jsonl",
@@ -200,10 +201,22 @@ def check_unique(release: Release) -> None:
 
 def load_benchmark(root: Path, content_sha256: str) -> BenchmarkTables:
     """Parse the release with the harness loader and flatten it (no warehouse access)."""
-    from agenthop.harness.benchmark.loader import load_release
+    from agenthop.harness.benchmarks.agenthop.loader import load_release
 
     release = load_release(root)
     check_unique(release)
     tables = release_tables(release)
     sha = release.benchmark_sha256 or qa_sha16(root)
     return BenchmarkTables(str(root), sha, content_sha256, tables)
+
+
+def reference_lookup(
+    con: "duckdb.DuckDBPyConnection", new: dict[str, pa.Table] | None
+) -> tuple[pa.Table, pa.Table]:
+    """The graph nodes with full text and the sections (without text) that reference JSON resolves
+    calls against: of the release being loaded (``new``), else of the warehouse."""
+    if new is not None:
+        return new["graph_nodes"], new["sections"].drop_columns(["text"])
+    nodes = con.sql("SELECT sample_id, paper_id, arxiv_id FROM raw.graph_nodes WHERE has_full_text").to_arrow_table()
+    secs = con.sql("SELECT arxiv_id, section_index, header, n_chars FROM raw.sections").to_arrow_table()
+    return nodes, secs

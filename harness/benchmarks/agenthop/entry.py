@@ -1,0 +1,84 @@
+"""AgentHop's registry entry: the hooks the core calls (harness/benchmarks/__init__.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agenthop.schemas import agenthop as tables
+from agenthop.schemas.trajectory import CONDITIONS
+
+from .. import Benchmark, ReleaseTables
+from . import prompts
+from .episode import episode
+from .generator import write_release
+from .loader import benchmark_sha256, load_release
+from .policies.agent import SimAgent
+from .policies.archetypes import ARCHETYPES, policy_from_spec
+from .tools import TOOL_NAMES
+
+NAME = "agenthop"
+
+#: the first file of a release: its presence makes a directory an AgentHop release
+QA_FILE = "qa/full.jsonl"
+
+
+def is_release(root: Path) -> bool:
+    return (root / QA_FILE).is_file()
+
+
+def release_content_sha256(root: Path) -> str:
+    from agenthop.ingest.sources.agenthop_release import release_content_sha256 as sha
+
+    return sha(root)
+
+
+def release_tables(root: Path, content_sha256: str) -> ReleaseTables:
+    """The release parsed by the harness loader and flattened into the seven raw tables."""
+    from agenthop.ingest.sources.agenthop_release import load_benchmark
+
+    bt = load_benchmark(root, content_sha256)
+    return ReleaseTables(
+        benchmark=NAME,
+        sha256=bt.benchmark_sha256,
+        content_sha256=bt.content_sha256,
+        n_items=bt.tables["items"].num_rows,
+        tables=bt.tables,
+        root=bt.root,
+    )
+
+
+def sample_parts(release: Any, item: Any) -> tuple[Any, ...]:
+    """What an attempt of ``item`` needs: its neighbourhood, the paper pool, its labels (simulated agents)."""
+    return item, release.graphs[item.id], release.papers, release.labels.get(item.id, [])
+
+
+def commands() -> list[Any]:
+    from .commands import describe_benchmark, make_benchmark
+
+    return [make_benchmark, describe_benchmark]
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    title="AgentHop: four-option questions over a citation graph, seven tools, three caps",
+    is_release=is_release,
+    release_marker=QA_FILE,
+    release_content_sha256=release_content_sha256,
+    release_tables=release_tables,
+    raw_tables=tables.TABLES,
+    raw_keys=tables.KEYS,
+    item_ids_sql="SELECT sample_id FROM raw.items",
+    load_release=load_release,
+    release_sha256=benchmark_sha256,
+    sample_parts=sample_parts,
+    generate=write_release,
+    tool_names=TOOL_NAMES,
+    prompts=prompts,
+    policies=ARCHETYPES,
+    simulated_policy=policy_from_spec,
+    simulated_agent=SimAgent,
+    conditions=CONDITIONS,
+    episode=episode,
+    commands=commands,
+)

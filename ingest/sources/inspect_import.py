@@ -1,0 +1,140 @@
+"""``agenthop-ingest --inspect-log PATH``: Inspect AI logs -> validated Arrow tables per run.
+
+Each log file is read (:mod:`inspect_read`), mapped (:mod:`inspect_map`) and turned into one
+:class:`RunData` per epoch; the ingest transaction then writes them like any other run. A log's
+content identity is the SHA-256 of its bytes (with the chosen primary score): loading an unchanged
+log again changes nothing, a log that grew (still being written) replaces its earlier version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from agenthop.ingest.conform import IngestError, conform
+from agenthop.ingest.quality import Segments
+from agenthop.ingest.runs import RunData
+from agenthop.schemas import trajectory as tschema
+
+from . import inspect_map, inspect_read
+
+KIND = "inspect-log"
+
+#: The items an Inspect log carries (its samples' id, input, target, metadata).
+ITEMS = pa.schema([
+    pa.field("benchmark", pa.string(), nullable=False),
+    pa.field("sample_id", pa.string(), nullable=False),
+    pa.field("input", pa.string()),
+    pa.field("target", pa.string()),
+    pa.field("metadata_json", pa.string()),
+    pa.field("item_order", pa.int32(), nullable=False),
+])
+
+
+def table_schema(name: str) -> pa.Schema:
+    """The schema an Inspect run's ``name`` table is built with."""
+    return tschema.RUN_TABLES[name]
+
+
+RUN_TABLE_NAMES = ("runs", "trajectories", "turns", "tool_calls", "messages", "scores")
+
+
+def run_tables(run: inspect_map.RunRows) -> dict[str, pa.Table]:
+    rows: dict[str, list[dict[str, Any]]] = {
+        "runs": [run.runs], "trajectories": run.trajectories, "turns": run.turns,
+        "tool_calls": run.tool_calls, "messages": run.messages, "scores": run.scores,
+    }
+    return {name: pa.Table.from_pylist(rows[name], schema=table_schema(name)) for name in RUN_TABLE_NAMES}
+
+
+def items_table(mapped: inspect_map.MappedLog) -> pa.Table:
+    rows = [{**item, "benchmark": mapped.benchmark, "item_order": i} for i, item in enumerate(mapped.items)]
+    return pa.Table.from_pylist(rows, schema=ITEMS)
+
+
+@dataclass
+class LogTables:
+    """One log read and mapped: its runs (as RunData) and the benchmark its items make."""
+
+    path: Path
+    benchmark: str
+    benchmark_sha256: str
+    items: pa.Table | None
+    runs: list[RunData]
+    notes: list[str]
+
+
+def content_sha256(path: Path, score: str | None) -> str:
+    h = hashlib.sha256(inspect_read.file_sha256(path).encode())
+    h.update(b"\0" + (score or "").encode())
+    return h.hexdigest()
+
+
+def _unchanged(info: inspect_read.LogInfo, sha: str, loaded: dict[str, str]) -> LogTables | None:
+    """The log's runs, not read, when every one of them is in the warehouse with this content."""
+    eval_id = info.header["eval"].get("eval_id")
+    epochs = sorted({epoch for _, epoch in info.sample_keys})
+    if not eval_id or not epochs:
+        return None
+    run_ids = [inspect_map.run_id_of(str(eval_id), e) for e in epochs]
+    if any(loaded.get(r) != sha for r in run_ids):
+        return None
+    benchmark = inspect_map.benchmark_of(info.header)
+    runs = [RunData(KIND, str(info.path), r, sha, not info.complete, "") for r in run_ids]
+    return LogTables(info.path, benchmark, "", None, runs, [])
+
+
+def read_log(path: Path, score: str | None = None, reader: str = "auto",
+             loaded_hashes: dict[str, str] | None = None) -> LogTables:
+    """Read, map and conform one log; IngestError names the file and the reason."""
+    path = path.resolve()
+    sha = content_sha256(path, score)
+    log = inspect_read.open_log(path, reader)
+    loaded = loaded_hashes or {}
+    try:
+        info = log.info()
+        unchanged = _unchanged(info, sha, loaded)
+        if unchanged is not None:
+            return unchanged
+        try:
+            mapped = inspect_map.map_log(info.header, log.samples(), str(path), info.complete, score)
+        except inspect_map.ScoreChoiceError as exc:
+            raise IngestError(f"{path}: {exc}") from None
+        except ValueError as exc:
+            raise IngestError(f"{path}: {exc}") from None
+    finally:
+        log.close()
+    if not mapped.runs:
+        raise IngestError(f"{path}: the log holds no samples yet; nothing to load")
+    runs = []
+    notes = []
+    for run in mapped.runs:
+        notes += run.notes
+        if loaded.get(run.run_id) == sha:
+            runs.append(RunData(KIND, str(path), run.run_id, sha, not info.complete, mapped.benchmark_sha256))
+            continue
+        tables = run_tables(run)
+        where = f"{path} (epoch {run.epoch})"
+        tables = {name: conform(t, table_schema(name), f"{where} {name}") for name, t in tables.items()}
+        segments = {name: Segments() for name in tables}
+        for name, t in tables.items():
+            segments[name].add(str(path), t.num_rows, "json")
+        runs.append(RunData(
+            KIND, str(path), run.run_id, sha, not info.complete, mapped.benchmark_sha256, tables,
+            {k: v.num_rows for k, v in tables.items()}, segments,
+        ))
+    items = items_table(mapped) if mapped.items else None
+    return LogTables(path, mapped.benchmark, mapped.benchmark_sha256, items, runs, notes)
+
+
+def discover(paths: Sequence[Path]) -> list[Path]:
+    seen: dict[Path, None] = {}
+    for p in paths:
+        for f in inspect_read.discover(Path(p)):
+            seen.setdefault(f.resolve(), None)
+    return list(seen)

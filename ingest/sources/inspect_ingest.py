@@ -1,0 +1,158 @@
+"""The Inspect part of one ingest: read every ``--inspect-log`` (before the transaction), then write
+the items the logs carry (inside it). The runs themselves go through the shared run path.
+
+Items: each ``inspect:<task>`` benchmark's items are the union of the samples its loaded logs
+carry (``raw.inspect_items``); its release in ``raw.benchmarks`` hashes the task name and those
+items. A sample id that comes back with another input, target or metadata is refused (``--force``
+replaces the item). Logs of the project's AgentHop task are AgentHop runs: they are checked against
+the loaded AgentHop release like any run and carry no items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from agenthop.ingest import ddl
+from agenthop.ingest import runs as runsmod
+from agenthop.ingest.conform import IngestError
+from agenthop.ingest.progress import Progress
+from agenthop.ingest.runs import RunData
+
+from . import inspect_import, inspect_map
+
+ITEMS_TABLE = "inspect_items"
+_ITEM_FIELDS = ("input", "target", "metadata_json")
+
+
+@dataclass
+class InspectPlan:
+    datas: list[RunData] = field(default_factory=list)
+    #: benchmark -> every item it holds after this ingest (loaded ones and new ones); only changed ones
+    items: dict[str, pa.Table] = field(default_factory=dict)
+    #: reasons samples were loaded incompletely (also in each run's config_json import_notes)
+    notes: list[str] = field(default_factory=list)
+
+
+def items_ddl() -> str:
+    cols = ", ".join(
+        f"{f.name} {ddl.duckdb_type(f.type)}{'' if f.nullable else ' NOT NULL'}" for f in inspect_import.ITEMS
+    )
+    return f"CREATE TABLE IF NOT EXISTS {ddl.RAW}.{ITEMS_TABLE} ({cols}, PRIMARY KEY (benchmark, sample_id))"
+
+
+def _loaded_items(con: duckdb.DuckDBPyConnection, benchmark: str) -> dict[str, dict]:
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+        [ddl.RAW, ITEMS_TABLE],
+    ).fetchall()[0][0]
+    if not exists:
+        return {}
+    cur = con.execute(f"SELECT * FROM {ddl.RAW}.{ITEMS_TABLE} WHERE benchmark = ? ORDER BY item_order", [benchmark])
+    names = [d[0] for d in cur.description]
+    rows = [dict(zip(names, r)) for r in cur.fetchall()]
+    return {r["sample_id"]: r for r in rows}
+
+
+def _check_agenthop(rd: RunData, checks: runsmod.Checks) -> None:
+    where = f"{rd.source} (epoch {rd.run_id.rsplit('-e', 1)[-1]})"
+    runsmod.check_benchmark(rd.run_id, rd.benchmark_sha256, checks, where)
+    assert rd.tables is not None
+    for name, table in rd.tables.items():
+        if name in ("runs", "scores"):
+            continue
+        runsmod.validate_table(name, table, rd.run_id, checks, f"{where} {name}")
+
+
+def prepare(
+    con: duckdb.DuckDBPyConnection,
+    paths: Sequence[Path],
+    checks: runsmod.Checks,
+    loaded_hashes: dict[str, str],
+    score: str | None = None,
+    reader: str = "auto",
+    progress: Progress | None = None,
+) -> InspectPlan:
+    """Read, map and check every log below ``paths`` (nothing is written)."""
+    progress = progress or Progress(quiet=True)
+    plan = InspectPlan()
+    files = inspect_import.discover(paths)
+    merged: dict[str, dict[str, dict]] = {}
+    origin: dict[tuple[str, str], str] = {}
+    changed: set[str] = set()
+    for path in progress.iterate(files, "reading Inspect logs", "log"):
+        lt = inspect_import.read_log(path, score, reader, loaded_hashes)
+        plan.notes += [f"{path}: {n}" for n in lt.notes]
+        plan.datas += lt.runs
+        if lt.benchmark == inspect_map.AGENTHOP:
+            for rd in lt.runs:
+                if rd.tables is not None:
+                    _check_agenthop(rd, checks)
+            continue
+        if lt.items is None:
+            continue
+        items = merged.get(lt.benchmark)
+        if items is None:
+            items = merged[lt.benchmark] = _loaded_items(con, lt.benchmark)
+            for sid in items:
+                origin[(lt.benchmark, sid)] = "the warehouse"
+        for item in lt.items.to_pylist():
+            sid = item["sample_id"]
+            old = items.get(sid)
+            if old is not None and any(old[k] != item[k] for k in _ITEM_FIELDS):
+                if not checks.force:
+                    raise IngestError(
+                        f"{path}: sample {sid!r} of {lt.benchmark} has another input, target or metadata "
+                        f"than the item loaded from {origin[(lt.benchmark, sid)]}; pass --force to replace it"
+                    )
+                old = None
+            if old is None:
+                order = items[sid]["item_order"] if sid in items else len(items)
+                items[sid] = {**item, "item_order": order}
+                origin[(lt.benchmark, sid)] = str(path)
+                changed.add(lt.benchmark)
+    for benchmark in sorted(changed):
+        rows = sorted(merged[benchmark].values(), key=lambda r: r["item_order"])
+        plan.items[benchmark] = pa.Table.from_pylist(rows, schema=inspect_import.ITEMS)
+    return plan
+
+
+def release_sha256(benchmark: str, items: pa.Table) -> str:
+    return inspect_map.items_sha256(benchmark[len(inspect_map.BENCHMARK_PREFIX):], items.to_pylist())
+
+
+def write(con: duckdb.DuckDBPyConnection, plan: InspectPlan, now: datetime) -> dict[str, int]:
+    """Inside the ingest transaction: the changed benchmarks' items and catalogue rows."""
+    con.execute(items_ddl()).fetchall()
+    counts = {}
+    has_catalogue = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = 'benchmarks'",
+        [ddl.RAW],
+    ).fetchall()[0][0]
+    for benchmark, items in plan.items.items():
+        con.execute(f"DELETE FROM {ddl.RAW}.{ITEMS_TABLE} WHERE benchmark = ?", [benchmark]).fetchall()
+        counts[benchmark] = items.num_rows
+        sha = release_sha256(benchmark, items)
+        con.register("__inspect_items", items)
+        con.execute(f"INSERT INTO {ddl.RAW}.{ITEMS_TABLE} BY NAME SELECT * FROM __inspect_items").fetchall()
+        con.unregister("__inspect_items")
+        if has_catalogue:
+            con.execute("DELETE FROM raw.benchmarks WHERE benchmark = ?", [benchmark]).fetchall()
+            con.execute("INSERT INTO raw.benchmarks (benchmark, version, sha256, n_items, loaded_at) "
+                        "VALUES (?, NULL, ?, ?, ?)", [benchmark, sha, items.num_rows, now]).fetchall()
+    return counts
+
+
+def summary_notes(plan: InspectPlan, limit: int = 10) -> str:
+    """The reasons samples loaded incompletely, for the end of the ingest summary."""
+    if not plan.notes:
+        return ""
+    shown = plan.notes[:limit]
+    more = f"\n  ... and {len(plan.notes) - limit} more (runs.config_json -> import_notes)" if len(plan.notes) > limit else ""
+    return "loaded with a recorded reason:\n  " + "\n  ".join(shown) + more
+

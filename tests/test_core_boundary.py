@@ -1,0 +1,102 @@
+"""The core never names a benchmark's tools, tables or columns: those live in the benchmark's folders.
+
+Scanned: the harness core (harness/*.py, harness/backends/), the ingest core (ingest/*.py; its
+sources under ingest/sources/ and the reference-harness importer, which reads AgentHop's own format,
+are AgentHop's), the shared dbt models (models_sql/marts/core/, models_sql/intermediate/core/) and
+the shared staging models (models_sql/staging/*.sql, which pass the shared raw tables' columns, the
+benchmark-only nullable ones included, as dbt's source-conformed staging does: checked for tools and
+tables). The names come from AgentHop's schema module and tool list, so a new AgentHop name is
+covered without editing this test.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agenthop.harness import benchmarks
+from agenthop.schemas import agenthop as agenthop_schema
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: the importer of the AgentHop reference harness's JSON (AgentHop's own format; its place is ingest/sources/)
+REFERENCE_IMPORTER = ("reference_json.py", "reference_parse.py", "reference_bulk.py")
+
+TOOLS = benchmarks.get("agenthop").tool_names
+TABLES = tuple(agenthop_schema.TABLES)
+#: trajectory-store columns only AgentHop fills (docs/formats.md) and its item attributes
+COLUMNS = (
+    "paper_id", "section_query", "resolved_header", "resolved_section_index", "search_query", "predicted_index",
+    "question_type", "reasoning_type", "correct_index", "arxiv_id", "gold_paper_ids",
+)
+
+def _quoted(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"""["'](""" + "|".join(map(re.escape, names)) + r""")["']""")
+
+
+def _bare(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+
+
+TABLE_REFS = re.compile(r"\b(?:raw\.|stg_benchmark__)(" + "|".join(TABLES) + r")\b")
+
+
+def python_hits(text: str) -> set[str]:
+    """AgentHop names a Python module uses as values (strings) or table references."""
+    return ({m.group(1) for m in _quoted(TOOLS + COLUMNS).finditer(text)}
+            | {m.group(1) for m in TABLE_REFS.finditer(text)})
+
+
+def sql_hits(text: str, columns: bool = True) -> set[str]:
+    """AgentHop names an SQL model uses (comments aside)."""
+    code = re.sub(r"--[^\n]*|\{#.*?#\}", "", text, flags=re.S)
+    found = {m.group(1) for m in _quoted(TOOLS).finditer(code)} | {m.group(1) for m in TABLE_REFS.finditer(code)}
+    if columns:
+        found |= {m.group(1) for m in _bare(COLUMNS).finditer(code)}
+    return found
+
+
+def core_files() -> list[tuple[Path, set[str]]]:
+    out = []
+    for p in sorted([*REPO.glob("harness/*.py"), *REPO.glob("harness/backends/*.py")]):
+        out.append((p, python_hits(p.read_text())))
+    for p in sorted(REPO.glob("ingest/*.py")):
+        if p.name not in REFERENCE_IMPORTER:
+            out.append((p, python_hits(p.read_text())))
+    for folder in ("models_sql/marts/core", "models_sql/intermediate/core"):
+        for p in sorted(REPO.glob(f"{folder}/*.sql")):
+            out.append((p, sql_hits(p.read_text())))
+    for p in sorted(REPO.glob("models_sql/staging/*.sql")):
+        out.append((p, sql_hits(p.read_text(), columns=False)))
+    return out
+
+
+def test_the_scan_finds_agenthop_names_where_they_belong() -> None:
+    """The patterns are not vacuous: AgentHop's own modules are full of these names."""
+    assert {"submit_answer", "paper_id"} <= python_hits((REPO / "harness/benchmarks/agenthop/tools.py").read_text())
+    assert "items" in sql_hits((REPO / "models_sql/intermediate/agenthop/int_trajectories_final.sql").read_text())
+    assert "paper_id" in sql_hits((REPO / "models_sql/intermediate/agenthop/int_tool_calls_final.sql").read_text())
+
+
+def test_core_modules_name_no_agenthop_tool_table_or_column() -> None:
+    files = core_files()
+    assert len(files) > 30  # the globs found the core
+    unexpected = {str(path.relative_to(REPO)): sorted(hits) for path, hits in files if hits}
+    assert not unexpected, f"core modules naming AgentHop tools/tables/columns: {unexpected}"
+
+
+IMPORTS_A_BENCHMARK = re.compile(r"^\s*(?:from|import)\s+[\w.]*benchmarks\.(?!__init__)\w+", re.M)
+OLD_ALIASES = re.compile(r"^\s*from\s+\.+(?:benchmark|sandbox|policies)\b", re.M)
+
+
+def test_core_modules_import_no_benchmark_folder() -> None:
+    """The harness core reaches a benchmark only through the registry (``from . import benchmarks``)."""
+    offenders = {}
+    for p in sorted([*REPO.glob("harness/*.py"), *REPO.glob("harness/backends/*.py")]):
+        text = p.read_text()
+        found = IMPORTS_A_BENCHMARK.findall(text) + OLD_ALIASES.findall(text)
+        if found:
+            offenders[str(p.relative_to(REPO))] = [f.strip() for f in found]
+    assert not offenders, f"core modules importing a benchmark's folder: {offenders}"
+    assert IMPORTS_A_BENCHMARK.search("from agenthop.harness.benchmarks.agenthop.tools import Sandbox")
+    assert OLD_ALIASES.search("from .sandbox.tools import Sandbox")
