@@ -24,9 +24,9 @@ venv: $(STAMP)
 # file, HTML reports. No network, no API key. A second `make demo` changes no mart row.
 demo: $(STAMP)
 	$(BIN)/agenthop-harness make-benchmark --out $(DEMO_DIR)/benchmark --items $(DEMO_ITEMS) --seed 0
-	$(BIN)/agenthop-harness run --panel panels/demo.yaml --data $(DEMO_DIR)/benchmark --out $(DEMO_DIR)/runs
+	$(BIN)/agenthop-harness run --panel panels/demo.yaml --messages --data $(DEMO_DIR)/benchmark --out $(DEMO_DIR)/runs
 	$(BIN)/agenthop-ingest --db $(AGENTHOP_DB) --benchmark $(DEMO_DIR)/benchmark --runs $(DEMO_DIR)/runs
-	$(BIN)/dbt build --quiet
+	$(BIN)/dbt build --log-level warn
 	$(BIN)/agenthop-report compare --models early-committer,verifier --out $(DEMO_DIR)/compare.html
 	$(BIN)/agenthop-report leaderboard --out $(DEMO_DIR)/leaderboard.html
 	$(BIN)/agenthop-report reruns --model verifier --out $(DEMO_DIR)/reruns.html
@@ -47,7 +47,7 @@ demo-sciexplore: $(STAMP)
 	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl --judgments $(DEMO_DIR)/sciexplore/judgments.jsonl
 	$(BIN)/agenthop-ingest --db $(AGENTHOP_DB) --benchmark $(DEMO_DIR)/sciexplore/benchmark \
 	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl --judgments $(DEMO_DIR)/sciexplore/judgments.jsonl
-	$(BIN)/dbt build --quiet
+	$(BIN)/dbt build --log-level warn
 	$(BIN)/agenthop-report sciexplore --out $(DEMO_DIR)/sciexplore/report
 	@echo "sciexplore:  $(abspath $(DEMO_DIR)/sciexplore/report/index.html)"
 

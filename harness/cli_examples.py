@@ -30,7 +30,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "agenthop-report leaderboard": (
         "agenthop-report leaderboard --out out/demo/leaderboard.html",
-        "agenthop-report leaderboard --db warehouse/agenthop.duckdb --out out/demo/leaderboard.html",
+        "agenthop-report leaderboard --condition closed_book --db warehouse/agenthop.duckdb --out out/demo/leaderboard-closed_book.html",
     ),
     "agenthop-report reruns": (
         "agenthop-report reruns --model verifier --out out/demo/reruns-verifier.html",

@@ -158,17 +158,20 @@ def grouped_bars(
 
 
 def heatmaps(rows: list[dict[str, Any]], *, runs: Sequence[str], tools: Sequence[str], title: str) -> dict[str, Any]:
-    """P(next | prev) as a tool x tool heatmap per run, side by side (cells labelled when >= 0.005)."""
-    x = {"field": "next_tool", "type": "nominal", "sort": list(tools)}
-    y = {"field": "prev_tool", "type": "nominal", "sort": list(tools)}
+    """P(next | prev) as a tool x tool heatmap per run, side by side; every non-zero cell is labelled
+    (two decimals, "<.01" below 0.005), in the given tool order on both axes."""
+    x = {"field": "next_tool", "type": "nominal", "sort": list(tools), "scale": {"domain": list(tools)}}
+    y = {"field": "prev_tool", "type": "nominal", "sort": list(tools), "scale": {"domain": list(tools)}}
     rect = {"mark": {"type": "rect"}, "encoding": {
         "x": {**x, "title": "next tool", "axis": {"labelAngle": -90}}, "y": {**y, "title": "previous tool"},
         "color": {"field": "p_next", "type": "quantitative", "title": "P(next | prev)",
                   "scale": {"domain": [0, 1], "scheme": "blues"}},
         "tooltip": [{"field": "prev_tool", "type": "nominal"}, {"field": "next_tool", "type": "nominal"},
                     {"field": "p_next", "type": "quantitative", "format": ".2f"}, {"field": "n", "type": "quantitative"}]}}
-    text = {"mark": {"type": "text", "fontSize": LABEL_FONT}, "transform": [{"filter": "datum.p_next >= 0.005"}],
-            "encoding": {"x": x, "y": y, "text": {"field": "p_next", "type": "quantitative", "format": ".2f"},
+    label = "datum.p_next >= 0.005 ? format(datum.p_next, '.2f') : '<.01'"
+    text = {"mark": {"type": "text", "fontSize": LABEL_FONT},
+            "transform": [{"filter": "datum.p_next > 0"}, {"calculate": label, "as": "label"}],
+            "encoding": {"x": x, "y": y, "text": {"field": "label", "type": "nominal"},
                          "color": {"condition": {"test": "datum.p_next > 0.5", "value": "white"}, "value": "black"}}}
     return {"$schema": SCHEMA, "config": _config(), "data": {"values": _values(rows)}, "title": title,
             "facet": {"column": {"field": "run", "type": "nominal", "sort": list(runs), "title": None,

@@ -24,6 +24,7 @@ Examples (each subcommand's --help has its own):
   agenthop-report compare --runs RUN_A,RUN_B --out cmp.html
   agenthop-report compare --models early-committer,verifier --single-file
   agenthop-report leaderboard
+  agenthop-report leaderboard --condition closed_book
   agenthop-report reruns --model verifier
   agenthop-report item st_0001 --models early-committer,verifier
   agenthop-report paper --condition full
@@ -116,17 +117,20 @@ def compare(models: str | None, run_ids: str | None, condition: str, db: str | N
 
 
 @main.command(epilog=epilog("agenthop-report leaderboard"))
+@click.option("--condition", default="full", show_default=True,
+              help="The panel: every model's run under this condition with the lowest replicate.")
 @db_option
 @out_option
 @cli_errors
-def leaderboard(db: str | None, out: Path | None, single_file: bool) -> None:
-    """Table 2 for every run by tier, accuracy vs recall, condition deltas, panel reliability."""
+def leaderboard(condition: str, db: str | None, out: Path | None, single_file: bool) -> None:
+    """One condition's panel by tier (Table 2), accuracy vs recall, condition deltas, reliability."""
     from . import leaderboard as mod
     from .render import Provenance, default_out
 
+    target = out or (default_out("leaderboard") if condition == "full" else default_out("leaderboard", condition))
     with Warehouse(db) as wh:
-        with open_site(wh, out or default_out("leaderboard"), single_file) as site:
-            context, box, runs = mod.build(wh)
+        with open_site(wh, target, single_file) as site:
+            context, box, runs = mod.build(wh, condition)
             prov = Provenance.build(wh.path, runs)
             rel = context["reliability"]
             site.write_item_pages(wh, [w["sample_id"] for w in rel["worst"]], rel["item_runs"], prov)

@@ -1,4 +1,8 @@
-"""`leaderboard`: Table 2 for every run by tier, accuracy vs recall, condition deltas, reliability."""
+"""`leaderboard`: one condition's panel (each model's run with the lowest replicate) by tier as Table 2,
+accuracy vs recall, the condition deltas of every model, and the panel's reliability.
+
+Everything except the condition deltas is about the panel of the chosen condition (default `full`), so
+a tier never mixes conditions and the reliability statistics count the models the caption names."""
 
 from __future__ import annotations
 
@@ -6,7 +10,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from agenthop.harness.errors import AgentHopError
+
 from . import charts, queries, stats
+from .conditions import applicable_summary, applies
 from .queries import RunInfo
 from .render import Charts
 from .values import as_float as _f
@@ -17,12 +24,11 @@ TIER_ORDER = ("closed_frontier", "open_frontier", "compute_efficient")
 UNTIERED = "untiered"
 
 
-
-def panel_runs(runs: Sequence[RunInfo]) -> list[RunInfo]:
-    """One run per model for panel statistics: its `full` run with the lowest replicate."""
+def panel_runs(runs: Sequence[RunInfo], condition: str = "full") -> list[RunInfo]:
+    """One run per model: its `condition` run with the lowest replicate."""
     best: dict[str, RunInfo] = {}
     for r in runs:
-        if r.condition != "full":
+        if r.condition != condition:
             continue
         cur = best.get(r.model)
         if cur is None or (r.replicate, r.run_id) < (cur.replicate, cur.run_id):
@@ -57,7 +63,7 @@ def reliability(wh: Warehouse, panel: Sequence[RunInfo], chart_box: Charts) -> d
         cid = chart_box.add(charts.binned_bars(hist, x_title="corrected item-total correlation",
                                                title="Item discrimination across the panel"))
     worst = sorted(defined, key=lambda x: x[1])[:12]
-    info = queries.item_info(wh, [s for s, _ in worst])
+    info = queries.item_info(wh, [s for s, _ in worst], [r.run_id for r in panel])
     return {
         "n_models": len(matrix),
         "n_items": len(items),
@@ -68,7 +74,7 @@ def reliability(wh: Warehouse, panel: Sequence[RunInfo], chart_box: Charts) -> d
         "n_negative": sum(1 for _, d in defined if d < 0),
         "median": sorted(d for _, d in defined)[len(defined) // 2] if defined else None,
         "worst": [{"sample_id": s, "r": d, **{k: info.get(s, {}).get(k) for k in ("cell", "reasoning_type",
-                                                                                    "panel_accuracy")}}
+                                                                                    "panel_accuracy", "n_runs")}}
                   for s, d in worst],
         "chart": cid,
         "panel": panel,
@@ -76,11 +82,17 @@ def reliability(wh: Warehouse, panel: Sequence[RunInfo], chart_box: Charts) -> d
     }
 
 
-def build(wh: Warehouse) -> tuple[dict[str, Any], Charts, list[RunInfo]]:
+def build(wh: Warehouse, condition: str = "full") -> tuple[dict[str, Any], Charts, list[RunInfo]]:
+    """The page for the panel of `condition`; returns (context, charts, the panel's runs)."""
     wh.require(MARTS)
     runs = queries.all_runs(wh)
-    queries.label_runs(runs)
-    ids = [r.run_id for r in runs]
+    panel = panel_runs(runs, condition)
+    if not panel:
+        have = ", ".join(sorted({r.condition for r in runs}))
+        raise AgentHopError(f"leaderboard: no run has condition {condition!r} (the warehouse has: {have}); "
+                            "use --condition")
+    queries.label_runs(panel)  # one run per model: the label is the model name
+    ids = [r.run_id for r in panel]
     counts = queries.profile_counts(wh, ids)
     recall = queries.recall_overall(wh, ids)
     cost: dict[str, float | None] = {}
@@ -89,7 +101,7 @@ def build(wh: Warehouse) -> tuple[dict[str, Any], Charts, list[RunInfo]]:
     box = Charts()
 
     tiers: dict[str, list[RunInfo]] = {}
-    for r in runs:
+    for r in panel:
         tiers.setdefault(r.tier or UNTIERED, []).append(r)
     tier_names = [t for t in TIER_ORDER if t in tiers] + sorted(t for t in tiers if t not in TIER_ORDER and
                                                                 t != UNTIERED)
@@ -98,34 +110,41 @@ def build(wh: Warehouse) -> tuple[dict[str, Any], Charts, list[RunInfo]]:
     groups = []
     for t in tier_names:
         members = sorted(tiers[t], key=lambda r: (-(_f(r.summary.get("accuracy")) or 0), r.label))
-        groups.append({"tier": t, "rows": [{"run": r, "c": counts.get(r.run_id, {}), "s": r.summary,
+        groups.append({"tier": t, "rows": [{"run": r, "c": counts.get(r.run_id, {}),
+                                             "s": applicable_summary(r.condition, r.summary),
                                              "usd": cost.get(r.run_id)} for r in members]})
 
-    scatter_rows = [
-        {"run": r.chart_label, "accuracy": _f(r.summary.get("accuracy")),
-         "paper_recall": _f(r.summary.get("paper_recall")) if r.summary.get("paper_recall") is not None
-         else recall.get(r.run_id),
-         "tier": r.tier or UNTIERED, "kind": "simulated" if r.simulated else (r.backend or "unknown")}
-        for r in runs
-    ]
-    scatter_rows = [s for s in scatter_rows if s["accuracy"] is not None and s["paper_recall"] is not None]
-    scatter_id = box.add(charts.scatter(scatter_rows, x="paper_recall", y="accuracy", x_title="paper recall (all items)",
-                                        y_title="accuracy", color="tier",
-                                        title="Accuracy vs paper recall, one point per run") if scatter_rows else None)
+    scatter_id = None
+    if applies(condition, "paper_recall"):
+        scatter_rows = [
+            {"run": r.chart_label, "accuracy": _f(r.summary.get("accuracy")),
+             "paper_recall": _f(r.summary.get("paper_recall")) if r.summary.get("paper_recall") is not None
+             else recall.get(r.run_id),
+             "tier": r.tier or UNTIERED, "kind": "simulated" if r.simulated else (r.backend or "unknown")}
+            for r in panel
+        ]
+        scatter_rows = [s for s in scatter_rows if s["accuracy"] is not None and s["paper_recall"] is not None]
+        if scatter_rows:
+            scatter_id = box.add(charts.scatter(scatter_rows, x="paper_recall", y="accuracy",
+                                                x_title="paper recall (all items)", y_title="accuracy", color="tier",
+                                                title="Accuracy vs paper recall, one point per model"))
 
     cd_cols, cd_rows = queries.condition_deltas(wh)
-    sim_models = {r.model for r in runs if r.simulated}
-    panel = panel_runs(runs)
+    in_panel = {r.run_id for r in panel}
     context = {
-        "title": "Leaderboard",
-        "runs": runs,
+        "title": f"Leaderboard · {condition}",
+        "condition": condition,
+        "conditions": sorted({r.condition for r in runs}),
+        "runs": panel,
+        "not_shown": [r for r in runs if r.run_id not in in_panel],
         "groups": groups,
-        "has_cost": bool(cost),
+        "has_cost": any(cost.get(r.run_id) is not None for r in panel),
+        "recall_applies": applies(condition, "paper_recall"),
         "scatter_chart": scatter_id,
         "deltas_structured": {"model", "condition_pair", "accuracy_from", "accuracy_to", "delta_pp"} <= set(cd_cols),
         "deltas_cols": cd_cols,
         "deltas": cd_rows,
-        "sim_models": sim_models,
+        "sim_models": {r.model for r in runs if r.simulated},
         "reliability": reliability(wh, panel, box),
     }
-    return context, box, runs
+    return context, box, panel

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -172,6 +173,42 @@ def package_version() -> str:
         return "unknown (not installed)"
 
 
+def _git(args: Sequence[str], cwd: Path) -> str | None:
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def commit_of(source: Path) -> str | None:
+    """The git commit of the checkout that tracks the file `source` ("<sha>", or "<sha> (with
+    uncommitted changes)"), or None when no checkout tracks it (an installed wheel, no git on PATH)."""
+    here = source.resolve().parent
+    if _git(["ls-files", "--error-unmatch", source.name], here) is None:
+        return None  # not a tracked file of a checkout (e.g. site-packages inside some repository)
+    sha = _git(["rev-parse", "HEAD"], here)
+    if not sha:
+        return None
+    dirty = _git(["status", "--porcelain", "--untracked-files=no"], here)
+    return f"{sha} (with uncommitted changes)" if dirty else sha
+
+
+@lru_cache(maxsize=1)
+def project_commit() -> str | None:
+    """The commit of the project checkout this package runs from (None from an installed wheel)."""
+    return commit_of(Path(__file__))
+
+
+def display_path(path: Path) -> str:
+    """`path` relative to the working directory (absolute when it is on another drive)."""
+    resolved = Path(path).resolve()
+    try:
+        return os.path.relpath(resolved, Path.cwd())
+    except ValueError:
+        return str(resolved)
+
+
 @dataclass
 class Provenance:
     warehouse: str
@@ -179,16 +216,18 @@ class Provenance:
     benchmark_hashes: list[str]
     package_version: str
     generated_at: str
+    git_commit: str | None = None
 
     @classmethod
     def build(cls, warehouse: Path, runs: Sequence[RunInfo]) -> Provenance:
         hashes = sorted({r.benchmark_sha256 for r in runs if r.benchmark_sha256})
         return cls(
-            warehouse=str(Path(warehouse).resolve()),
+            warehouse=display_path(warehouse),
             run_ids=[r.run_id for r in runs],
             benchmark_hashes=hashes,
             package_version=package_version(),
             generated_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+            git_commit=project_commit(),
         )
 
 

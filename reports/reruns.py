@@ -6,6 +6,7 @@ import itertools
 from typing import Any
 
 from . import charts, queries, stats
+from .conditions import applies
 from .queries import RunInfo
 from .render import Charts
 from .values import as_float as _f
@@ -29,7 +30,9 @@ def _group(wh: Warehouse, model: str, condition: str, runs: list[RunInfo], box: 
                       key=lambda v: (METRIC_ORDER.index(v["metric"]) if v["metric"] in METRIC_ORDER else 99,
                                      v["metric"]))
     table17 = [{"metric": v["metric"], "fraction": v["metric"] in FRACTION_METRICS, "n_runs": v["n_runs"],
-                "mean": _f(v["mean"]), "std": _f(v["std"]), "range": _f(v["range"])} for v in var_rows]
+                **({k: _f(v[k]) for k in ("mean", "std", "range")} if applies(condition, v["metric"])
+                   else {"mean": None, "std": None, "range": None})}  # n/a, e.g. a closed-book recall
+               for v in var_rows]
 
     # per-replicate accuracy with Wilson intervals
     reps = []

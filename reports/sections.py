@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import charts, queries, stats
+from .conditions import applies
 from .queries import RunInfo
 from .render import Charts
 from .values import as_float as _f
@@ -30,15 +31,15 @@ def _order(values: Sequence[str], preferred: Sequence[str]) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 
 AXES = ("outcome", "finding evidence", "using evidence", "organising actions", "spending resources")
-#: (axis, label, numerator key, denominator key) for proportions with Wilson intervals
-PROPORTIONS: tuple[tuple[str, str, str, str], ...] = (
-    ("outcome", "accuracy", "correct", "n"),
-    ("finding evidence", "paper recall ST", "recalled_st", "n_st"),
-    ("finding evidence", "paper recall MT", "recalled_mt", "n_mt"),
-    ("finding evidence", "section recall ST", "secrec_st", "n_st"),
-    ("finding evidence", "section recall MT", "secrec_mt", "n_mt"),
-    ("using evidence", "conversion ST", "correct_recalled_st", "recalled_st"),
-    ("using evidence", "conversion MT", "correct_recalled_mt", "recalled_mt"),
+#: (axis, label, numerator key, denominator key, model_summary metric) for proportions with Wilson intervals
+PROPORTIONS: tuple[tuple[str, str, str, str, str], ...] = (
+    ("outcome", "accuracy", "correct", "n", "accuracy"),
+    ("finding evidence", "paper recall ST", "recalled_st", "n_st", "recall_st"),
+    ("finding evidence", "paper recall MT", "recalled_mt", "n_mt", "recall_mt"),
+    ("finding evidence", "section recall ST", "secrec_st", "n_st", "secrec_st"),
+    ("finding evidence", "section recall MT", "secrec_mt", "n_mt", "secrec_mt"),
+    ("using evidence", "conversion ST", "correct_recalled_st", "recalled_st", "conversion_st"),
+    ("using evidence", "conversion MT", "correct_recalled_mt", "recalled_mt", "conversion_mt"),
 )
 #: (axis, label, model_summary column, kind) for the other Table 2 columns
 OTHERS: tuple[tuple[str, str, str, str], ...] = (
@@ -63,10 +64,14 @@ def profile(
     counts = queries.profile_counts(wh, [r.run_id for r in runs])
     rows: list[dict[str, Any]] = []
     chart_rows: list[dict[str, Any]] = []
-    for axis, label, k_key, n_key in PROPORTIONS:
+    for axis, label, k_key, n_key, metric in PROPORTIONS:
         cells = []
         fracs: list[float | None] = []
         for r in runs:
+            if not applies(r.condition, metric):
+                fracs.append(None)
+                cells.append({"text": "n/a"})
+                continue
             c = counts.get(r.run_id, {})
             k, n = c.get(k_key, 0), c.get(n_key, 0)
             ci = stats.wilson_interval(k, n)
@@ -81,7 +86,7 @@ def profile(
     for axis, label, col, kind in OTHERS:
         if not any(col in r.summary for r in runs):
             continue  # the mart does not carry this column
-        vals = [_f(r.summary.get(col)) for r in runs]
+        vals = [_f(r.summary.get(col)) if applies(r.condition, col) else None for r in runs]
         cells = [{"text": _fmt(v, kind)} for v in vals]
         rows.append({"axis": axis, "label": label, "cells": cells, "kind": kind,
                      "delta": _delta(vals, scale=100 if kind == "pct" else 1, unit="pp" if kind == "pct" else "")})
@@ -107,8 +112,10 @@ def _fmt(v: float | None, kind: str) -> str:
 
 
 def _delta(vals: Sequence[float | None], scale: float, unit: str) -> str:
-    if len(vals) != 2 or vals[0] is None or vals[1] is None:
+    if len(vals) != 2:
         return ""
+    if vals[0] is None or vals[1] is None:
+        return "n/a"
     d = (vals[0] - vals[1]) * scale
     return f"{d:+.1f}{(' ' + unit) if unit else ''}"
 

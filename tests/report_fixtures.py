@@ -1,7 +1,7 @@
 """Variants of the real-pipeline warehouse (tests/conftest.py::built_warehouse) for report tests.
 
 Both helpers copy the built warehouse and edit the copy, so the original stays shared and intact:
-`inject_hostile` puts an HTML/JS payload into model names and tool-call arguments (what a hostile or
+`run` invokes agenthop-report in-process. `inject_hostile` puts an HTML/JS payload into model names and tool-call arguments (what a hostile or
 buggy agent could produce), `emptied_copy` keeps every mart but deletes their rows.
 """
 
@@ -11,6 +11,17 @@ import shutil
 from pathlib import Path
 
 import duckdb
+from click.testing import CliRunner
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    """`agenthop-report ARGS` in-process: (exit code, stdout, stderr); an unexpected exception propagates."""
+    from agenthop.reports.cli import main
+
+    res = CliRunner().invoke(main, list(args))
+    if res.exception and not isinstance(res.exception, SystemExit):
+        raise res.exception
+    return res.exit_code, res.stdout, res.stderr
 
 
 def _materialise(con: duckdb.DuckDBPyConnection, name: str, kind: str) -> None:

@@ -1,6 +1,8 @@
 """Every report in headless Chromium, offline, at 1,024 and 1,440 px: charts render, nothing scrolls
 sideways, no two chart texts overlap, chart text is at least 11 px, every relative link resolves, no
-console or page errors; and a demo item page shows the item as the warehouse holds it.
+console or page errors; a table wider than its box scrolls with a sticky first column and a cue, every
+table of more than ten rows sorts and filters, six runs side by side break no word; and a demo item page
+shows the item as the warehouse holds it, with every received text, clipped, that "show all" unfolds.
 
 Needs Debian's `chromium-headless-shell` (apt-get install chromium-headless-shell) and playwright; the
 tests skip LOUDLY without them. Screenshots go to test-artifacts/.
@@ -26,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
 CANDIDATES = ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium", "chromium-headless-shell", "chromium")
 WIDTHS = (1024, 1440)
-KINDS = ("compare", "leaderboard", "reruns", "item", "compare-single")
+KINDS = ("compare", "leaderboard", "reruns", "item", "item6", "compare-single")
 
 
 def _browser_binary() -> str | None:
@@ -71,9 +73,14 @@ def demo(messages_warehouse, tmp_path_factory: pytest.TempPathFactory) -> dict:
         f"SELECT sample_id FROM fct_tool_call WHERE run_id IN (?, ?) AND tool = 'read_section' AND status = 'ok' "
         f"AND output_text IS NOT NULL GROUP BY sample_id HAVING count(DISTINCT run_id) = 2 ORDER BY sample_id LIMIT 1",
         list(messages_warehouse.run_ids)).fetchone()[0]
+    six = [*ids, *(r[0] for r in con.execute(
+        f"SELECT run_id FROM model_summary WHERE run_id NOT IN ({','.join('?' * len(ids))}) ORDER BY run_id LIMIT 3",
+        ids).fetchall())]
     con.close()
+    assert len(six) == 6
     commands = {
         "compare": ["compare", "--models", "verifier-transcribed,greedy-transcribed"],
+        "item6": ["item", sample, "--runs", ",".join(six)],
         "leaderboard": ["leaderboard"],
         "reruns": ["reruns", "--model", "verifier"],
         "item": ["item", sample, "--runs", ",".join(ids)],
@@ -298,4 +305,155 @@ def test_tables_sort_and_filter_in_the_page(browser, demo: dict) -> None:
     ids = [rows.nth(r).locator("td").first.inner_text() for r in range(n)]
     assert ids == sorted(ids)
     page.close()
+    assert not errors
+
+
+TABLES_JS = """() => Array.from(document.querySelectorAll('main table')).map((t, i) => {
+  const box = t.closest('.tablewrap, .traj.scroll');
+  const rows = t.tBodies[0] ? Array.from(t.tBodies[0].rows).filter(r => !r.classList.contains('axis-row')) : [];
+  const first = rows.length ? rows[0].cells[0] : null;
+  const cue = box && box.previousElementSibling && box.previousElementSibling.classList.contains('scroll-cue')
+    ? box.previousElementSibling : null;
+  return {i, cls: t.className, rows: rows.length, over: box ? box.scrollWidth > box.clientWidth + 1 : null,
+          sticky: first ? getComputedStyle(first).position === 'sticky' : true,
+          cue: cue ? !cue.hidden && cue.getBoundingClientRect().height > 0 : false,
+          filter: !!(t.closest('.tablewrap') || t).previousElementSibling &&
+                  (t.closest('.tablewrap') || t).previousElementSibling.classList.contains('filterbox')
+                  || !!(cue && cue.previousElementSibling && cue.previousElementSibling.classList.contains('filterbox')),
+          head: Array.from(t.querySelectorAll('thead th')).map(h => h.textContent.trim()).join('|').slice(0, 80)};
+})"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("kind", ["compare", "leaderboard", "reruns", "item", "item6"])
+def test_wide_tables_scroll_with_a_sticky_first_column(browser, demo: dict, kind: str, width: int) -> None:
+    """No column is ever cut off: a table either fits its box or scrolls inside it with the first column
+    in place and a visible cue; tables of more than ten rows (the turn-aligned calls aside) sort and filter."""
+    page, errors, _, _ = _open(browser, demo["paths"][kind], width)
+    tables = page.evaluate(TABLES_JS)
+    page.close()
+    assert tables and not errors
+    for t in tables:
+        assert t["over"] is not None, f"{kind}: table {t['head']} is in no scroll box"
+        if t["over"]:
+            assert t["sticky"] and t["cue"], f"{kind} at {width}px: {t['head']} scrolls without sticky column/cue"
+        if t["rows"] > 10 and "calls" not in t["cls"].split():
+            assert "sortable" in t["cls"].split() and t["filter"], f"{kind}: {t['head']} ({t['rows']} rows) not sortable"
+    if kind == "leaderboard":  # Table 2 fits 1,024 px (grouped, abbreviated headers)
+        assert not tables[0]["over"], tables[0]
+
+
+def test_six_runs_side_by_side_break_no_word_at_1024(browser, demo: dict) -> None:
+    page, errors, _, _ = _open(browser, demo["paths"]["item6"], 1024)
+    assert page.locator("table.calls th.l").count() == 6
+    broken = page.evaluate("""() => {
+      const out = [];
+      document.querySelectorAll('table.calls .paper, table.calls th .model, table.calls .tool').forEach(el => {
+        const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          const re = /[^\\s\\-]+/g; let m;
+          while ((m = re.exec(n.textContent)) !== null) {
+            const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+            const tops = new Set(Array.from(r.getClientRects()).map(x => Math.round(x.top)));
+            if (tops.size > 1) out.push(m[0]);
+          }
+        }
+      });
+      return out;
+    }""")
+    over = page.evaluate("(() => { const b = document.querySelector('.traj.scroll'); return b.scrollWidth > b.clientWidth; })()")
+    box = page.locator(".traj.scroll").first
+    assert "more-right" in (box.get_attribute("class") or "").split()  # the right edge is marked ...
+    box.evaluate("b => { b.scrollLeft = b.scrollWidth; b.dispatchEvent(new Event('scroll')); }")
+    page.wait_for_timeout(100)
+    assert "more-right" not in (box.get_attribute("class") or "").split()  # ... until scrolled to the end
+    page.screenshot(path=str(ARTIFACTS / "report-item6-1024.png"), full_page=False)
+    page.close()
+    assert not broken, f"words broken across lines: {broken[:10]}"
+    assert over, "six runs at 1,024 px scroll sideways rather than squeeze their columns"
+    assert not errors
+
+
+def test_every_item_page_of_transcribed_runs_shows_received_text(browser, demo: dict) -> None:
+    items = sorted((demo["paths"]["compare"].with_name("compare_files") / "items").glob("*.html"))
+    assert items
+    page = browser.new_page(viewport={"width": 1024, "height": 900})
+    for path in items:
+        page.goto(path.resolve().as_uri())
+        sides = page.evaluate("""() => {
+          const heads = Array.from(document.querySelectorAll('table.calls thead th.l'));
+          return heads.map((th, i) => Array.from(document.querySelectorAll('table.calls tbody tr'))
+            .map(tr => tr.cells[i + 1]).filter(Boolean)
+            .reduce((acc, td) => ({calls: acc.calls + td.querySelectorAll('.call').length,
+                                   received: acc.received + td.querySelectorAll('div.received pre.received-text').length}),
+                    {calls: 0, received: 0}));
+        }""")
+        assert len(sides) == 2, path.name
+        for s in sides:
+            assert s["calls"] > 0 and s["received"] > 0, (path.name, sides)
+        assert page.locator(".nomsg").count() == 0, path.name
+    page.close()
+
+
+def test_show_all_and_expand_all_unfold_the_received_texts(browser, demo: dict) -> None:
+    page, errors, _, _ = _open(browser, demo["paths"]["item"], 1024)
+    state = "() => Array.from(document.querySelectorAll('div.received')).map(b => { const p = b.querySelector('pre');" \
+            " return {clipped: b.classList.contains('clipped'), open: b.classList.contains('open')," \
+            " hidden: p.scrollHeight > p.clientHeight + 1}; })"
+    before = page.evaluate(state)
+    assert before and any(b["clipped"] for b in before), "no received text long enough to clip"
+    assert all(b["hidden"] == b["clipped"] for b in before)  # a button exactly where text is cut off
+    assert all(h > 0 for h in page.evaluate(
+        "Array.from(document.querySelectorAll('pre.received-text')).map(p => p.clientHeight)"))
+    clipped = page.locator("div.received.clipped").first
+    clipped.locator("button.show-all").click()
+    assert clipped.evaluate("b => b.classList.contains('open')")
+    assert clipped.evaluate("b => { const p = b.querySelector('pre'); return p.scrollHeight <= p.clientHeight + 1; }")
+    assert clipped.locator("button.show-all").inner_text() == "show less"
+    page.locator("button.expand-all").first.click()
+    after = page.evaluate(state)
+    assert all(b["open"] and not b["hidden"] for b in after)
+    assert page.locator("button.expand-all").first.inner_text() == "collapse all received texts"
+    page.locator("button.expand-all").first.click()
+    again = page.evaluate(state)
+    assert [b["clipped"] for b in again] == [b["clipped"] for b in before] and not any(b["open"] for b in again)
+    page.close()
+    assert not errors
+
+
+def test_multi_row_headers_sort_the_column_under_them(browser, demo: dict) -> None:
+    """The compare page's share tables have two header rows (run, then n / share): clicking a run's n
+    sorts by that run's counts."""
+    page, errors, _, _ = _open(browser, demo["paths"]["compare"], 1440)
+    table = page.locator("#stopping ~ .tablewrap table").first
+    n_head = table.locator("thead tr").nth(1).locator("th").first  # run A's n
+    col = table.evaluate("t => { const g = t.tHead.rows[0]; let c = 0; for (const th of g.cells) "
+                         "{ if (th.colSpan > 1) break; c += 1; } return c; }")
+    n_head.click()
+    values = table.evaluate(f"t => Array.from(t.tBodies[0].rows).filter(r => !r.hidden).map(r => parseFloat(r.cells[{col}].textContent))")
+    assert len(values) > 2 and values == sorted(values)
+    n_head.click()
+    n_head.click()  # third click: the original order, group rows back
+    page.close()
+    assert not errors
+
+
+def test_heatmap_labels_every_nonzero_cell_in_the_papers_tool_order(browser, demo: dict) -> None:
+    con = duckdb.connect(str(demo["db"]), read_only=True)
+    ids = [r[0] for r in con.execute("SELECT run_id FROM model_summary WHERE model IN "
+                                     "('verifier-transcribed', 'greedy-transcribed')").fetchall()]
+    n_nonzero = con.execute(f"SELECT count(*) FROM tool_transitions WHERE p_next > 0 AND run_id IN (?, ?)", ids).fetchone()[0]
+    small = con.execute(f"SELECT count(*) FROM tool_transitions WHERE p_next > 0 AND p_next < 0.005 AND run_id IN (?, ?)",
+                        ids).fetchone()[0]
+    con.close()
+    page, errors, _, _ = _open(browser, demo["paths"]["compare"], 1440)
+    chart = page.locator("#transitions ~ div.chart").first
+    labels = chart.evaluate("c => Array.from(c.querySelectorAll('g.mark-text.role-mark text')).map(t => t.textContent)")
+    y_axis = chart.evaluate("c => Array.from(c.querySelectorAll('g.role-axis')).filter(a => "
+                            "(a.getAttribute('aria-label') || '').startsWith('Y-axis')).map(a => Array.from("
+                            "a.querySelectorAll('g.role-axis-label text')).map(t => t.textContent))[0]")
+    page.close()
+    assert len(labels) == n_nonzero and labels.count("<.01") == small
+    assert y_axis == ["get_paper_info", "get_references", "list_sections", "search_papers", "read_section", "think",
+                      "submit_answer"]
     assert not errors

@@ -12,23 +12,14 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
 
 from agenthop.reports import charts, stats
 from agenthop.reports.freshness import BENCHMARK_DQ_MARTS
-from agenthop.reports.cli import main
 
-from report_fixtures import emptied_copy, inject_hostile
+from report_fixtures import emptied_copy, inject_hostile, run
 
 HOSTILE = "<script>alert(1)</script>"
 HOSTILE_ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    res = CliRunner().invoke(main, list(args))
-    if res.exception and not isinstance(res.exception, SystemExit):
-        raise res.exception
-    return res.exit_code, res.stdout, res.stderr
 
 
 @pytest.fixture(scope="module")

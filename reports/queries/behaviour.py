@@ -11,8 +11,12 @@ from agenthop.schemas.quality import TOOL_NAMES
 from ..warehouse import Warehouse
 from .sql import in_list, mart_slice
 
-#: Display order of the seven tools (the sandbox's order); unknown tool names sort after them.
-TOOLS: tuple[str, ...] = TOOL_NAMES
+#: Display order of the seven tools: the paper's (Figure 6: metadata, references, sections, search, reading,
+#: thinking, answering); unknown tool names sort after them.
+_PAPER_ORDER = ("get_paper_info", "get_references", "list_sections", "search_papers", "read_section", "think",
+                "submit_answer")
+TOOLS: tuple[str, ...] = tuple(sorted(
+    TOOL_NAMES, key=lambda n: _PAPER_ORDER.index(n) if n in _PAPER_ORDER else len(_PAPER_ORDER)))
 
 
 def stopping(wh: Warehouse, run_ids: Sequence[str]) -> list[dict[str, Any]]:

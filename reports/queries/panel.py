@@ -29,15 +29,16 @@ def correctness_matrix(wh: Warehouse, run_ids: Sequence[str]) -> tuple[list[str]
     return items, matrix
 
 
-def item_info(wh: Warehouse, sample_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """cell and reasoning type of items (from any run's trajectory)."""
-    if not sample_ids:
+def item_info(wh: Warehouse, sample_ids: Sequence[str], run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """cell and reasoning type of items, and their accuracy over the given runs (the panel)."""
+    if not sample_ids or not run_ids:
         return {}
     rows = wh.rows(
         f"SELECT sample_id, any_value(cell) AS cell, any_value(reasoning_type) AS reasoning_type, "
-        f"avg({flag('is_correct')}) AS panel_accuracy "
-        f"FROM fct_trajectory WHERE sample_id IN {in_list(len(sample_ids))} GROUP BY sample_id",
-        list(sample_ids),
+        f"avg({flag('is_correct')}) AS panel_accuracy, count(*) AS n_runs "
+        f"FROM fct_trajectory WHERE sample_id IN {in_list(len(sample_ids))} AND run_id IN {in_list(len(run_ids))} "
+        "GROUP BY sample_id",
+        [*sample_ids, *run_ids],
     )
     return {r["sample_id"]: r for r in rows}
 
