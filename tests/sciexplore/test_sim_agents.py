@@ -94,3 +94,33 @@ def test_marts_show_the_papers_findings(synthetic, tmp_path: Path, ingest) -> No
     assert n_abandoned > 0 and most_searches <= 2
     # every search the policies made reached the marts
     assert raw_searches == mart_searches and raw_searches[0] > 0
+
+
+def test_a_products_report_becomes_a_loadable_responses_line(synthetic, tmp_path: Path, ingest) -> None:  # noqa: F811
+    """The recipe of docs/sciexplore.md#deep-research-products: final_answer, nulls where a product shows nothing."""
+    import json
+
+    from agenthop.harness.benchmarks.sciexplore.answers import final_answer
+
+    t4 = next(t for t in synthetic.tasks if t.type == "T4")
+    table = "| " + " | ".join(t4.columns) + " |\n|" + "---|" * len(t4.columns) + "\n" + "| " + " | ".join(
+        t4.rows[0][c] for c in t4.columns) + " |"
+    lines = []
+    for task, report in ((t4, f"# Report\n\nFindings below.\n\n{table}\n\nSources: 3 papers."),
+                         (synthetic.tasks[0], "After a long search I could not find the answer.")):
+        status, answer = final_answer(task, "answer", report)
+        lines.append({"model": "acme-deep-research", "paradigm": "deep_research", "replicate": 0, "task_id": task.id,
+                      "status": status, "answer": answer,
+                      "trace": [{"tool": "web_search", "query": "q", "result_chars": None}],
+                      "prompt_tokens": None, "completion_tokens": None, "wall_time_s": 412.0})
+    path = tmp_path / "product.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    result = ingest("--db", db, "--benchmark", synthetic.root, "--responses", path)
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(db), read_only=True) as con:
+        got = con.execute("SELECT task_id, status, format_ok FROM raw.sciexplore_responses ORDER BY task_id").fetchall()
+        verdicts = con.execute("SELECT count(*) FILTER (WHERE verdict = 'correct') FROM raw.judgments "
+                               f"WHERE task_id = '{t4.id}'").fetchone()[0]
+    assert sorted(got) == sorted([(t4.id, "answered", True), (synthetic.tasks[0].id, "not_attempted", None)])
+    assert verdicts == len(t4.columns)
