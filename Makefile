@@ -31,7 +31,7 @@ demo: $(STAMP)
 	$(BIN)/agenthop-report leaderboard --out $(DEMO_DIR)/leaderboard.html
 	$(BIN)/agenthop-report reruns --model verifier --out $(DEMO_DIR)/reruns.html
 	$(BIN)/agenthop-report item st_0001 --models early-committer,verifier --out $(DEMO_DIR)/item.html
-	$(BIN)/agenthop-report paper --out $(DEMO_DIR)/paper
+	$(BIN)/agenthop-report paper --external panels/demo_external.csv --out $(DEMO_DIR)/paper
 	@echo "demo report: $(abspath $(DEMO_DIR)/compare.html)"
 	@echo "leaderboard: $(abspath $(DEMO_DIR)/leaderboard.html)"
 	@echo "reruns:      $(abspath $(DEMO_DIR)/reruns.html)"

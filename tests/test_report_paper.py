@@ -11,6 +11,10 @@ import csv
 import itertools
 import math
 import re
+import shutil
+import subprocess
+import warnings
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -94,11 +98,11 @@ def report(paper_wh: PaperWarehouse, tmp_path_factory: pytest.TempPathFactory) -
     ext = work / "external.csv"
     with ext.open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["model", "benchmark", "score"])
+        w.writerow(["model", "benchmark", "score", "mark"])
         for i, m in enumerate(models):
-            w.writerow([m, "bench-a", round(50 + 40 * accs[m] + (i % 5), 2)])  # correlated, with noise
-            w.writerow([m, "bench-b", (i * 37) % 19])  # unrelated
-        w.writerow(["not-in-panel", "bench-a", 10])
+            w.writerow([m, "bench-a", round(50 + 40 * accs[m] + (i % 5), 2), "proxy" if i == 0 else ""])  # correlated
+            w.writerow([m, "bench-b", (i * 37) % 19, "†" if i == 1 else ""])  # unrelated
+        w.writerow(["not-in-panel", "bench-a", 10, ""])
     items = [r["sample_id"] for r in _q(paper_wh.db, "SELECT sample_id FROM raw.items ORDER BY 1")]
     cov = work / "covariates.csv"
     with cov.open("w", newline="") as fh:
@@ -545,16 +549,18 @@ def _cell_width(cell: str) -> int:
 
 
 def check_booktabs(tex: str) -> int:
-    """Parse a booktabs tabular fragment; returns its number of data rows (without group headers)."""
+    """Parse a booktabs tabular fragment; returns its number of data rows (without header and group rows)."""
     lines = [ln for ln in tex.splitlines() if ln.strip() and not ln.lstrip().startswith("%")]
     m = re.fullmatch(r"\\begin\{tabular\}\{([lrc]+)\}", lines[0])
     assert m, lines[0]
     ncols = len(m.group(1))
-    assert lines[1] == r"\toprule" and lines[3] == r"\midrule" and lines[-2] == r"\bottomrule"
-    assert lines[-1] == r"\end{tabular}"
+    assert lines[1] == r"\toprule" and lines[-2] == r"\bottomrule" and lines[-1] == r"\end{tabular}"
     assert [ln for ln in lines if ln in (r"\toprule", r"\bottomrule")] == [r"\toprule", r"\bottomrule"]
+    head_end = lines.index(r"\midrule")
+    header = [ln for ln in lines[2:head_end] if not ln.startswith(r"\cmidrule")]
+    assert 1 <= len(header) <= 3, header  # group row, headers, units
     body = 0
-    for ln in [lines[2], *lines[4:-2]]:
+    for ln in [*header, *lines[head_end + 1:-2]]:
         if ln == r"\midrule":
             continue
         assert ln.endswith(r" \\"), ln
@@ -571,16 +577,28 @@ def check_booktabs(tex: str) -> int:
             assert depth == 0, c
         if not (len(cells) == 1 and _cell_width(cells[0]) == ncols):  # a group header spans every column
             body += 1
-    return body - 1  # minus the header row
+    return body - len(header)
+
+
+#: Tables the paper (and the LaTeX) prints as two tier blocks side by side; the page stacks them.
+SIDE_BY_SIDE = ("table15_terminations", "table18_zero_full")
 
 
 def test_every_table_is_a_booktabs_fragment(report: Path) -> None:
+    """Every .tex parses as booktabs and has the rows of the page's table (the paper's layout)."""
     texs = sorted((report / "tables").glob("*.tex"))
     assert len(texs) >= 15
+    shown = page_tables(report)
     for tex in texs:
         n = check_booktabs(tex.read_text())
-        csv_rows = len(read_csv(report, tex.stem))
-        assert n == csv_rows, tex.name
+        page = shown[tex.stem]
+        if tex.stem in SIDE_BY_SIDE:  # two models per line: every page row appears once, in one half
+            lines = [ln for ln in tex.read_text().splitlines() if " & " in ln and "multicolumn" not in ln][1:]
+            models = [c.strip() for ln in lines for c in (_split_cells(ln)[0], _split_cells(ln)[len(_split_cells(ln)) // 2])]
+            assert sorted(m for m in models if m) == sorted(r[0] for r in page["rows"]), tex.name
+            assert len(lines) < len(page["rows"]) and n == len(lines) + tex.read_text().count(r"\multicolumn") // 2
+        else:
+            assert n == page["n_rows"] + len(page["footer"]), tex.name
 
 
 def test_latex_escapes_hostile_names() -> None:
@@ -655,6 +673,7 @@ def test_no_external_gives_a_note_and_no_file(paper_wh: PaperWarehouse, tmp_path
 @pytest.mark.parametrize("args,content,message", [
     (["--external"], "model,benchmark,score\nm,b,high\n", ":2: score 'high' is not a number"),
     (["--external"], "model,score\nm,1\n", "header lacks column(s) benchmark"),
+    (["--external"], "model,benchmark,score,mark\nm,b,1,maybe\n", ":2: mark 'maybe' is not one of"),
     (["--covariates"], "item,x\na,1\n", "the first column must be sample_id"),
     (["--covariates"], "sample_id,x\na,1\na,2\n", ":3: sample_id 'a' appears twice"),
     (["--condition", "nope", "--external"], "model,benchmark,score\n", "no runs under condition 'nope'"),
@@ -716,6 +735,15 @@ def test_run_files_without_generation_still_conform() -> None:
 from test_report_browser import OVERLAPS_JS, _check_links, _open, browser  # noqa: E402,F401
 
 
+#: Tables wider than their box whose first column does not stay in place (position: sticky).
+UNSTICKY_WIDE_TABLES_JS = """() => Array.from(document.querySelectorAll('main table')).filter(t => {
+    const box = t.parentElement;
+    if (box.scrollWidth <= box.clientWidth + 1) return false;
+    const firsts = Array.from(t.querySelectorAll('thead tr:first-child > :first-child, tbody tr:not(.axis-row) > :first-child'));
+    return !firsts.every(c => getComputedStyle(c).position === 'sticky');
+}).map(t => t.outerHTML.slice(0, 120))"""
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("width", (1024, 1440))
 def test_paper_page_passes_the_browser_checks(browser, report: Path, width: int) -> None:  # noqa: F811
@@ -739,6 +767,11 @@ def test_paper_page_passes_the_browser_checks(browser, report: Path, width: int)
     assert scroll[0] <= scroll[1], scroll
     text = page.evaluate(OVERLAPS_JS)
     assert not text["problems"] and not text["small"], (text["problems"][:5], text["small"][:5])
+    assert not page.evaluate(UNSTICKY_WIDE_TABLES_JS)
+    # Figure 5 labels every model (the label texts are the marks of its text layers)
+    labels = page.evaluate("""() => Array.from(document.querySelectorAll('#figure5 div.chart svg g.mark-text.role-mark text'))
+        .map(t => t.textContent)""")
+    assert sorted(labels) == sorted(r["model"] for r in read_csv(report, "figure05_recall_accuracy")), labels
     page.close()
     assert not errors and not blocked, (errors, blocked)
 
@@ -747,3 +780,336 @@ def test_every_link_of_the_paper_report_resolves(report: Path) -> None:
     pages = [report / "index.html", *sorted((report / "index_files" / "items").glob("*.html"))]
     assert len(pages) == 21
     assert sum(_check_links(p) for p in pages) > 100
+
+
+# ----------------------------------------------------------------------------------------------
+# The paper's layout: headers, blocks, signs and selections of the page's and the LaTeX's tables
+# ----------------------------------------------------------------------------------------------
+
+
+class _PageTables(HTMLParser):
+    """Each shown table of the page by the CSV it links: column headers, spanning groups, units, body rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, dict[str, Any]] = {}
+        self.key: str | None = None
+        self.cur: dict[str, Any] | None = None
+        self.cell: list[str] | None = None
+        self.where = ""
+        self.row: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "a" and (a.get("href") or "").startswith("tables/") and (a.get("href") or "").endswith(".csv"):
+            self.key = a["href"][len("tables/"):-len(".csv")]
+        elif tag == "table" and self.key and "paper" in (a.get("class") or ""):
+            self.cur = {"headers": [], "groups": [], "units": [], "rows": [], "footer": []}
+            self.tables[self.key] = self.cur
+        elif self.cur is not None and tag == "tr":
+            self.row = [] if self.where in ("tbody", "tfoot") and "axis-row" not in (a.get("class") or "") else None
+            self.units_row = "units" in (a.get("class") or "")
+        elif self.cur is not None and tag in ("thead", "tbody", "tfoot"):
+            self.where = tag
+        elif self.cur is not None and tag in ("th", "td"):
+            self.cell = []
+            self.kind = ("col" if "data-col" in a else "group" if "group" in (a.get("class") or "")
+                         else "unit" if getattr(self, "units_row", False) else tag)
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.cur is None:
+            return
+        if tag in ("th", "td") and self.cell is not None:
+            text = "".join(self.cell).replace("\u200b", "").strip()  # break opportunities in headers
+            if self.kind == "col":
+                self.cur["headers"].append(text)
+            elif self.kind == "group":
+                self.cur["groups"].append(text)
+            elif self.kind == "unit":
+                self.cur["units"].append(text)
+            elif tag == "td" and self.row is not None:
+                self.row.append(text)
+            self.cell = None
+        elif tag == "tr" and self.row is not None:
+            self.cur["footer" if self.where == "tfoot" else "rows"].append(self.row)
+            self.row = None
+        elif tag == "table":
+            self.cur["n_rows"] = len(self.cur["rows"])
+            self.cur, self.key, self.where = None, None, ""
+
+
+def page_tables(report: Path) -> dict[str, dict[str, Any]]:
+    parser = _PageTables()
+    parser.feed((report / "index.html").read_text())
+    return parser.tables
+
+
+#: The paper's column headers (and spanning groups, units rows) of each table, transcribed from the AgentHop
+#: paper (its \Delta_{\text{kw}} written Δkw). Table 10's Δ names the panel's easiest and
+#: hardest cells and Table 16's middle columns are the --external benchmarks: checked in their own tests.
+PAPER_HEADERS: dict[str, dict[str, list[str]]] = {
+    "table02_main": {"headers": ["Model", "Recall(ST)", "Recall(MT)", "SecRec(ST)", "SecRec(MT)", "Conversion(ST)",
+                                 "Conversion(MT)", "Calls/Turn", "Avg.Tokens", "Avg.Turns", "Avg.Budgets",
+                                 "Max Tokens", "Max Turns", "Max Budgets", "Accuracy"],
+                     "groups": ["Search↑", "Synthesis↑", "Tool-use", "Resource↓", "Failure Ratio↓", "Outcome↑"]},
+    "table03_wrong_read": {"headers": ["Model", "n", "Recover", "Stay", "Think", "Re-nav", "Submit"]},
+    "table04_conditions": {"headers": ["Model", "Zero-tool", "Δtools", "No-search", "Δkw", "Full-tool"],
+                           "units": ["(%)", "(pp)", "(%)", "(pp)", "(%)"]},
+    "table08_cost": {"headers": ["Model", "Full-tool ($)", "Zero-tool ($)", "$/sample (full)", "Input/sample (K)",
+                                 "Output/sample"]},
+    "table09_stopping": {"headers": ["Model", "n", "0-Gold", "Prem", "Explored", "Stayed", "n", "Imm", "Thnk",
+                                     "Read", "n", "Imm", "Thnk", "Read"],
+                         "groups": ["MT-fail", "ST (after gold)", "MT-both (after both)"]},
+    "table11_evidence": {"headers": ["Group", "n", "Share", "Conversion", "Zero-tool"]},
+    "table12_mcnemar": {"headers": ["Pair", "n", "Discordant", "p"]},
+    "table13_bigrams": {"headers": ["Bigram", "Δ (pp)", "Sig. count", "Models"]},
+    "table14_trigrams": {"headers": ["Model", "Top-1 trigram", "Concentration"]},
+    "table15_terminations": {"headers": ["Model", "Acc", "NA", "MaxT", "Bud", "Tok"],
+                             "latex": ["Model", "Acc", "NA", "MaxT", "Bud", "Tok"] * 2},  # two tiers side by side
+    "table17_reruns": {"headers": ["Model", "Metric", "Run 0", "Run 1", "Run 2", "Mean", "Std", "Range"]},
+    "table18_zero_full": {"headers": ["Model", "Zero", "Full", "Δ"], "latex": ["Model", "Zero", "Full", "Δ"] * 2},
+    "table19_closed_book": {"headers": ["Axis", "Stratum", "n", "Closed", "Open", "Comp.-eff."]},
+}
+
+
+def latex_headers(report: Path, key: str) -> list[str]:
+    """The column-header row of a .tex file, as text (pylatexenc), spaces and subscript marks removed."""
+    l2t = pytest.importorskip("pylatexenc.latex2text")
+    lines = [ln for ln in (report / "tables" / f"{key}.tex").read_text().splitlines()
+             if ln.strip() and not ln.startswith("%")]
+    head = [ln for ln in lines[2:lines.index(r"\midrule")] if not ln.startswith(r"\cmidrule")]
+    row = head[1] if len(head) >= 2 and "multicolumn" in head[0] else head[0]
+    return [_norm(l2t.LatexNodes2Text().latex_to_text(c)) for c in _split_cells(row.removesuffix(r" \\"))]
+
+
+def _norm(h: str) -> str:
+    return re.sub(r"[\s_{}]", "", h)
+
+
+@pytest.mark.parametrize("key", sorted(PAPER_HEADERS))
+def test_rendered_headers_are_the_papers(report: Path, key: str) -> None:
+    want = PAPER_HEADERS[key]
+    got = page_tables(report)[key]
+    assert got["headers"] == want["headers"], key
+    assert got["groups"] == want.get("groups", []), key
+    assert got["units"] == want.get("units", []), key
+    assert latex_headers(report, key) == [_norm(h) for h in want.get("latex", want["headers"])], key
+
+
+def test_table10_is_the_cell_grid_with_the_papers_sign(report: Path) -> None:
+    spread = read_csv(report, "table10_spread")
+    easiest, hardest = spread[0]["easiest_cell"], spread[0]["hardest_cell"]
+    t = page_tables(report)["table10_cells"]
+    assert t["headers"] == ["Model", "st_d1", "st_d2", "mt_d1", "mt_d2", f"Δ{easiest}−{hardest}"]
+    assert latex_headers(report, "table10_cells")[-1] == _norm(f"Δ{easiest}-{hardest}")
+    cells = {(r["model"], r["cell"]): r for r in read_csv(report, "table10_cells")}
+    assert t["units"] == [f"(n={max(int(r['n']) for (m, c), r in cells.items() if c == cell)})"
+                          for cell in ("st_d1", "st_d2", "mt_d1", "mt_d2")] + ["(pp)"]
+    rows = {r[0]: r for r in t["rows"]}
+    for r in spread:
+        # the drop from the easiest to the hardest cell: positive when the hard cell is worse
+        want = 100 * (float(r["accuracy_easiest"]) - float(r["accuracy_hardest"]))
+        assert close(r["delta_pp"], want, 1e-9)
+        assert rows[r["model"]][-1] == f"{want:+.1f}"
+        c = cells[(r["model"], "st_d1")]
+        lo, hi = sps.binomtest(int(c["correct"]), int(c["n"])).proportion_ci(method="wilson")
+        acc = int(c["correct"]) / int(c["n"])
+        assert rows[r["model"]][1] == f"{100 * acc:.1f} ± {100 * (hi - acc):.1f}"
+
+
+def test_table13_shows_the_top_bigrams_by_abs_delta(report: Path) -> None:
+    rows = read_csv(report, "table13_bigrams")
+    assert len(rows) == len({r["bigram"] for r in rows})
+    eligible = [r for r in rows if r["panel_mean_effect_pp"] and 2 * int(r["models_present"]) > int(r["n_models"])]
+    pos = sorted((r for r in eligible if float(r["panel_mean_effect_pp"]) > 0),
+                 key=lambda r: -float(r["panel_mean_effect_pp"]))[:7]
+    neg = sorted((r for r in eligible if float(r["panel_mean_effect_pp"]) < 0),
+                 key=lambda r: float(r["panel_mean_effect_pp"]))[:7]
+    assert {r["bigram"] for r in rows if r["in_paper_table"] == "true"} == {r["bigram"] for r in pos + neg}
+    shown = page_tables(report)["table13_bigrams"]["rows"]
+    assert [r[0] for r in shown] == [r["bigram"].replace(">", "→") for r in pos + neg]
+    assert all(re.fullmatch(r"\d+/\d+", r[2]) and re.fullmatch(r"\d+/\d+", r[3]) for r in shown)
+    tex = (report / "tables" / "table13_bigrams.tex").read_text()
+    assert r"$\rightarrow$" in tex and "textgreater" not in tex
+
+
+def test_table4_and_18_use_the_panel_runs_throughout(paper_wh: PaperWarehouse, report: Path) -> None:
+    """One row never mixes a mean over replicates with the McNemar counts of the panel runs: the page's
+    accuracies and deltas are of the panel runs, the same runs condition_paired_counts pairs."""
+    runs = {c: panel_runs(paper_wh.db, c) for c in ("closed_book", "no_search", "full")}
+    acc = {r["run_id"]: r["accuracy"] for r in _q(paper_wh.db, "SELECT run_id, accuracy FROM model_summary")}
+    pairs = {(r["model"], r["condition_from"], r["condition_to"]): r for r in _q(
+        paper_wh.db, "SELECT model, condition_from, condition_to, run_from, run_to FROM condition_paired_counts")}
+    for r in read_csv(report, "table04_conditions"):
+        p = pairs[(r["model"], r["condition_from"], r["condition_to"])]
+        assert p["run_from"] == runs[r["condition_from"]][r["model"]]
+        assert close(r["panel_accuracy_from"], acc[p["run_from"]]) and close(r["panel_accuracy_to"], acc[p["run_to"]])
+        assert close(r["panel_delta_pp"], 100 * (acc[p["run_to"]] - acc[p["run_from"]]), 1e-9)
+    shown = {r[0]: r for r in page_tables(report)["table04_conditions"]["rows"]}
+    assert set(shown) == set(ABLATED)
+    for m in ABLATED:
+        z, ns, f = (acc[runs[c][m]] for c in ("closed_book", "no_search", "full"))
+        assert shown[m][1:] == [f"{100 * z:.1f}", f"{100 * (ns - z):+.1f}", f"{100 * ns:.1f}",
+                                f"{100 * (f - ns):+.1f}", f"{100 * f:.1f}"]
+    t18 = {r[0]: r for r in page_tables(report)["table18_zero_full"]["rows"]}
+    assert set(t18) == set(ABLATED)
+    for m in ABLATED:
+        z, f = acc[runs["closed_book"][m]], acc[runs["full"][m]]
+        assert t18[m][1:] == [f"{100 * z:.1f}", f"{100 * f:.1f}", f"{100 * (f - z):+.1f}"]
+
+
+def test_table8_per_sample_tokens_and_total_row(paper_wh: PaperWarehouse, report: Path) -> None:
+    t = page_tables(report)["table08_cost"]
+    rows, csv_rows = t["rows"], read_csv(report, "table08_cost")
+    assert [r[0] for r in t["footer"]] == ["Total"] and len(rows) == len(csv_rows)
+    priced = [float(r["total_usd"]) for r in csv_rows if r["total_usd"]]
+    assert t["footer"][0][1] == (f"{sum(priced):.2f}" if priced else "–")
+    tex = (report / "tables" / "table08_cost.tex").read_text()
+    assert "\\midrule\nTotal & " in tex  # after the body, under a rule
+    by_model = {r["model"]: r for r in csv_rows}
+    for r in rows:
+        c = by_model[r[0]]
+        assert r[4] == f"{int(c['prompt_tokens']) / int(c['n_items']) / 1000:.0f}"
+        assert r[5] == f"{int(c['completion_tokens']) / int(c['n_items']):,.0f}"
+
+
+def test_table17_has_a_column_per_run(paper_wh: PaperWarehouse, report: Path) -> None:
+    reps = _q(paper_wh.db, "SELECT replicate, accuracy, avg_tokens_k FROM model_summary WHERE model = ? AND "
+                           "condition = 'full' ORDER BY replicate", [REPLICATED])
+    rows = page_tables(report)["table17_reruns"]["rows"]
+    i = next(i for i, r in enumerate(rows) if r[0] == REPLICATED)
+    assert rows[i][1] == "Accuracy" and rows[i][2:5] == [f"{r['accuracy']:.3f}" for r in reps]
+    assert rows[i + 3][:2] == [REPLICATED, "Tokens (k)"]  # the repeated label stays (muted) for sorting and rows[i + 3][2:5] == [f"{r['avg_tokens_k']:.1f}" for r in reps]
+    tex = (report / "tables" / "table17_reruns.tex").read_text()
+    assert f"\n & Tokens (k) & {reps[0]['avg_tokens_k']:.1f}" in tex  # the LaTeX prints the label once
+    accs = [r["accuracy"] for r in reps]
+    assert rows[i][5:] == [f"{np.mean(accs):.3f}", f"{np.std(accs):.3f}", f"{max(accs) - min(accs):.3f}"]
+
+
+def test_table9_and_15_are_wide_blocks_with_an_accuracy_column(paper_wh: PaperWarehouse, report: Path) -> None:
+    long = {(r["model"], r["scope"], r["category"]): r for r in read_csv(report, "table09_stopping")}
+    for row in page_tables(report)["table09_stopping"]["rows"]:
+        m = row[0]
+        for j, (scope, cat) in enumerate([("MT-fail", "zero_gold"), ("MT-fail", "premature"), ("MT-fail", "explored"),
+                                          ("MT-fail", "stayed")], start=2):
+            if (m, scope, cat) in long:
+                assert row[j] == f"{100 * float(long[(m, scope, cat)]['share']):.1f}"
+    acc = {r["model"]: r["accuracy"] for r in read_csv(report, "table02_main")}
+    for row in page_tables(report)["table15_terminations"]["rows"]:
+        assert row[1] == f"{100 * float(acc[row[0]]):.1f}"
+
+
+def test_latex_compiles_and_uses_the_papers_symbols(report: Path, tmp_path: Path) -> None:
+    """Every fragment is ASCII (a raw α or → breaks pdflatex), parses with pylatexenc, writes the arrow as
+    $\\rightarrow$ and α as $\\alpha$; and compiles with pdflatex + booktabs where the machine has it."""
+    walker = pytest.importorskip("pylatexenc.latexwalker")
+    texs = sorted((report / "tables").glob("*.tex"))
+    for tex in texs:
+        text = tex.read_text()
+        assert text.isascii(), tex.name
+        walker.LatexWalker(text, tolerant_parsing=False).get_latex_nodes()
+        assert not re.search(r"[a-z]\\textgreater\{\}[a-z]", text), tex.name
+    assert r"$\alpha$" in (report / "tables" / "reliability.tex").read_text()
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        warnings.warn("pdflatex not installed: the .tex files were parsed (pylatexenc), not compiled")
+        return
+    doc = tmp_path / "all.tex"
+    doc.write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[a3paper,landscape]{geometry}\n"
+                   "\\begin{document}\n" + "".join(f"\\input{{{t}}}\\par\\bigskip\n" for t in texs)
+                   + "\\end{document}\n")
+    proc = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", doc.name], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert (tmp_path / "all.pdf").stat().st_size > 0
+
+
+def test_figure4_buckets_are_the_papers() -> None:
+    from agenthop.reports.paper.figures import bucket, bucket_ranges
+
+    assert bucket_ranges(19) == {"low": "0–6", "mid": "7–12", "high": "13–19"}
+    assert [bucket(k, 9) for k in range(10)] == ["low"] * 3 + ["mid"] * 4 + ["high"] * 3
+
+
+def test_every_scatter_label_is_placed_apart() -> None:
+    from agenthop.reports.paper.figures import label_positions
+
+    pts = [(0.8 + 0.01 * (i % 4), 0.8 + 0.012 * (i // 4), f"model-{i:02d}-name") for i in range(16)]
+    pts += [(0.2 + 0.04 * i, 0.3 + 0.03 * i, f"m{i}") for i in range(5)]
+    out = label_positions(pts, width=560, height=420, x_domain=(0.1, 1.0), y_domain=(0.1, 1.0))
+    assert len(out) == len(pts) and all(o for o in out)
+
+
+@pytest.mark.browser
+def test_wide_paper_tables_sort_by_their_column_headers(browser, report: Path) -> None:  # noqa: F811
+    """Table 2 has spanning headers (not the site's one-row sorter): its column headers still sort it."""
+    page, errors, _, _ = _open(browser, report / "index.html", 1440)
+    th = page.locator("#table2 table.paper th[data-col]", has_text="Accuracy")
+    th.click()
+    th.click()  # descending
+    got = page.evaluate("""() => Array.from(document.querySelectorAll('#table2 table.paper tbody tr:not(.axis-row)'))
+        .map(r => r.cells[r.cells.length - 1].textContent.trim())""")
+    assert got == sorted(got, key=float, reverse=True) and len(got) == 19, got
+    assert page.evaluate("document.querySelectorAll('#table2 tr.axis-row:not([hidden])').length") == 0
+    box = page.locator("#table2 .filterbox input")
+    box.fill("sim-ce")
+    shown = page.evaluate("""() => Array.from(document.querySelectorAll('#table2 table.paper tbody tr'))
+        .filter(r => !r.hidden).map(r => r.cells[0].textContent.trim())""")
+    assert shown and all(m.startswith("sim-ce") for m in shown), shown
+    page.close()
+    assert not errors, errors
+
+
+def test_table16_scores_by_model_with_the_papers_marks(report: Path) -> None:
+    t = page_tables(report)["table16_scores"]
+    assert t["headers"] == ["Model", "bench-a", "bench-b", "AgentHop"]
+    scores = read_csv(report, "table16_scores")
+    assert "not-in-panel" not in {r["model"] for r in scores}
+    rows = {r[0]: r for r in t["rows"]}
+    acc = {r["model"]: r["accuracy"] for r in read_csv(report, "table02_main")}
+    assert set(rows) == set(acc)
+    for r in scores:
+        mark = {"proxy": "∗", "†": "†"}.get(r["mark"], r["mark"])
+        assert rows[r["model"]][1 if r["benchmark"] == "bench-a" else 2] == f"{float(r['score']):.1f}{mark}"
+        assert rows[r["model"]][3] == f"{100 * float(acc[r['model']]):.1f}"
+    assert sum(r["mark"] != "" for r in scores) == 2
+    assert r"$^{\ast}$" in (report / "tables" / "table16_scores.tex").read_text()
+
+
+def test_figure4_buckets_count_the_items(report: Path) -> None:
+    items = read_csv(report, "figure04_difficulty")
+    n_models = len(read_csv(report, "table02_main"))
+    rows = {(r["by"], r["group"]): r for r in read_csv(report, "figure04_buckets")}
+    for (by, group), r in rows.items():
+        ks = [int(i["n_correct"]) for i in items if by == "all" or i[by] == group]
+        assert int(r["n_items"]) == len(ks)
+        assert int(r["n_low"]) == sum(3 * k < n_models for k in ks)
+        assert int(r["n_high"]) == sum(3 * k > 2 * n_models for k in ks)
+        assert int(r["n_low"]) + int(r["n_mid"]) + int(r["n_high"]) == len(ks)
+        assert close(r["share_all_correct"], sum(k == n_models for k in ks) / len(ks))
+    t = page_tables(report)["figure04_buckets"]
+    assert t["headers"] == ["Group", "n", "Low (0–6)", "Mid (7–12)", "High (13–19)", "All correct", "None correct"]
+    assert [r[0] for r in t["rows"]][:3] == ["All items", "st_d1", "st_d2"]
+
+
+def test_the_demo_has_data_for_figure2_table16_and_the_ablations() -> None:
+    """`make demo`'s paper report fills Figure 2 (a family with two generations), Table 16 (the shipped
+    example --external file, every row a demo model) and Tables 4/18 (a model with all three conditions)."""
+    from agenthop.harness.panel import load_panel
+    from agenthop.reports.paper.inputs import read_external
+
+    panel = load_panel(REPO / "panels" / "demo.yaml")
+    gens: dict[str, set[str]] = {}
+    for m in panel.models:
+        if m.family and m.generation:
+            gens.setdefault(m.family, set()).add(m.generation)
+    assert any(len(g) >= 2 for g in gens.values()), gens
+    assert any(set(m.conditions) >= {"closed_book", "no_search", "full"} for m in panel.models)
+    scores = read_external(REPO / "panels" / "demo_external.csv")
+    assert {s.model for s in scores} == {m.name for m in panel.models}
+    assert len({s.benchmark for s in scores}) >= 2
+    assert "paper --external panels/demo_external.csv" in (REPO / "Makefile").read_text()

@@ -15,6 +15,7 @@ from .. import stats
 from ..queries import correctness_matrix
 from ..values import as_float
 from ..warehouse import Warehouse
+from . import layouts
 from . import queries as q
 from .inputs import Covariates, ExternalScore
 from .table import Column, Table
@@ -216,12 +217,14 @@ def table14(wh: Warehouse, panel: Panel) -> Table:
 
 def table15(panel: Panel) -> Table:
     keys = ("na_rate", "max_turns_rate", "max_budget_rate", "max_tokens_rate", "error_rate", "non_submission_rate")
-    rows = [{"model": m["model"], **{k: m.get(k) for k in keys}, "run_id": m["run_id"]} for m in panel.members]
+    rows = [{"model": m["model"], **{k: m.get(k) for k in keys}, "run_id": m["run_id"], "accuracy": m.get("accuracy"),
+             "tier": _tier(m)} for m in panel.members]
     return Table("table15_terminations", "Table 15", "Non-submission terminations", "paper-table-15",
                  [Column("model", "text", "Model"), Column("na_rate", "rate", "NA %"),
                   Column("max_turns_rate", "rate", "Max turns %"), Column("max_budget_rate", "rate", "Budget %"),
                   Column("max_tokens_rate", "rate", "Tokens %"), Column("error_rate", "rate", "Error %"),
-                  Column("non_submission_rate", "rate"), Column("run_id")], rows,
+                  Column("non_submission_rate", "rate"), Column("run_id"), Column("accuracy", "rate", "Acc %"),
+                  Column("tier")], rows,
                  note="NA = no valid answer (predicted_index = -1); the other columns split terminations by cap.")
 
 
@@ -230,13 +233,15 @@ def table15(panel: Panel) -> Table:
 
 def table4(wh: Warehouse, panel: Panel) -> Table:
     rows = []
+    acc = q.panel_accuracies(wh, panel.models)
     for r in q.condition_deltas(wh, panel.models):
         p = None
         if r["n"] is not None:
             p = stats.mcnemar_exact(int(r["from_only"]), int(r["to_only"]))
         rows.append({**{k: r[k] for k in ("model", "condition_from", "condition_to", "accuracy_from", "accuracy_to",
                                            "delta_pp", "n", "from_only", "to_only")},
-                     "p_value": p, "chance": CHANCE, "n_runs_from": r["n_runs_from"], "n_runs_to": r["n_runs_to"]})
+                     "p_value": p, "chance": CHANCE, "n_runs_from": r["n_runs_from"], "n_runs_to": r["n_runs_to"],
+                     **_panel_pair(acc, r["model"], r["condition_from"], r["condition_to"])})
     return Table("table04_conditions", "Tables 4 and 18", "Closed-book, no-search and full: paired deltas",
                  "paper-table-4", [
                      Column("model", "text", "Model"), Column("condition_from", "text", "From"),
@@ -244,10 +249,36 @@ def table4(wh: Warehouse, panel: Panel) -> Table:
                      Column("accuracy_to", "rate", "Acc to %"), Column("delta_pp", "pp", "Δ (pp)"),
                      Column("n", "int", "n"), Column("from_only", "int", "from only"),
                      Column("to_only", "int", "to only"), Column("p_value", "p", "p"), Column("chance", "rate"),
-                     Column("n_runs_from", "int"), Column("n_runs_to", "int")], rows,
-                 note="Accuracy is the mean over a condition's replicates; the exact McNemar p compares the two "
-                      "panel runs (lowest replicates) on their shared items. Chance = 25% (four options).",
+                     Column("n_runs_from", "int"), Column("n_runs_to", "int"),
+                     Column("panel_accuracy_from", "rate"), Column("panel_accuracy_to", "rate"),
+                     Column("panel_delta_pp", "pp")], rows,
+                 note="accuracy_from/to and delta_pp: the mean over a condition's replicates; panel_accuracy_from/to, "
+                      "panel_delta_pp and the exact McNemar columns: the two panel runs (lowest replicates) on "
+                      "their shared items. Chance = 25% (four options).",
                  group_by="model")
+
+
+def _panel_pair(acc: dict[tuple[str, str], float], model: str, a: str, b: str) -> dict[str, Any]:
+    x, y = acc.get((model, a)), acc.get((model, b))
+    return {"panel_accuracy_from": x, "panel_accuracy_to": y,
+            "panel_delta_pp": None if x is None or y is None else 100.0 * (y - x)}
+
+
+def table18(wh: Warehouse, panel: Panel) -> Table:
+    """Every panel model with a closed_book panel run: closed-book vs full accuracy of the panel runs."""
+    acc = q.panel_accuracies(wh, panel.models)
+    rows = []
+    for m in panel.members:
+        z = acc.get((m["model"], "closed_book"))
+        if z is None or panel.condition == "closed_book":
+            continue
+        f = m["accuracy"]
+        rows.append({"model": m["model"], "tier": _tier(m), "accuracy_zero": z, "accuracy_full": f,
+                     "delta_pp": 100.0 * (f - z), "chance": CHANCE})
+    return Table("table18_zero_full", "Table 18", "Parametric (zero-tool) vs full-tool accuracy", "paper-table-4", [
+        Column("model", "text", "Model"), Column("tier", "text", "Tier"), Column("accuracy_zero", "rate", "Zero %"),
+        Column("accuracy_full", "rate", "Full %"), Column("delta_pp", "pp", "Δ (pp)"), Column("chance", "rate")],
+        rows)
 
 
 def table8(wh: Warehouse, panel: Panel) -> Table:
@@ -351,6 +382,9 @@ def table13(wh: Warehouse, panel: Panel) -> Table:
                      "models_present": r["models_present"], "sig_positive": s["sig_positive"],
                      "sig_negative": s["sig_negative"], "n_models_with_effect": r["n_models_with_effect"],
                      "n_models": r["n_models"], "list": kind})
+    chosen = layouts.bigram_selection(rows)
+    for r in rows:
+        r["in_paper_table"] = r["bigram"] in chosen
     rows.sort(key=lambda r: ({"productive": 0, "anti_productive": 2}.get(r["list"], 1),
                              -(r["panel_mean_effect_pp"] or 0) if r["list"] != "anti_productive"
                              else (r["panel_mean_effect_pp"] or 0), r["bigram"]))
@@ -358,7 +392,7 @@ def table13(wh: Warehouse, panel: Panel) -> Table:
         Column("bigram", "text", "Bigram"), Column("panel_mean_effect_pp", "pp", "Mean Δ (pp)"),
         Column("sig_count", "int", "Significant in"), Column("models_present", "int", "Present in"),
         Column("sig_positive", "int"), Column("sig_negative", "int"), Column("n_models_with_effect", "int"),
-        Column("n_models", "int"), Column("list", "text", "List")], rows,
+        Column("n_models", "int"), Column("list", "text", "List"), Column("in_paper_table", "bool")], rows,
         note="Mean Δ over the models where the bigram occurs; significant = Fisher's exact p below 0.05 after "
              "Bonferroni over the 49 ordered tool pairs. Productive: positive mean and significant somewhere; "
              "anti-productive: negative mean and significant somewhere.")
@@ -394,18 +428,33 @@ def table16(panel: Panel, scores: Sequence[ExternalScore]) -> tuple[Table, list[
     return table, unmatched
 
 
+def table16_scores(panel: Panel, scores: Sequence[ExternalScore]) -> Table:
+    """The external scores of the panel's models, with their AgentHop accuracy (one row per model x benchmark)."""
+    rows = [{"model": s.model, "tier": _tier(panel.by_model[s.model]), "benchmark": s.benchmark, "score": s.score,
+             "agenthop_accuracy": panel.by_model[s.model]["accuracy"], "mark": s.mark}
+            for s in scores if s.model in panel.by_model]
+    return Table("table16_scores", "Table 16", "Per-model scores on external benchmarks", "paper-table-16", [
+        Column("model", "text", "Model"), Column("tier", "text", "Tier"), Column("benchmark", "text", "Benchmark"),
+        Column("score", "num1", "Score"), Column("agenthop_accuracy", "rate", "AgentHop %"), Column("mark")], rows)
+
+
 # -- Tables 17 and 19 --------------------------------------------------------------------------------------
 
 
 def table17(wh: Warehouse, panel: Panel) -> Table:
     keys = ("model", "metric", "n_runs", "mean", "std", "range", "min_value", "max_value", "n_values")
-    rows = [{k: r[k] for k in keys} for r in q.reruns(wh, panel.condition)]
+    values = q.replicate_values(wh, panel.condition)
+    rows = [{**{k: r[k] for k in keys},
+             "run_values": ";".join("" if v is None else repr(float(v)) for v in values.get((r["model"], r["metric"]), []))}
+            for r in q.reruns(wh, panel.condition)]
     return Table("table17_reruns", "Table 17", "Rerun variance", "paper-table-17", [
         Column("model", "text", "Model"), Column("metric", "text", "Metric"), Column("n_runs", "int", "Runs"),
         Column("mean", "num3", "Mean"), Column("std", "num3", "SD"), Column("range", "num3", "Range"),
-        Column("min_value", "num3", "Min"), Column("max_value", "num3", "Max"), Column("n_values", "int")], rows,
+        Column("min_value", "num3", "Min"), Column("max_value", "num3", "Max"), Column("n_values", "int"),
+        Column("run_values")], rows,
         note="Per model with at least two replicates under the condition; SD with ddof = 0; accuracy, "
-             "section recall and conversion as fractions, tokens in thousands.", group_by="model")
+             "section recall and conversion as fractions, tokens in thousands; run_values = each replicate's "
+             "value, by replicate, ';'-separated.", group_by="model")
 
 
 def covariate_quartiles(values: dict[str, float]) -> dict[str, tuple[int, float, float]]:
@@ -471,7 +520,7 @@ def figure2(wh: Warehouse, panel: Panel) -> Table:
         Column("accuracy_to", "rate", "Acc to %"), Column("delta_pp", "pp", "Δ (pp)")], rows)
 
 
-def figure4(wh: Warehouse, panel: Panel) -> tuple[Table, Table]:
+def figure4(wh: Warehouse, panel: Panel) -> tuple[Table, Table, Table]:
     items = q.item_difficulty(wh, panel.condition)
     t_items = Table("figure04_difficulty", "Figure 4", "Item difficulty: models correct per item", "paper-figure-4", [
         Column("sample_id", "text", "Item"), Column("cell", "text", "Cell"), Column("n_models", "int", "Models"),
@@ -490,7 +539,32 @@ def figure4(wh: Warehouse, panel: Panel) -> tuple[Table, Table]:
     t_hist = Table("figure04_histogram", "Figure 4", "How many models answered each item", "paper-figure-4", [
         Column("by", "text"), Column("group", "text", "Group"), Column("n_correct", "int", "Models correct"),
         Column("n_items", "int", "Items")], rows, latex=False)
-    return t_items, t_hist
+    return t_items, t_hist, figure4_buckets(items, len(panel.members))
+
+
+def figure4_buckets(items: Sequence[dict[str, Any]], n_models: int) -> Table:
+    """Per group (all, cell, consensus tier): the share of its items in each coverage bucket."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for r in items:
+        for by, g in (("all", "all"), ("cell", r["cell"]), ("consensus_tier", r["consensus_tier"] or "unknown")):
+            groups.setdefault((by, g), []).append(int(r["n_correct"]))
+    order = {"all": 0, "cell": 1, "consensus_tier": 2}
+    tier_order = {"gold": 0, "silver": 1, "bronze": 2, **{c: i for i, c in enumerate(layouts.CELLS)}}
+    rows = []
+    for (by, g), ks in sorted(groups.items(), key=lambda kv: (order[kv[0][0]], tier_order.get(kv[0][1], 9), kv[0][1])):
+        n = len(ks)
+        counts = {b: sum(1 for k in ks if layouts.bucket(k, n_models) == b) for b in ("low", "mid", "high")}
+        rows.append({"by": by, "group": g, "n_items": n, **{f"n_{b}": c for b, c in counts.items()},
+                     **{f"share_{b}": c / n for b, c in counts.items()},
+                     "share_all_correct": sum(1 for k in ks if k == n_models) / n,
+                     "share_none_correct": sum(1 for k in ks if k == 0) / n, "n_models": n_models})
+    cols = [Column("by"), Column("group"), Column("n_items", "int"), Column("n_low", "int"), Column("n_mid", "int"),
+            Column("n_high", "int"), Column("share_low", "rate"), Column("share_mid", "rate"),
+            Column("share_high", "rate"), Column("share_all_correct", "rate"), Column("share_none_correct", "rate"),
+            Column("n_models", "int")]
+    t = Table("figure04_buckets", "Figure 4", "Items by coverage bucket", "paper-figure-4", cols, rows)
+    t.view = layouts.figure4_buckets(t, n_models)
+    return t
 
 
 def figure5(panel: Panel) -> Table:

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from ..values import jsonable
-from .table import Table
+from .table import REPEATS, Table
 
 # -- CSV ----------------------------------------------------------------------------------------------
 
@@ -65,8 +65,10 @@ _LATEX_ESCAPES = {
     "^": r"\textasciicircum{}",
 }
 _LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_ESCAPES))
-_UNICODE = {"–": "--", "—": "---", "−": "-", "±": r"$\pm$", "Δ": r"$\Delta$", "→": r"$\to$", "≤": r"$\le$",
-            "≥": r"$\ge$", "×": r"$\times$", "<": r"\textless{}", ">": r"\textgreater{}"}
+_UNICODE = {"–": "--", "—": "---", "−": "-", "±": r"$\pm$", "Δ": r"$\Delta$", "→": r"$\rightarrow$",
+            "≤": r"$\le$", "≥": r"$\ge$", "×": r"$\times$", "α": r"$\alpha$", "ρ": r"$\rho$", "↑": r"$\uparrow$",
+            "↓": r"$\downarrow$", "·": r"$\cdot$", "∗": r"$^{\ast}$", "†": r"$^{\dagger}$", "≈": r"$\approx$",
+            "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
 def latex_escape(text: str) -> str:
@@ -86,17 +88,50 @@ def _latex_cell(text: str, marks: set[str]) -> str:
     return cell
 
 
+def _group_row(group: str, n_cols: int, split: bool) -> str:
+    """A group header over every column, or (split) "left|right" over the two halves."""
+    if not split:
+        return rf"\multicolumn{{{n_cols}}}{{l}}{{\textit{{{latex_escape(group)}}}}} \\"
+    left, _, right = group.partition("|")
+    half = n_cols // 2
+    return " & ".join(rf"\multicolumn{{{half}}}{{l}}{{\textit{{{latex_escape(g)}}}}}" if g
+                      else rf"\multicolumn{{{half}}}{{l}}{{}}" for g in (left, right)) + r" \\"
+
+
+def _header_rows(table: Table) -> list[str]:
+    """The spanning group row (with its \\cmidrule rules), the headers and the units row."""
+    cols = table.shown_columns
+    lines = []
+    if table.header_groups:
+        cells, rules, start = [], [], 1
+        for label, span in table.header_groups:
+            cells.append(rf"\multicolumn{{{span}}}{{c}}{{{latex_escape(label)}}}" if label and span > 1
+                         else latex_escape(label))
+            if label:
+                rules.append(rf"\cmidrule(lr){{{start}-{start + span - 1}}}")
+            start += span
+        lines += [" & ".join(cells) + r" \\", " ".join(rules)] if rules else []
+    lines.append(" & ".join(c.latex or latex_escape(c.header or c.key) for c in cols) + r" \\")
+    if table.units:
+        lines.append(" & ".join(latex_escape(u) for u in table.units) + r" \\")
+    return lines
+
+
 def to_latex(table: Table) -> str:
-    """A booktabs tabular fragment: \\begin{tabular} ... \\toprule header \\midrule body \\bottomrule.
+    """A booktabs tabular fragment: \\begin{tabular} ... \\toprule header \\midrule body \\bottomrule, in the
+    paper's layout (the table's view) when it has one.
 
     Text columns are left-aligned, numbers right-aligned; group headers span every column."""
+    source = table
+    table = table.shown.latex_view or table.shown
     cols = table.shown_columns
     spec = "".join("l" if c.kind == "text" else "r" for c in cols)
     lines = [
-        f"% {latex_escape(table.ref)}: {latex_escape(table.title)} (agenthop-report paper; tables/{table.key}.csv)",
+        f"% {latex_escape(table.ref)}: {latex_escape(table.title)} (agenthop-report paper; "
+        f"tables/{source.key}.csv has the data)",
         rf"\begin{{tabular}}{{{spec}}}",
         r"\toprule",
-        " & ".join(latex_escape(c.header or c.key) for c in cols) + r" \\",
+        *_header_rows(table),
         r"\midrule",
     ]
     groups = table.groups()
@@ -104,10 +139,15 @@ def to_latex(table: Table) -> str:
         if group is not None:
             if gi > 0:
                 lines.append(r"\midrule")
-            lines.append(rf"\multicolumn{{{len(cols)}}}{{l}}{{\textit{{{latex_escape(group)}}}}} \\")
+            lines.append(_group_row(group, len(cols), table.split_groups))
         for i, row in rows:
-            cells = [_latex_cell(c.format(row.get(c.key)), table.marks.get((i, c.key), set())) for c in cols]
+            repeats = row.get(REPEATS, ())
+            cells = ["" if c.key in repeats else _latex_cell(c.format(row.get(c.key)), table.marks.get((i, c.key), set()))
+                     for c in cols]
             lines.append(" & ".join(cells) + r" \\")
+    if table.footer:
+        lines.append(r"\midrule")
+        lines += [" & ".join(latex_escape(c.format(row.get(c.key))) for c in cols) + r" \\" for row in table.footer]
     lines.append(r"\bottomrule")
     lines.append(r"\end{tabular}")
     return "\n".join(lines) + "\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,6 +11,7 @@ import altair as alt
 from .. import charts
 from ..charts import MAX_ROWS, ChartTooLarge
 from ..values import jsonable
+from .layouts import bucket, bucket_ranges, tier_label
 
 #: Every figure's rows go to the spec's top-level `datasets` under this name, after Altair has built and
 #: validated the (data-free) spec: validating thousands of inline rows costs seconds, the rows need none.
@@ -30,44 +32,207 @@ def _spec(chart: alt.TopLevelMixin, rows: list[dict[str, Any]]) -> dict[str, Any
 
 
 def generation_gap(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Figure 2: Δ accuracy (pp) per family and generation step."""
+    """Figure 2: per family and generation step, the older generation's accuracy (light bar) and the newer
+    one's (dark bar), with an arrow from the one to the other annotated with the within-family Δ in pp."""
     if not rows:
         return None
-    data = [{**r, "pair": f"{r['family']}: {r['generation_from']} → {r['generation_to']}"} for r in rows]
-    chart = alt.Chart(_data()).mark_bar().encode(
-        y=alt.Y("pair:N", title=None, sort=None),
-        x=alt.X("delta_pp:Q", title="Δ accuracy, newer − older generation (pp)"),
-        color=alt.condition("datum.delta_pp >= 0", alt.value("#2458a6"), alt.value("#b3261e")),
-        tooltip=["family:N", "generation_from:N", "generation_to:N", "models_from:N", "models_to:N",
-                 alt.Tooltip("delta_pp:Q", format="+.1f")],
-    ).properties(width=420, height=max(60, 22 * len(data)), title="Within-family generation gap")
+    data: list[dict[str, Any]] = []
+    for r in rows:
+        pair = f"{r['family']}: {r['generation_from']} → {r['generation_to']}"
+        data.append({"kind": "bar", "pair": pair, "which": "older", "accuracy": r["accuracy_from"],
+                     "label": f"gen {r['generation_from']} ({r['models_from']})"})
+        data.append({"kind": "bar", "pair": pair, "which": "newer", "accuracy": r["accuracy_to"],
+                     "label": f"gen {r['generation_to']} ({r['models_to']})"})
+        up = float(r["accuracy_to"]) >= float(r["accuracy_from"])
+        data.append({"kind": "arrow", "pair": pair, "start": r["accuracy_from"], "end": r["accuracy_to"],
+                     "head": "triangle-right" if up else "triangle-left",
+                     "text_x": max(float(r["accuracy_to"]), float(r["accuracy_from"])),
+                     "delta": f"{float(r['delta_pp']):+.1f} pp"})
+    y = alt.Y("pair:N", title=None, sort=None, axis=alt.Axis(labelLimit=260))
+    scale = alt.Scale(domain=[0, 1])
+    base = alt.Chart(_data())
+    bars = base.transform_filter("datum.kind == 'bar'").mark_bar(height=14).encode(
+        y=y, yOffset=alt.YOffset("which:N", sort=["older", "newer"]),
+        x=alt.X("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%"), scale=scale),
+        color=alt.Color("which:N", sort=["older", "newer"], title="generation",
+                        scale=alt.Scale(domain=["older", "newer"], range=["#b9d4ee", "#1f4e8c"]),
+                        legend=alt.Legend(orient="top")),
+        tooltip=["pair:N", "label:N", alt.Tooltip("accuracy:Q", format=".1%")],
+    )
+    arrows = base.transform_filter("datum.kind == 'arrow'")
+    shaft = arrows.mark_rule(color="#c0392b", strokeWidth=2).encode(
+        y=y, x=alt.X("start:Q", scale=scale), x2="end:Q")
+    head = arrows.mark_point(filled=True, size=70, color="#c0392b", opacity=1).encode(
+        y=y, x=alt.X("end:Q", scale=scale), shape=alt.Shape("head:N", scale=None, legend=None))
+    text = arrows.mark_text(align="left", dx=8, fontSize=11, fontWeight="bold", color="#c0392b").encode(
+        y=y, x=alt.X("text_x:Q", scale=scale), text="delta:N")
+    chart = alt.layer(bars, shaft, head, text).properties(
+        width=460, height=max(70, 44 * len(rows)),
+        title="Within-family generation gap (older light, newer dark; arrow: Δ accuracy)")
     return _spec(chart, data)
 
 
-def difficulty_histogram(rows: list[dict[str, Any]], by: str, n_models: int) -> dict[str, Any] | None:
-    """Figure 4: items by how many panel models answered them correctly, one colour per group."""
-    data = [r for r in rows if r["by"] == by]
+#: Figure 4's bucket colours (layouts.bucket): red, yellow, green as in the paper.
+BUCKETS = (("low", "#c8443a"), ("mid", "#e9b73c"), ("high", "#3f9b4f"))
+#: The consensus tiers in their own colours (panel b's labels): gold, silver (grey), bronze.
+TIER_COLOURS = {"gold": "#a67c00", "silver": "#7a7a7a", "bronze": "#9c5b2e"}
+
+
+def _bucket_scale(n_models: int) -> tuple[list[str], alt.Scale]:
+    ranges = bucket_ranges(n_models)
+    names = [f"{b} ({ranges[b]})" for b, _ in BUCKETS]
+    return names, alt.Scale(domain=names, range=[c for _, c in BUCKETS])
+
+
+def difficulty_shares(rows: list[dict[str, Any]], by: str, n_models: int, title: str,
+                      order: Sequence[str] | None = None) -> dict[str, Any] | None:
+    """Figure 4 (a), (b): per group, the share of its items in the low / mid / high bucket (stacked to 100%)."""
+    names, scale = _bucket_scale(n_models)
+    ranges = bucket_ranges(n_models)
+    counts: dict[tuple[str, str], int] = {}
+    totals: dict[str, int] = {}
+    for r in rows:
+        if r["by"] != by:
+            continue
+        b = bucket(int(r["n_correct"]), n_models)
+        name = f"{b} ({ranges[b]})"
+        counts[(r["group"], name)] = counts.get((r["group"], name), 0) + int(r["n_items"])
+        totals[r["group"]] = totals.get(r["group"], 0) + int(r["n_items"])
+    if not totals:
+        return None
+    groups = [g for g in (order or []) if g in totals] + sorted(set(totals) - set(order or []))
+    data = [{"group": g, "bucket": name, "order": names.index(name), "n_items": counts.get((g, name), 0),
+             "share": counts.get((g, name), 0) / totals[g], "total": totals[g]} for g in groups for name in names]
+    label_colour: Any = "#333"
+    if by == "consensus_tier":
+        label_colour = {"condition": [{"test": f"datum.value == '{t}'", "value": c} for t, c in TIER_COLOURS.items()],
+                        "value": "#333"}
+    chart = alt.Chart(_data()).mark_bar().encode(
+        y=alt.Y("group:N", title=None, sort=groups, axis=alt.Axis(labelColor=label_colour, labelFontWeight="bold")),
+        x=alt.X("share:Q", title="share of items", axis=alt.Axis(format=".0%"), stack="normalize"),
+        color=alt.Color("bucket:N", title="models correct", scale=scale, sort=names, legend=alt.Legend(orient="top")),
+        order=alt.Order("order:Q"),
+        tooltip=["group:N", "bucket:N", "n_items:Q", "total:Q", alt.Tooltip("share:Q", format=".1%")],
+    ).properties(width=460, height=max(60, 26 * len(groups)), title=title)
+    return _spec(chart, data)
+
+
+def difficulty_histogram(rows: list[dict[str, Any]], n_models: int) -> dict[str, Any] | None:
+    """Figure 4 (c): items by how many panel models answered them correctly, bars coloured by bucket."""
+    names, scale = _bucket_scale(n_models)
+    ranges = bucket_ranges(n_models)
+    data = [{**r, "bucket": f"{bucket(int(r['n_correct']), n_models)} "
+                            f"({ranges[bucket(int(r['n_correct']), n_models)]})"}
+            for r in rows if r["by"] == "all"]
     if not data:
         return None
     chart = alt.Chart(_data()).mark_bar().encode(
         x=alt.X("n_correct:O", title=f"models correct (of {n_models})", sort=list(range(n_models + 1)),
-                scale=alt.Scale(domain=list(range(n_models + 1)))),
-        y=alt.Y("n_items:Q", title="items", stack="zero"),
-        color=alt.Color("group:N", title=by.replace("_", " ")),
-        tooltip=["group:N", "n_correct:O", "n_items:Q"],
-    ).properties(width=520, height=200, title=f"Item difficulty by {by.replace('_', ' ')}")
+                scale=alt.Scale(domain=list(range(n_models + 1))), axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("n_items:Q", title="items"),
+        color=alt.Color("bucket:N", title="models correct", scale=scale, sort=names, legend=alt.Legend(orient="top")),
+        tooltip=["n_correct:O", "n_items:Q", "bucket:N"],
+    ).properties(width=520, height=200, title="(c) Per-item coverage: how many models answered each item")
     return _spec(chart, data)
 
 
+def label_positions(points: Sequence[tuple[float, float, str]], *, width: float, height: float,
+                    x_domain: tuple[float, float], y_domain: tuple[float, float], font: float = 11,
+                    marker: float = 5) -> list[dict[str, Any]]:
+    """A label for every point, none touching another label or a point: per point, the first free spot of
+    eight directions at growing distances (points in crowded places first); a label set off from its point
+    gets a leader line. Returns per point: anchor x, y (data units), align, and whether it needs a line."""
+    (x0, x1), (y0, y1) = x_domain, y_domain
+
+    def px(x: float, y: float) -> tuple[float, float]:
+        return (x - x0) / (x1 - x0) * width, height - (y - y0) / (y1 - y0) * height
+
+    def data_of(ax: float, ay: float) -> tuple[float, float]:
+        return x0 + ax / width * (x1 - x0), y0 + (height - ay) / height * (y1 - y0)
+
+    char_w, text_h = font * 0.62, font * 1.3
+    pts = [px(x, y) for x, y, _ in points]
+    obstacles = [(cx - marker, cy - marker, cx + marker, cy + marker) for cx, cy in pts]
+    crowd = [sum(1 for q in pts if abs(q[0] - p[0]) < 60 and abs(q[1] - p[1]) < 30) for p in pts]
+    placed: list[tuple[float, float, float, float]] = []
+    out: list[dict[str, Any]] = [{} for _ in points]
+    directions = ((1, 0), (-1, 0), (0, -1), (0, 1), (1, -1), (-1, -1), (1, 1), (-1, 1))
+    for i in sorted(range(len(points)), key=lambda i: (-crowd[i], i)):
+        cx, cy = pts[i]
+        w = len(points[i][2]) * char_w
+        best = None
+        for dist in (8, 16, 26, 38, 52, 70, 90):
+            for dx, dy in directions:
+                ax, ay = cx + dx * dist, cy + dy * dist * 0.8
+                align = "left" if dx > 0 else ("right" if dx < 0 else "center")
+                left = ax if align == "left" else (ax - w if align == "right" else ax - w / 2)
+                box = (left, ay - text_h / 2, left + w, ay + text_h / 2)
+                inside = box[0] >= 0 and box[1] >= 0 and box[2] <= width and box[3] <= height
+                if inside and not any(_overlap(box, o, 1) for o in obstacles) \
+                        and not any(_overlap(box, o, 2) for o in placed):
+                    best = (ax, ay, align, box, dist > 8)
+                    break
+            if best:
+                break
+        if best is None:  # nowhere free: the nearest spot right of the point (rare; the tooltip names it)
+            ax, ay = cx + 8, cy
+            best = (ax, ay, "left", (ax, ay - text_h / 2, ax + w, ay + text_h / 2), False)
+        ax, ay, align, box, line = best
+        placed.append(box)
+        lx, ly = data_of(ax, ay)
+        out[i] = {"label_x": lx, "label_y": ly, "align": align, "line": line}
+    return out
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float], gap: float) -> bool:
+    return not (a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1] or b[3] + gap <= a[1])
+
+
+TIER_POINT_COLOURS = {"closed_frontier": "#1f4e8c", "open_frontier": "#d4731c", "compute_efficient": "#3f9b4f",
+                      "untiered": "#777777"}
+SCATTER_W, SCATTER_H = 560, 420
+
+
 def recall_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Figure 5: accuracy against paper recall, one point per model, with y = x (the site's scatter)."""
-    data = [{"run": r["model"], "paper_recall": r["paper_recall"], "accuracy": r["accuracy"], "tier": r["tier"],
-             "kind": "simulated" if r.get("is_simulated") else "real"}
-            for r in rows if r.get("paper_recall") is not None and r.get("accuracy") is not None]
+    """Figure 5: accuracy against paper recall, one point per model coloured by tier, every point labelled
+    (labels never overlap), with the diagonal y = x."""
+    data = [{"model": r["model"], "paper_recall": float(r["paper_recall"]), "accuracy": float(r["accuracy"]),
+             "tier": r["tier"]} for r in rows if r.get("paper_recall") is not None and r.get("accuracy") is not None]
     if not data:
         return None
-    return charts.scatter(data, x="paper_recall", y="accuracy", x_title="paper recall", y_title="accuracy",
-                          color="tier", title="Accuracy vs paper recall (dashed: y = x)")
+    vals = [d["paper_recall"] for d in data] + [d["accuracy"] for d in data]
+    lo = max(0.0, math.floor(min(vals) * 10) / 10 - 0.05)
+    hi = min(1.0, math.ceil(max(vals) * 10) / 10 + 0.05)
+    domain = (lo, hi)
+    labels = label_positions([(d["paper_recall"], d["accuracy"], d["model"]) for d in data], width=SCATTER_W,
+                             height=SCATTER_H, x_domain=domain, y_domain=domain)
+    data = [{**d, **lab} for d, lab in zip(data, labels)]
+    tiers = [t for t in TIER_POINT_COLOURS if any(d["tier"] == t for d in data)]
+    tiers += sorted({d["tier"] for d in data} - set(tiers))
+    data = [{**d, "tier": tier_label(d["tier"])} for d in data]
+    colour = alt.Color("tier:N", title="tier", sort=[tier_label(t) for t in tiers], legend=alt.Legend(orient="top"),
+                       scale=alt.Scale(domain=[tier_label(t) for t in tiers],
+                                       range=[TIER_POINT_COLOURS.get(t, "#777777") for t in tiers]))
+    scale = alt.Scale(domain=list(domain), nice=False, zero=False)
+    x = alt.X("paper_recall:Q", title="paper recall", scale=scale, axis=alt.Axis(format=".0%"))
+    y = alt.Y("accuracy:Q", title="accuracy", scale=scale, axis=alt.Axis(format=".0%"))
+    diagonal = alt.Chart(alt.Data(values=[{"d": lo}, {"d": hi}])).mark_line(
+        color="#8a96a3", strokeDash=[6, 4], strokeWidth=1.2).encode(x=alt.X("d:Q", scale=scale),
+                                                                    y=alt.Y("d:Q", scale=scale))
+    base = alt.Chart(_data())
+    leaders = base.transform_filter("datum.line").mark_rule(color="#9aa5b1", strokeWidth=0.8).encode(
+        x=x, y=y, x2="label_x:Q", y2="label_y:Q")
+    points = base.mark_point(size=70, filled=True, opacity=0.95).encode(
+        x=x, y=y, color=colour,
+        tooltip=["model:N", "tier:N", alt.Tooltip("paper_recall:Q", format=".1%"),
+                 alt.Tooltip("accuracy:Q", format=".1%")])
+    texts = [base.transform_filter(f"datum.align == '{a}'").mark_text(align=a, baseline="middle", fontSize=11,
+                                                                         color="#222").encode(
+        x=alt.X("label_x:Q", scale=scale), y=alt.Y("label_y:Q", scale=scale), text="model:N")
+        for a in ("left", "right", "center")]
+    chart = alt.layer(diagonal, leaders, points, *texts).properties(
+        width=SCATTER_W, height=SCATTER_H, title="Accuracy vs paper recall (dashed: y = x)")
+    return _spec(chart, data)
 
 
 def transition_matrices(rows: list[dict[str, Any]], models: Sequence[str], tools: Sequence[str]) -> dict[str, Any] | None:
@@ -128,10 +293,10 @@ def discrimination_histogram(values: Sequence[float | None]) -> dict[str, Any] |
 def condition_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Tables 4 and 18 as a chart: each ablated model's accuracy per condition, with the 25% chance line."""
     acc: dict[tuple[str, str], Any] = {}
-    for r in rows:
-        acc[(r["model"], r["condition_from"])] = r["accuracy_from"]
-        acc[(r["model"], r["condition_to"])] = r["accuracy_to"]
-    data = [{"model": m, "condition": c, "accuracy": a} for (m, c), a in sorted(acc.items())]
+    for r in rows:  # the panel runs, like the tables (not the mean over replicates)
+        acc[(r["model"], r["condition_from"])] = r["panel_accuracy_from"]
+        acc[(r["model"], r["condition_to"])] = r["panel_accuracy_to"]
+    data = [{"model": m, "condition": c, "accuracy": a} for (m, c), a in sorted(acc.items()) if a is not None]
     if not data:
         return None
     order = ["closed_book", "no_search", "full"]

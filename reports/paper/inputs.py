@@ -14,11 +14,16 @@ from pathlib import Path
 from agenthop.harness.errors import AgentHopError
 
 
+#: The optional `mark` column of --external: the paper's footnote marks on a score.
+SCORE_MARKS = {"": "", "*": "∗", "proxy": "∗", "†": "†", "dagger": "†", "context-managed": "†"}
+
+
 @dataclass(frozen=True)
 class ExternalScore:
     model: str
     benchmark: str
     score: float
+    mark: str = ""  # "∗" (a proxy from a sibling checkpoint) or "†" (a context-managed variant)
 
 
 #: the largest input file read (a covariate table of a million items fits easily)
@@ -70,13 +75,15 @@ def _number(text: str) -> float | None:
 
 
 def read_external(path: Path) -> list[ExternalScore]:
-    """model, benchmark, score per line; a (model, benchmark) pair at most once; scores numeric."""
+    """model, benchmark, score per line (and optionally mark: * or proxy, † or context-managed); a
+    (model, benchmark) pair at most once; scores numeric."""
     header, body = _open_csv(path, "--external")
     missing = [c for c in ("model", "benchmark", "score") if c not in header]
     if missing:
         raise AgentHopError(f"--external {path}: header lacks column(s) {', '.join(missing)} "
                             "(expected: model,benchmark,score)")
     im, ib, isc = header.index("model"), header.index("benchmark"), header.index("score")
+    imark = header.index("mark") if "mark" in header else None
     out: list[ExternalScore] = []
     seen: set[tuple[str, str]] = set()
     for line, r in body:
@@ -89,7 +96,11 @@ def read_external(path: Path) -> list[ExternalScore]:
         if (model, bench) in seen:
             raise AgentHopError(f"--external {path}:{line}: model {model!r} has a second {bench!r} score")
         seen.add((model, bench))
-        out.append(ExternalScore(model, bench, score))
+        mark = r[imark].strip() if imark is not None else ""
+        if mark not in SCORE_MARKS:
+            raise AgentHopError(f"--external {path}:{line}: mark {mark!r} is not one of "
+                                f"{', '.join(repr(m) for m in SCORE_MARKS if m)} (or empty)")
+        out.append(ExternalScore(model, bench, score, SCORE_MARKS[mark]))
     return out
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ..queries import RunInfo, all_runs, label_runs
@@ -12,7 +11,7 @@ from ..warehouse import Warehouse
 from . import figures
 from .analyses import PAPER_TOOLS
 from .build import PaperReport, Section
-from .table import Table
+from .table import REPEATS, Table
 
 #: Tables with more rows than this are linked as CSV only (figure data, per-item lists).
 MAX_HTML_ROWS = 400
@@ -24,16 +23,28 @@ def _sort_key(v: Any) -> str:
 
 
 def html_table(t: Table) -> dict[str, Any]:
-    """Header and body of a table as the template prints them (formatted cells with their marks)."""
-    cols = t.shown_columns
+    """Header and body of a table as the template prints them (formatted cells with their marks), in the
+    paper's layout (the table's view) when it has one; the CSV link and row count are the table's own."""
+    v = t.shown
+    cols = v.shown_columns
     groups = []
-    for group, rows in t.groups():
+    for group, rows in v.groups():
         body = [[{"text": c.format(row.get(c.key)), "num": c.kind != "text", "sort": _sort_key(row.get(c.key)),
-                  "marks": sorted(t.marks.get((i, c.key), set()))} for c in cols] for i, row in rows]
+                  "marks": sorted(v.marks.get((i, c.key), set())), "repeat": c.key in row.get(REPEATS, ())}
+                 for c in cols] for i, row in rows]
         groups.append({"name": group, "rows": body})
-    return {"key": t.key, "title": t.title, "note": t.note, "headers": [c.header for c in cols],
-            "num": [c.kind != "text" for c in cols], "groups": groups, "n_rows": len(t.rows),
-            "shown": bool(cols) and len(t.rows) <= MAX_HTML_ROWS and t.latex, "latex": t.latex}
+    footer = [[{"text": c.format(row.get(c.key)), "num": c.kind != "text"} for c in cols] for row in v.footer]
+    starts, col = [], 0
+    for _, span in v.header_groups:  # the first column of each spanning block after the first gets a rule
+        if col:
+            starts.append(col)
+        col += span
+    return {"key": t.key, "title": v.title, "note": v.note, "headers": [c.header for c in cols],
+            "tips": [c.tip or "" for c in cols], "num": [c.kind != "text" for c in cols],
+            "header_groups": v.header_groups, "units": v.units, "groups": groups, "footer": footer,
+            "n_rows": len(t.rows), "csv_only": not cols, "block_starts": starts,
+            "n_shown": len(v.rows), "shown": bool(cols) and len(v.rows) <= MAX_HTML_ROWS and v.latex,
+            "latex": t.shown.latex}
 
 
 def section_charts(s: Section, report: PaperReport, box: Charts) -> list[str]:
@@ -46,8 +57,11 @@ def section_charts(s: Section, report: PaperReport, box: Charts) -> list[str]:
         specs.append(figures.generation_gap(by_key["figure02_generations"].rows))
     if "figure04_histogram" in by_key:
         rows = by_key["figure04_histogram"].rows
-        specs += [figures.difficulty_histogram(rows, "cell", len(models)),
-                  figures.difficulty_histogram(rows, "consensus_tier", len(models))]
+        specs += [figures.difficulty_shares(rows, "cell", len(models), "(a) By question type × depth",
+                                            ["st_d1", "st_d2", "mt_d1", "mt_d2"]),
+                  figures.difficulty_shares(rows, "consensus_tier", len(models), "(b) By consensus tier",
+                                            ["gold", "silver", "bronze"]),
+                  figures.difficulty_histogram(rows, len(models))]
     if "figure05_recall_accuracy" in by_key:
         specs.append(figures.recall_accuracy(by_key["figure05_recall_accuracy"].rows))
     if "figure06_transitions" in by_key:

@@ -122,7 +122,7 @@ def cell_spread(wh: Warehouse, run_ids: Sequence[str]) -> tuple[list[dict[str, A
     )
     for r in per_run:
         a, b = r["accuracy_easiest"], r["accuracy_hardest"]
-        r["delta_pp"] = None if a is None or b is None else 100.0 * (b - a)
+        r["delta_pp"] = None if a is None or b is None else 100.0 * (a - b)  # the paper's sign: the drop
     return pooled, per_run
 
 
@@ -165,3 +165,29 @@ def item_difficulty(wh: Warehouse, condition: str) -> list[dict[str, Any]]:
 
 def budget_truncated(wh: Warehouse, run_ids: Sequence[str]) -> list[dict[str, Any]]:
     return by_runs(wh, "budget_truncated_accuracy", run_ids, "s.model, x.axis_order, x.b")
+
+
+def panel_accuracies(wh: Warehouse, models: Sequence[str]) -> dict[tuple[str, str], float]:
+    """(model, condition) -> accuracy of the panel run (lowest replicate) of every condition."""
+    if not models:
+        return {}
+    rows = wh.rows(
+        f"""SELECT m.model, m.condition, s.accuracy FROM panel_members m JOIN model_summary s USING (run_id)
+            WHERE m.model IN {_in(len(models))}""",
+        list(models),
+    )
+    return {(r["model"], r["condition"]): r["accuracy"] for r in rows}
+
+
+def replicate_values(wh: Warehouse, condition: str) -> dict[tuple[str, str], list[Any]]:
+    """(model, metric) -> the metric of each replicate under the condition, by replicate (Table 17's runs)."""
+    rows = wh.rows(
+        """SELECT model, replicate, accuracy, section_recall, conversion, avg_tokens_k FROM model_summary
+           WHERE condition = ? ORDER BY model, replicate, run_id""",
+        [condition],
+    )
+    out: dict[tuple[str, str], list[Any]] = {}
+    for r in rows:
+        for metric in ("accuracy", "section_recall", "conversion", "avg_tokens_k"):
+            out.setdefault((r["model"], metric), []).append(r[metric])
+    return out

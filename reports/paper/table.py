@@ -57,7 +57,17 @@ FORMATS.update({
     "num3": _numeric("{:.3f}"),
     "usd": _numeric("{:.2f}"),
     "usd4": _numeric("{:.4f}"),
+    "frac3": _numeric("{:.3f}"),             # a fraction the way the paper prints it: 0.8541 -> 0.854
+    "pct": _numeric("{:.1f}%", scale=100),   # a fraction as a percentage with its sign: 0.0323 -> 3.2%
+    "k0": _numeric("{:.0f}", scale=1e-3),    # a count in thousands: 87012 -> 87
+    "comma": _numeric("{:,.0f}"),            # a count with thousands separators: 5003.2 -> 5,003
 })
+
+
+@_fmt("cell")
+def _cell(v: Any) -> str:
+    """Text printed as given but aligned as a number (e.g. "94.4 ± 3.2", "7/19")."""
+    return _text(v) or "–"
 
 
 @_fmt("p")
@@ -78,6 +88,8 @@ class Column:
     key: str
     kind: str = "text"
     header: str | None = None
+    latex: str | None = None  # the header in LaTeX when it needs math (e.g. $\Delta_{\text{kw}}$)
+    tip: str | None = None  # the header's tooltip on the page (what an abbreviation stands for)
 
     def __post_init__(self) -> None:
         if self.kind not in FORMATS:
@@ -90,6 +102,9 @@ class Column:
     def format(self, value: Any) -> str:
         return FORMATS[self.kind](value)
 
+
+#: Row key of the columns whose value repeats the row above (the paper prints a block's label once).
+REPEATS = "_repeats"
 
 #: Cell marks: `best` (bold), `leader` (asterisk), `sig` (dagger).
 MARKS = ("best", "leader", "sig")
@@ -109,14 +124,39 @@ class Table:
     group_by: str | None = None  # shown rows are grouped under a header row per value of this column
     marks: dict[tuple[int, str], set[str]] = field(default_factory=dict)  # (row index, column key) -> marks
     latex: bool = True  # also written as LaTeX (figure data are CSV only)
+    #: The paper's layout of this table for the page and the LaTeX (wide blocks, the paper's headers and
+    #: number formats); the CSV is always the table itself. None: the table is shown as it is.
+    view: Table | None = None
+    #: Spanning header cells above the headers, over the shown columns: (label, number of columns).
+    header_groups: list[tuple[str, int]] = field(default_factory=list)
+    #: The LaTeX's own arrangement of this layout when it differs from the page's (Tables 15 and 18: two
+    #: tiers side by side, as the paper prints them; the page stacks them so that the rows sort).
+    latex_view: Table | None = None
+    #: Group names are "left|right": the LaTeX prints each over its half of the columns.
+    split_groups: bool = False
+    #: Rows printed after the body under a rule and never sorted with it (Table 8's Total).
+    footer: list[dict[str, Any]] = field(default_factory=list)
+    #: A second header row under the headers (the paper's units row, e.g. "(%)", "(pp)"), one per column.
+    units: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         keys = [c.key for c in self.columns]
         if len(set(keys)) != len(keys):
             raise ValueError(f"table {self.key}: duplicate column names")
+        n_shown = len(self.shown_columns)
+        if self.header_groups and sum(n for _, n in self.header_groups) != n_shown:
+            raise ValueError(f"table {self.key}: header groups span {sum(n for _, n in self.header_groups)} "
+                             f"columns, {n_shown} are shown")
+        if self.units and len(self.units) != n_shown:
+            raise ValueError(f"table {self.key}: {len(self.units)} units for {n_shown} shown columns")
         for (i, key), marks in self.marks.items():
             if key not in keys or not 0 <= i < len(self.rows) or not marks <= set(MARKS):
                 raise ValueError(f"table {self.key}: bad mark {marks} at row {i}, column {key}")
+
+    @property
+    def shown(self) -> Table:
+        """What the page and the LaTeX print: the paper's layout when there is one."""
+        return self.view or self
 
     @property
     def shown_columns(self) -> list[Column]:
