@@ -2,8 +2,10 @@
 
 Modules: ``release`` (the release format and its loader), ``generator`` (a seeded synthetic
 release), ``normalize`` / ``judge`` (the deterministic ``normalized-match`` judge), ``tables`` (the
-T4 answer parser), ``responses`` (the responses-file format and its reader) and ``simulate`` (a
-responses file of simulated systems for the demo).
+T4 answer parser), ``responses`` (the responses-file format and its reader), ``simulate`` (a
+responses file of simulated systems for the demo), and for runs: ``search_tools`` (offline search
+over the corpus), ``paradigms`` (tools and caps per paradigm), ``prompts``, ``answers`` (final text to
+status and answer) and ``sim_agents`` (simulated systems that search the corpus).
 """
 
 BENCHMARK = "sciexplore"

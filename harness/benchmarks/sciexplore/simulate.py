@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,9 +118,11 @@ def respond(system: SimSystem, replicate: int, task: Task, seed: int) -> dict[st
             "completion_tokens": 150 + rng.randrange(0, 600), "wall_time_s": round(2 + 6 * len(trace) * rng.random(), 2)}
 
 
-def write_responses(path: Path, release: Release, seed: int = 0, systems: tuple[SimSystem, ...] = SYSTEMS,
-                    replicates: int = REPLICATES) -> int:
-    """Write one line per (system, replicate, task); returns the number of lines."""
+def write_responses(path: Path, release: Release, seed: int = 0, systems: tuple[Any, ...] = SYSTEMS,
+                    replicates: int = REPLICATES,
+                    answer: Callable[[Any, int, Task, int], dict[str, Any]] = respond) -> int:
+    """Write one line per (system, replicate, task), each ``answer(system, replicate, task, seed)``;
+    returns the number of lines."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     n = 0
@@ -127,7 +130,7 @@ def write_responses(path: Path, release: Release, seed: int = 0, systems: tuple[
         for system in systems:
             for rep in range(replicates):
                 for task in release.tasks:
-                    fh.write(json.dumps(respond(system, rep, task, seed), ensure_ascii=False,
+                    fh.write(json.dumps(answer(system, rep, task, seed), ensure_ascii=False,
                                         separators=(",", ":")) + "\n")
                     n += 1
     return n
