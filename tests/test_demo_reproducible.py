@@ -18,7 +18,7 @@ def _pipeline(work: Path, db: Path) -> None:
         "make-benchmark": [cli("agenthop-harness"), "make-benchmark", "--out", str(bench), "--items", "12",
                            "--seed", "0"],
         "harness run": [cli("agenthop-harness"), "run", "--panel", str(REPO / "panels" / "demo.yaml"),
-                        "--data", str(bench), "--out", str(runs), "--no-progress"],
+                        "--data", str(bench), "--out", str(runs), "--messages", "--no-progress"],
         "ingest": [cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(bench), "--runs", str(runs)],
     }
     for what, cmd in steps.items():
