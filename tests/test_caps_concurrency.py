@@ -12,9 +12,9 @@ import pytest
 from servers.fake_provider import FakeProvider
 from servers.sdk_env import isolate
 
-from agenthop.harness.benchmark.generator import make_benchmark
-from agenthop.harness.benchmark.loader import load_release
-from agenthop.harness.benchmark.model import Release
+from agenthop.harness.benchmarks.agenthop.generator import make_benchmark
+from agenthop.harness.benchmarks.agenthop.loader import load_release
+from agenthop.harness.benchmarks.agenthop.model import Release
 from agenthop.harness.cost import price_for
 from agenthop.harness.panel import ModelSpec, RunSpec
 from agenthop.harness.reservations import Reservations, estimate, high_quantile

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 from servers.fake_provider import FakeProvider
 
-from agenthop.harness.benchmark.generator import make_benchmark
+from agenthop.harness.benchmarks.agenthop.generator import make_benchmark
 from agenthop.harness.completion import missing_samples, run_is_complete
 from agenthop.harness.run_one import settled_status
 from agenthop.harness.run_result import COMPLETE, COST_CAP, INTERRUPTED
@@ -165,7 +165,7 @@ def test_ctrl_c_while_the_process_pool_starts(bench: Path, tmp_path: Path) -> No
 
 
 def test_completion_is_read_from_the_part_files(bench: Path, tmp_path: Path) -> None:
-    from agenthop.harness.benchmark.loader import load_release
+    from agenthop.harness.benchmarks.agenthop.loader import load_release
     from agenthop.harness.panel import ModelSpec
     from agenthop.harness.runner import run_model
 

@@ -19,7 +19,7 @@ from servers.scripted_http import Reply
 from servers.sdk_env import FAKE_KEY, isolate
 
 from agenthop.harness.backends.openai import OpenAIBackend
-from agenthop.harness.benchmark.generator import make_benchmark
+from agenthop.harness.benchmarks.agenthop.generator import make_benchmark
 from agenthop.harness.cli import main as cli_main
 from agenthop.harness.run_options import DEFAULT_MAX_SAMPLE_SECONDS, DEFAULT_REQUEST_TIMEOUT_S, RunOptions
 

@@ -9,11 +9,11 @@ import pytest
 
 from agenthop.harness.backends import make_backend
 from agenthop.harness.backends.sim import SimBackend
-from agenthop.harness.benchmark import labels as shared_labels
+from agenthop.harness.benchmarks.agenthop import labels as shared_labels
 from agenthop.harness.benchmarks.agenthop.model import Paper, Section
 from agenthop.harness.errors import AgentHopError
 from agenthop.harness.panel import load_panel
-from agenthop.harness.policies import evidence
+from agenthop.harness.benchmarks.agenthop.policies import evidence
 from agenthop.harness.benchmarks.agenthop.policies.archetypes import ARCHETYPES, policy_from_spec
 from agenthop.harness.benchmarks.agenthop.policies.params import PARAM_NAMES, PolicyParams
 

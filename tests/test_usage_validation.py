@@ -156,8 +156,8 @@ def test_the_sample_records_an_error_turn_and_goes_on(kind: str, field: str, val
 @pytest.mark.parametrize("prompt_tokens", [2**63 + 5, 1e308, -90])
 def test_a_run_against_an_endpoint_that_always_lies_ends_its_samples_not_the_run(
         tmp_path: Path, prompt_tokens: Any) -> None:
-    from agenthop.harness.benchmark.generator import make_benchmark
-    from agenthop.harness.benchmark.loader import load_release
+    from agenthop.harness.benchmarks.agenthop.generator import make_benchmark
+    from agenthop.harness.benchmarks.agenthop.loader import load_release
     from agenthop.harness.panel import ModelSpec
     from agenthop.harness.runner import COMPLETE, RunOptions, run_model
 

@@ -1,4 +1,4 @@
-"""Benchmark release -> the seven raw benchmark tables (Arrow, validated against schemas/benchmark.py).
+"""Benchmark release -> the seven raw benchmark tables (Arrow, validated against schemas/agenthop.py).
 
 The release is parsed by the harness's loader (``load_release``); this module only flattens the typed
 :class:`Release` into tables. Identity of a release is the SHA-256 of the bytes of its four JSONL

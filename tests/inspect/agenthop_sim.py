@@ -13,8 +13,8 @@ from typing import Any
 
 from agenthop.harness.backends.base import SampleContext, ToolCall
 from agenthop.harness.backends.sim import SimBackend
-from agenthop.harness.policies.archetypes import policy_from_spec
-from agenthop.harness.sandbox import prompts
+from agenthop.harness.benchmarks.agenthop.policies.archetypes import policy_from_spec
+from agenthop.harness.benchmarks.agenthop import prompts
 
 
 def _seed(kind: str, *parts: Any) -> int:

@@ -43,7 +43,7 @@ def both_runs(tmp_path_factory: pytest.TempPathFactory) -> BothRuns:
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
-    from agenthop.harness.benchmark.loader import load_release
+    from agenthop.harness.benchmarks.agenthop.loader import load_release
     from agenthop.harness.benchmarks.agenthop.inspect_task import agenthop
 
     root = tmp_path_factory.mktemp("agenthop-inspect")
@@ -93,8 +93,8 @@ def test_agenthop_run_row(both_runs):
 def test_the_log_keeps_the_projects_prompt_and_tools(both_runs):
     from inspect_ai.log import read_eval_log
 
-    from agenthop.harness.benchmark.loader import load_release
-    from agenthop.harness.sandbox import prompts
+    from agenthop.harness.benchmarks.agenthop.loader import load_release
+    from agenthop.harness.benchmarks.agenthop import prompts
 
     log = read_eval_log(str(both_runs.inspect_log), resolve_attachments=True)
     item = load_release(both_runs.release).items[0]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -14,20 +13,8 @@ from ...errors import AgentHopError, cli_errors
 from .describe import describe, format_description
 from .generator import FULL_SCALE_ITEMS, clear_release, is_synthetic_release, write_release
 from .loader import load_release
+from ...release_dir import prepare_release_dir
 from ...storage import LocalPath
-
-
-def prepare_release_dir(out: Path, force: bool, is_synthetic: Callable[[Path], bool],
-                        clear: Callable[[Path], None], what: str = "synthetic release") -> None:
-    """--out of make-benchmark: a synthetic release there is cleared; another non-empty directory needs --force."""
-    if out.exists() and not out.is_dir():
-        raise AgentHopError(f"--out {out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()):
-        if is_synthetic(out):
-            clear(out)
-        elif not force:
-            raise AgentHopError(f"--out {out}: directory is not empty and does not hold a {what} "
-                                "(README.md marker missing); choose another directory or pass --force")
 
 
 @click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))

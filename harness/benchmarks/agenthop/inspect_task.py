@@ -2,7 +2,7 @@
 
 The task runs the project's own agent loop (harness/loop.py) with Inspect's model in place of a
 harness backend, so everything AgentHop defines stays as the harness has it: the seven tools with
-their texts and costs (harness/sandbox/), the project's system prompt and first user message (not
+their texts and costs (harness/benchmarks/agenthop/tools.py), the project's system prompt and first user message (not
 react()'s), the status footer, 20 turns, 200,000 tokens, the 30-point budget with
 reject-and-continue, the retry of a sample whose attempt ends in an error, and the termination
 reason. Inspect sees every model call (its transcript, usage, limits and epochs work as usual); the
@@ -35,10 +35,10 @@ from inspect_ai.tool import ToolCall as InspectToolCall
 from inspect_ai.tool import ToolInfo, ToolParams
 
 from agenthop.harness.backends.base import ModelResponse, SampleContext, ToolCall, ToolSpec
-from agenthop.harness.benchmark.loader import load_release
-from agenthop.harness.benchmark.model import Release
+from agenthop.harness.benchmarks.agenthop.loader import load_release
+from agenthop.harness.benchmarks.agenthop.model import Release
 from agenthop.harness.loop import Caps, LoopConfig, run_sample
-from agenthop.harness.sandbox import prompts
+from agenthop.harness.benchmarks.agenthop import prompts
 
 TASK_NAME = "agenthop"
 #: the sample-store key of the recorded attempts, and of the run settings in the task metadata

@@ -1,4 +1,4 @@
-"""``agenthop-harness make-benchmark --benchmark sciexplore`` (called from harness/benchmark/commands.py)."""
+"""``agenthop-harness make-benchmark --benchmark sciexplore`` (called from harness/benchmarks/agenthop/commands.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from agenthop.harness.errors import AgentHopError
+from agenthop.harness.release_dir import prepare_release_dir
 
 from .generator import clear_release, is_synthetic_release, write_release
 from .release import load_release
@@ -16,8 +17,6 @@ from .simulate import REPLICATES, SIM_JUDGE, SYSTEMS, write_judgments, write_res
 
 def make_sciexplore(out: Path, seed: int, force: bool, responses: Path | None = None,
                     judgments: Path | None = None) -> None:
-    from agenthop.harness.benchmark.commands import prepare_release_dir
-
     prepare_release_dir(out, force, is_synthetic_release, clear_release, "synthetic SciExplore release")
     t0 = time.perf_counter()
     try:

@@ -1,7 +1,7 @@
 """Which top-level sections of a gold paper carry an item's evidence (docs/metrics.md#label-resolution), cached.
 
 Simulated agents use this to aim their reads at labelled sections (with noise) and to decide how much
-evidence they hold when they answer. The rule is the shared one of ``harness/benchmark/labels.py``
+evidence they hold when they answer. The rule is the shared one of ``harness/benchmarks/agenthop/labels.py``
 (the one ingest, describe and the marts use): a label matches by *header* when
 ``norm_label(label) == norm_label(header)``; only when no header matches does it match, by
 *containment*, every section whose ``norm_text`` contains ``norm_label(label)``.

@@ -1,1 +1,0 @@
-"""Moved to agenthop.harness.benchmarks.agenthop.policies; the modules here are aliases."""
