@@ -57,6 +57,22 @@ class ToolCall:
 
 
 @dataclass(slots=True)
+class ProviderCall:
+    """A tool call the provider ran on its own side (native web search): recorded, never executed here.
+
+    ``name`` is the benchmark's tool name the call counts as (``web_search``, ``open_page``), ``args``
+    its arguments as the API reported them (``{"query": ...}``, plus ``sources`` where the API names
+    them), ``status`` the shared tool-call status vocabulary.
+    """
+
+    name: str
+    args: dict[str, Any]
+    status: str = "ok"
+    error_type: str | None = None
+    result_chars: int = 0
+
+
+@dataclass(slots=True)
 class ModelResponse:
     text: str
     tool_calls: list[ToolCall]
@@ -68,6 +84,8 @@ class ModelResponse:
     raw: Any = None
     #: lone surrogates replaced by U+FFFD in this response's text, tool calls and payload
     repaired_chars: int = 0
+    #: searches (and page fetches) the provider ran itself during this call, in order
+    provider_calls: list[ProviderCall] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -89,6 +107,9 @@ class SampleContext:
     #: tools after whose results a backend with prompt caching moves its cache breakpoint (the
     #: benchmark's choice: the calls that bring in large, reused text)
     cache_after_tools: frozenset[str] = frozenset()
+    #: ask the provider to search with its own search tool (OpenAI Responses ``web_search``, Gemini
+    #: Google Search grounding, Anthropic's web search tool); backends without one raise BackendError
+    native_search: bool = False
 
 
 class Conversation(Protocol):
