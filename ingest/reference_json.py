@@ -66,8 +66,18 @@ BenchTables = tuple[pa.Table, pa.Table]
 # discovery and identity
 
 
+def _json_names(folder: Path) -> list[str]:
+    """The ``*.json`` regular files directly in ``folder``, sorted by name (one directory scan:
+    pathlib's glob, stat and sort cost more than the parsing of small folders)."""
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(e.name for e in entries if e.name.endswith(".json") and e.is_file())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def _sample_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.json") if p.name != SUMMARY and p.is_file())
+    return [folder / n for n in _json_names(folder) if n != SUMMARY]
 
 
 def discover(path: Path) -> list[Path]:
@@ -98,11 +108,8 @@ def run_id_of(folder_name: str) -> str:
 
 
 def _all_files(folder: Path) -> list[Path]:
-    files = sorted(p for p in folder.glob("*.json") if p.is_file())
     fdir = folder / FAILED_DIR
-    if fdir.is_dir():
-        files += sorted(p for p in fdir.glob("*.json") if p.is_file())
-    return files
+    return [folder / n for n in _json_names(folder)] + [fdir / n for n in _json_names(fdir)]
 
 
 def content_sha256(folder: Path) -> str:
@@ -247,13 +254,14 @@ def folder_samples(folder: Path) -> list[Sample]:
     """Each ``<sample_id>.json`` of a folder with its failed-attempt files, in attempt order."""
     failed: dict[str, list[tuple[int, str]]] = defaultdict(list)
     fdir = folder / FAILED_DIR
-    if fdir.is_dir():
-        for p in sorted(fdir.glob("*.json")):
-            m = FAILED_RE.match(p.name)
-            if not m:
-                raise IngestError(f"{p}: not named <sample_id>.attempt_<k>.json")
-            failed[m.group(1)].append((int(m.group(2)), str(p)))
-    return [(str(path), [p for _, p in sorted(failed.pop(path.stem, []))]) for path in _sample_files(folder)]
+    for name in _json_names(fdir):
+        m = FAILED_RE.match(name)
+        if not m:
+            raise IngestError(f"{fdir / name}: not named <sample_id>.attempt_<k>.json")
+        failed[m.group(1)].append((int(m.group(2)), f"{fdir}/{name}"))
+    base = str(folder)
+    return [(f"{base}/{n}", [p for _, p in sorted(failed.pop(n[:-5], []))])
+            for n in _json_names(folder) if n != SUMMARY]
 
 
 def _tasks(plans: Sequence[_Folder]) -> list[tuple[int, str, list[Sample]]]:
