@@ -196,6 +196,18 @@ def download_tree(url: str, local: Path, only: set[str] | None = None) -> list[s
     return files
 
 
+def download_file(url: str, local: Path) -> bool:
+    """Copy the one object ``url`` names into ``local``; False when there is none."""
+    fs = filesystem()
+    try:
+        fs.get_file(_key(url), str(local))
+    except FileNotFoundError:
+        return False
+    except Exception as exc:  # noqa: BLE001
+        raise _fail(url, "download", exc) from None
+    return local.is_file()
+
+
 def upload_file(local: Path, url: str) -> None:
     try:
         filesystem().put_file(str(local), _key(url))  # one PUT per file: atomic under its final name

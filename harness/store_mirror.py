@@ -172,7 +172,8 @@ def mirrored_store(url: str, run_dirs: set[str], every: float = PUSH_EVERY_S) ->
 
 @contextmanager
 def local_copy(location: str | Path) -> Iterator[Path]:
-    """``location`` as a local directory: itself, or a temporary download of an ``s3://`` URL."""
+    """``location`` as a local path: itself, or a temporary download of an ``s3://`` URL (the
+    objects below it as a directory, or the one object it names as a file)."""
     if not storage.is_remote(location):
         yield Path(location)
         return
@@ -182,7 +183,9 @@ def local_copy(location: str | Path) -> Iterator[Path]:
         target = tmp / url.rstrip("/").rsplit("/", 1)[-1]
         target.mkdir()
         if not storage.download_tree(url, target):
-            raise storage.StorageError(f"{url}: no such directory (nothing is stored under it)")
+            target.rmdir()
+            if not storage.download_file(url, target):
+                raise storage.StorageError(f"{url}: no such directory or file (nothing is stored under it)")
         yield target
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

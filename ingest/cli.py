@@ -19,6 +19,7 @@ from .sources.sciexplore_ingest import run_sciexplore_ingest
 from .warehouse import default_db_path
 
 _DIR = Location(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
+_FILE = Location(path_type=Path, dir_okay=False, exists=True, resolve_path=True)  # or s3://bucket/key
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog=epilog("agenthop-ingest"))
@@ -46,15 +47,15 @@ _DIR = Location(path_type=Path, file_okay=False, resolve_path=True)  # errors na
 )
 @click.option(
     "--responses",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True, resolve_path=True),
+    type=_FILE,
     multiple=True,
-    help="SciExplore responses file (JSONL, docs/sciexplore.md#responses-files). Repeatable.",
+    help="SciExplore responses file (JSONL, docs/sciexplore.md#responses-files); local or s3://bucket/key. Repeatable.",
 )
 @click.option(
     "--judgments",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True, resolve_path=True),
+    type=_FILE,
     multiple=True,
-    help="SciExplore judgments file (JSONL, docs/sciexplore.md#judgments-files). Repeatable.",
+    help="SciExplore judgments file (JSONL, docs/sciexplore.md#judgments-files); local or s3://bucket/key. Repeatable.",
 )
 @click.option(
     "--inspect-log",
@@ -127,7 +128,8 @@ def main(
             if runs or reference_json or inspect_log:
                 raise click.UsageError("SciExplore inputs (a release with tasks.jsonl, --responses, --judgments) "
                                        "load in a call of their own, without --runs, --reference-json or --inspect-log")
-            sci = run_sciexplore_ingest(path, release=release, responses=responses, judgments=judgments,
+            sci = run_sciexplore_ingest(path, release=release, responses=tuple(local(r) for r in responses),
+                                        judgments=tuple(local(j) for j in judgments),
                                         force=force, progress=Progress(quiet=quiet))
             if not quiet:
                 click.echo(sci.summary())

@@ -26,12 +26,15 @@ OPTIONS = [
     (ingest_main, ["--runs"], "--runs", []),
     (ingest_main, ["--reference-json"], "--reference-json", []),
     (ingest_main, ["--benchmark", "nowhere", "--db"], "--db", []),
+    (ingest_main, ["--responses"], "--responses", []),
+    (ingest_main, ["--judgments"], "--judgments", []),
     (dbt_main, ["--db"], "--db", ["build"]),
 ]
 
 
 #: the options that take s3://bucket/prefix (the others take local paths only)
-REMOTE_OK = {"--data", "--out", "--benchmark", "--runs", "--reference-json"}
+REMOTE_OK = {"--data", "--out", "--benchmark", "--runs", "--reference-json", "--responses", "--judgments",
+             "RELEASE_DIR"}
 
 
 @pytest.mark.parametrize("cli, before, shown, after",

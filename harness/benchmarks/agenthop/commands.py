@@ -14,7 +14,8 @@ from .describe import describe, format_description
 from .generator import FULL_SCALE_ITEMS, clear_release, is_synthetic_release, write_release
 from .loader import load_release
 from ...release_dir import prepare_release_dir
-from ...storage import LocalPath
+from ...storage import LocalPath, Location, is_remote
+from ...store_mirror import local_copy
 
 
 @click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
@@ -58,14 +59,17 @@ def make_benchmark(out: Path, benchmark: str, items: int | None, seed: int, forc
 
 
 @click.command("describe-benchmark", epilog=epilog("agenthop-harness describe-benchmark"))
-@click.argument("release_dir", type=LocalPath(path_type=Path, resolve_path=True))
+@click.argument("release_dir", type=Location(path_type=Path, resolve_path=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Only the first N items.")
 @cli_errors
 def describe_benchmark(release_dir: Path, as_json: bool, limit: int | None) -> None:
     """Validate a release (synthetic or real) and print its statistics."""
-    release = load_release(release_dir, limit=limit)
-    stats = describe(release)
+    with local_copy(release_dir) as local:  # an s3:// release is read from a temporary copy
+        release = load_release(local, limit=limit)
+        stats = describe(release)
+    if is_remote(release_dir):
+        stats["root"] = str(release_dir)  # the URL, not the temporary copy
     if as_json:
         click.echo(json.dumps(stats, indent=2, ensure_ascii=False))
     else:

@@ -1,0 +1,118 @@
+"""More places that read s3://: ``describe-benchmark s3://…`` and SciExplore ``--responses`` /
+``--judgments`` objects for ``agenthop-ingest``, against a real S3-compatible server (SeaweedFS on
+127.0.0.1): the same output and rows as the local files, and the secret in no written byte."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import cli, dbt_env
+from servers.s3_server import S3Server, start_s3
+
+BUCKET = "agenthop-inputs"
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    server = start_s3(tmp_path_factory.mktemp("seaweedfs"), "AKINPUTSTEST", "sk-" + secrets.token_hex(16))
+    try:
+        _client(server).create_bucket(Bucket=BUCKET)
+        yield server
+    finally:
+        server.stop()
+
+
+def _client(s3: S3Server):  # type: ignore[no-untyped-def]
+    import botocore.session
+
+    return botocore.session.get_session().create_client(
+        "s3", endpoint_url=s3.endpoint, aws_access_key_id=s3.access_key, aws_secret_access_key=s3.secret_key,
+        region_name=s3.region)
+
+
+def _upload(s3: S3Server, local: Path, key: str) -> None:
+    client = _client(s3)
+    if local.is_file():
+        client.put_object(Bucket=BUCKET, Key=key, Body=local.read_bytes())
+        return
+    for p in sorted(local.rglob("*")):
+        if p.is_file():
+            client.put_object(Bucket=BUCKET, Key=f"{key}/{p.relative_to(local).as_posix()}", Body=p.read_bytes())
+
+
+def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([cli(args[0]), *args[1:]], env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def _content(db: Path) -> dict[str, list[tuple]]:
+    """Every raw table but the ingest log, without source/timing columns."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        out = {}
+        tables = [t for (t,) in con.sql("SELECT table_name FROM information_schema.tables "
+                                        "WHERE table_schema = 'raw' AND table_name <> 'ingest_log'").fetchall()]
+        for t in tables:
+            cols = [c for (c,) in con.sql(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'raw' AND table_name = ? "
+                "ORDER BY ordinal_position", params=[t]).fetchall()
+                if not c.startswith("_") and "source" not in c and not c.endswith("_at")]
+            quoted = ", ".join('"' + c + '"' for c in cols)
+            out[t] = con.sql(f"SELECT {quoted} FROM raw.{t} ORDER BY ALL").fetchall()
+        return out
+    finally:
+        con.close()
+
+
+def test_describe_benchmark_from_s3_equals_local(s3: S3Server, tmp_path: Path) -> None:
+    env = s3.env(dbt_env(tmp_path / "unused.duckdb"))
+    bench = tmp_path / "benchmark"
+    res = _run(["agenthop-harness", "make-benchmark", "--out", str(bench), "--items", "8", "--seed", "3"], env, tmp_path)
+    assert res.returncode == 0, res.stderr
+    _upload(s3, bench, "releases/eight")
+    local = _run(["agenthop-harness", "describe-benchmark", "--json", str(bench)], env, tmp_path)
+    remote = _run(["agenthop-harness", "describe-benchmark", "--json", f"s3://{BUCKET}/releases/eight"], env, tmp_path)
+    assert local.returncode == 0 and remote.returncode == 0, remote.stderr
+    shown, expected = json.loads(remote.stdout), json.loads(local.stdout)
+    assert shown.pop("root") == f"s3://{BUCKET}/releases/eight" and expected.pop("root") == str(bench)
+    assert shown == expected
+    missing = _run(["agenthop-harness", "describe-benchmark", f"s3://{BUCKET}/releases/none"], env, tmp_path)
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert f"s3://{BUCKET}/releases/none" in missing.stderr, missing.stderr
+    for r in (local, remote, missing):
+        assert s3.secret_key not in r.stdout + r.stderr
+
+
+def test_sciexplore_responses_and_judgments_from_s3(s3: S3Server, tmp_path: Path) -> None:
+    env = s3.env(dbt_env(tmp_path / "unused.duckdb"))
+    bench, resp, judg = tmp_path / "sx", tmp_path / "responses.jsonl", tmp_path / "judgments.jsonl"
+    res = _run(["agenthop-harness", "make-benchmark", "--benchmark", "sciexplore", "--out", str(bench), "--seed", "0",
+                "--responses", str(resp), "--judgments", str(judg)], env, tmp_path)
+    assert res.returncode == 0, res.stderr
+    _upload(s3, resp, "sx/responses.jsonl")
+    _upload(s3, judg, "sx/judgments.jsonl")
+    local_db, remote_db = tmp_path / "local.duckdb", tmp_path / "remote.duckdb"
+    res = _run(["agenthop-ingest", "--db", str(local_db), "--benchmark", str(bench), "--responses", str(resp),
+                "--judgments", str(judg), "--quiet"], env, tmp_path)
+    assert res.returncode == 0, res.stderr
+    res = _run(["agenthop-ingest", "--db", str(remote_db), "--benchmark", str(bench),
+                "--responses", f"s3://{BUCKET}/sx/responses.jsonl",
+                "--judgments", f"s3://{BUCKET}/sx/judgments.jsonl", "--quiet"], env, tmp_path)
+    assert res.returncode == 0, res.stderr
+    local, remote = _content(local_db), _content(remote_db)
+    assert sum(len(v) for v in remote.values()) > 0
+    assert remote == local
+    res = _run(["agenthop-ingest", "--db", str(tmp_path / "x.duckdb"), "--benchmark", str(bench),
+                "--responses", f"s3://{BUCKET}/sx/nothing.jsonl"], env, tmp_path)
+    assert res.returncode == 2 and f"s3://{BUCKET}/sx/nothing.jsonl" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "x.duckdb").exists()
+    secret = s3.secret_key.encode()
+    for p in tmp_path.rglob("*"):
+        if p.is_file():
+            assert secret not in p.read_bytes(), p
