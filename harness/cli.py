@@ -10,6 +10,7 @@ import click
 
 from . import benchmarks
 from .errors import AgentHopError
+from .make_benchmark import make_benchmark
 from .run_command import run
 
 
@@ -32,4 +33,5 @@ def _add_benchmark_commands() -> None:
 
 
 _add_benchmark_commands()
+main.add_command(make_benchmark)
 main.add_command(run)

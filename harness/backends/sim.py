@@ -96,6 +96,8 @@ class SimConversation:
             self.agent.turn += 1
             return ModelResponse(_TEXT_ONLY, [], prompt_tokens, completion)
         actions = self.agent.plan_turn()
+        if isinstance(actions, str):  # the agent's reply without a call (its final text)
+            return ModelResponse(actions, [], prompt_tokens, completion + len(actions) // 4)
         n = self.n_ids
         calls = [ToolCall(f"sim_{n + i}", name, args) for i, (name, args) in enumerate(actions)]
         self.n_ids = n + len(calls)

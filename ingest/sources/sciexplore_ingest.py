@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from agenthop.harness.benchmarks.sciexplore import BENCHMARK
+from agenthop.harness.benchmarks.sciexplore import NAME as BENCHMARK
 from agenthop.harness.benchmarks.sciexplore.judge import JUDGE_NAME, JUDGE_VERSION, judge_task
 from agenthop.harness.benchmarks.sciexplore.release import Release, Task
 from agenthop.schemas import sciexplore as sx
