@@ -11,11 +11,9 @@ from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import cli_errors
 from agenthop.harness.storage import LocalPath, Location, is_remote
 from agenthop.harness.store_mirror import local_copy
-from agenthop.harness.benchmarks.sciexplore.release import is_release as is_sciexplore_release
 
 from .core import run_ingest
 from .progress import Progress
-from .sources.sciexplore_ingest import run_sciexplore_ingest
 from .warehouse import default_db_path
 
 _DIR = Location(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
@@ -48,13 +46,13 @@ _DIR = Location(path_type=Path, file_okay=False, resolve_path=True)  # errors na
     "--responses",
     type=click.Path(path_type=Path, dir_okay=False, exists=True, resolve_path=True),
     multiple=True,
-    help="SciExplore responses file (JSONL, docs/sciexplore.md#responses-files). Repeatable.",
+    help="Responses file of systems run elsewhere (SciExplore: docs/sciexplore.md#responses-files). Repeatable.",
 )
 @click.option(
     "--judgments",
     type=click.Path(path_type=Path, dir_okay=False, exists=True, resolve_path=True),
     multiple=True,
-    help="SciExplore judgments file (JSONL, docs/sciexplore.md#judgments-files). Repeatable.",
+    help="Judgments file: verdicts of another judge (SciExplore: docs/sciexplore.md#judgments-files). Repeatable.",
 )
 @click.option(
     "--inspect-log",
@@ -122,16 +120,6 @@ def main(
             return text
 
         release = local(benchmark) if benchmark is not None else None
-        sciexplore = responses or judgments or (release is not None and is_sciexplore_release(release))
-        if sciexplore:
-            if runs or reference_json or inspect_log:
-                raise click.UsageError("SciExplore inputs (a release with tasks.jsonl, --responses, --judgments) "
-                                       "load in a call of their own, without --runs, --reference-json or --inspect-log")
-            sci = run_sciexplore_ingest(path, release=release, responses=responses, judgments=judgments,
-                                        force=force, progress=Progress(quiet=quiet))
-            if not quiet:
-                click.echo(sci.summary())
-            return
         result = run_ingest(
             path,
             benchmark=release,
@@ -145,6 +133,7 @@ def main(
             accept_dq=accept_dq,
             progress=Progress(quiet=quiet),
             rename=rename if names else None,
+            imports={"responses": list(responses), "judgments": list(judgments)},
         )
     if not quiet:
         click.echo(result.summary())
