@@ -130,7 +130,8 @@ BENCHMARK = Benchmark(
     generate=generate,
     tool_names=TOOL_NAMES,
     prompts=prompts,
-    policies={a: a for a in ("mnemo-guess", "skim-search", "hunch-check", "delve-dr")},
+    # the simulated systems by archetype name (``--sim-archetype``, a panel's ``sim: {archetype: ...}``)
+    policies={a.replace("-", "_"): a for a in ("mnemo-guess", "skim-search", "hunch-check", "delve-dr")},
     simulated_policy=simulated_policy,
     simulated_agent=simulated_agent,
     conditions=PARADIGMS,
