@@ -578,20 +578,21 @@ async def run_sample_parts(
     return await run_episodes(lambda attempt: _episode(cfg, sample, seed, attempt), backend, cfg, first_attempt)
 
 
-async def run_sample(
-    item: Any,
-    graph: Any,
-    papers: Any,
-    labels: Any,
-    backend: Backend,
-    cfg: LoopConfig,
-    seed: int,
-    first_attempt: int = 0,
-) -> list[AttemptResult]:
-    """:func:`run_episodes` for one sample of ``cfg.benchmark``, given as the parts its ``episode``
-    hook takes (the item and what its tools need)."""
-    sample = (item, graph, papers, labels)
-    return await run_episodes(lambda attempt: _episode(cfg, sample, seed, attempt), backend, cfg, first_attempt)
+async def run_sample(*args: Any, seed: int | None = None, first_attempt: int = 0) -> list[AttemptResult]:
+    """:func:`run_episodes` for one sample of ``cfg.benchmark``: ``run_sample(*parts, backend, cfg,
+    seed)``, the parts being what its ``episode`` hook takes (its registry entry's ``sample_parts``: for
+    AgentHop the item, its graph, the paper pool and its labels; ``seed`` may be given by keyword)."""
+    at = next((k for k, a in enumerate(args) if isinstance(a, LoopConfig)), None)
+    if at is None or at < 1:
+        raise TypeError("run_sample(*parts, backend, cfg, seed, first_attempt=0): no LoopConfig given")
+    sample, backend, cfg, rest = args[: at - 1], args[at - 1], args[at], list(args[at + 1:])
+    if seed is None:
+        if not rest:
+            raise TypeError("run_sample: seed missing")
+        seed = rest.pop(0)
+    if rest:
+        first_attempt = rest.pop(0)
+    return await run_sample_parts(tuple(sample), backend, cfg, seed, first_attempt)
 
 
 __all__ = [

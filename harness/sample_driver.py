@@ -52,7 +52,7 @@ async def drive(
     The coordinator waits (``asyncio.wait``) only on tasks that are still running and on the abort
     events, so it sleeps until something happens: no CPU is spent while the workers wait for models.
     """
-    from .loop import run_sample_parts
+    from .loop import run_sample
 
     pending = deque(todo)
     abort = asyncio.Event()  # this run only (token cap)
@@ -82,7 +82,7 @@ async def drive(
         in_flight.add(sid)
         ctl.in_flight += 1
         try:
-            attempts = await run_sample_parts(parts(item), backend, cfg,
+            attempts = await run_sample(*parts(item), backend, cfg,
                                         sample_seed(seed, replicate, sid),
                                         first_attempt=writer.state.next_attempt.get(sid, 0))
         except BaseException:
