@@ -166,7 +166,7 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               help="Seconds one model call may take before it is abandoned and retried (as a transient error).")
 @click.option("--max-sample-seconds", default=None, type=click.FloatRange(min=0),
               help=f"Wall-clock seconds a real-backend sample may take over all its attempts; past them it "
-              f"ends as terminated_by 'time_limit' (0 = no cap; default {DEFAULT_MAX_SAMPLE_SECONDS:g}, "
+              f"ends as terminated_by 'time_limit' (0 = no cap; default: {DEFAULT_MAX_SAMPLE_SECONDS}; "
               "SciExplore: the paradigm's).")
 @click.option("--processes", type=click.IntRange(min=1),
               help="Worker processes for simulated runs of a panel (default: CPU count).")
