@@ -1,5 +1,5 @@
 """A run's settings that depend on its benchmark: the condition it names, the benchmark's own run
-options, and the caps (docs/harness.md#caps).
+options, and the caps (docs/harness.md#benchmarks-other-than-agenthop).
 
 A benchmark may give each condition caps of its own (``default_caps``: SciExplore's paradigms); the
 command line's ``--budget``, ``--max-turns``, ``--max-total-tokens`` and ``--max-sample-seconds``
