@@ -327,6 +327,7 @@ class InspectApiLog:
             except Exception as exc:
                 raise IngestError(
                     f"{self.path}: Inspect cannot read a sample ({type(exc).__name__}: {_line(exc)})"
+                    f"{_diagnosis(self.path)}"
                 ) from None
             keys.append((str(sample.id), int(sample.epoch)))
             yield _api_json(sample, exclude={"attachments", "events_data"})
@@ -334,18 +335,20 @@ class InspectApiLog:
 
 
 def _diagnosis(path: Path) -> str:
-    """What the built-in reader finds wrong with a log Inspect cannot open ('' if nothing)."""
+    """What the built-in reader finds wrong with a log Inspect cannot read, or that it reads it."""
     try:
         log: Log = ZipLog(path) if path.suffix == ".eval" else JsonLog(path)
         try:
             log.info()
+            for _ in log.samples():
+                pass
         finally:
             log.close()
     except IngestError as exc:
         reason = str(exc)
         prefix = f"{path}: "
         return "; " + (reason[len(prefix):] if reason.startswith(prefix) else reason)
-    return ""
+    return "; the built-in reader opens it (try --inspect-reader builtin)"
 
 
 def _line(exc: BaseException) -> str:
