@@ -422,7 +422,7 @@ def map_sample(
             "prompt_tokens": tok["prompt"], "completion_tokens": tok["completion"],
             "cache_read_tokens": tok["cache_read"], "cache_creation_tokens": tok["cache_write"],
             "cumulative_tokens": cumulative, "budget_before": 0, "budget_after": 0,
-            "content_chars": len(text_of(reply.get("content"))), "t_offset_s": offset,
+            "content_chars": len(text_of(reply.get("content"))), "t_offset_s": offset, "error_text": None,
         })
         for call_index, call in enumerate(calls):
             outcome = outcomes.get(str(call.get("id")), _Outcome("not_executed", None, 0))
