@@ -242,6 +242,7 @@ async def run_attempt(
                 "budget_after": remaining,
                 "content_chars": len(content),
                 "t_offset_s": clock() - t0,
+                "error_text": content,
             }
         )
 
@@ -515,6 +516,7 @@ def _turn_row(
         "budget_after": budget_after,
         "content_chars": content_chars,
         "t_offset_s": t_off,
+        "error_text": None,
     }
 
 

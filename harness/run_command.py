@@ -161,6 +161,9 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 @click.option("--max-cost-usd", default=0.0, show_default=True, type=click.FloatRange(min=0),
               help="Stop taking new samples before the estimated cost of this invocation (price table) "
               "passes this many USD (0 = off); rerun to continue.")
+@click.option("--strict-cost-cap", is_flag=True,
+              help="With --max-cost-usd: every sample in flight reserves the most it can cost under its token "
+              "cap, never an estimate from earlier samples (fewer samples run at once).")
 @click.option("--request-timeout", "request_timeout", default=DEFAULT_REQUEST_TIMEOUT_S, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
               help="Seconds one model call may take before it is abandoned and retried (as a transient error).")
@@ -205,7 +208,8 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
         base_url: str | None, api_key_env: str | None, rpm: float | None, tpm: float | None,
         sim_archetype: str | None, benchmark: str | None, condition: str | None, paradigm: str | None,
         search: str | None, replicate: int | None, workers: int,
-        max_concurrency: int, max_cost_usd: float, request_timeout: float, max_sample_seconds: float | None,
+        max_concurrency: int, max_cost_usd: float, strict_cost_cap: bool, request_timeout: float,
+        max_sample_seconds: float | None,
         processes: int | None, limit: int | None, out: Path, budget: int | None,
         max_turns: int | None, max_total_tokens: int | None, max_run_tokens: int, seed: int, messages: bool | None,
         progress: bool | None, flush_every: int | None, retry_errors: bool, shard: Shard | None,
@@ -224,6 +228,8 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     if condition is not None and paradigm is not None and condition != paradigm:
         raise AgentHopError("--condition and --paradigm name the same setting; give one")
     condition = condition or paradigm
+    if strict_cost_cap and not max_cost_usd:
+        raise AgentHopError("--strict-cost-cap needs --max-cost-usd USD")
     runs: list[RunSpec]
     if panel_file is not None:
         given = [o for o, v in zip(_MODEL_OPTIONS, (backend, model_id, base_url, api_key_env, sim_archetype,
@@ -255,6 +261,7 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
         caps=RunCaps(budget or 30, max_turns or 20, max_total_tokens or 200_000), seed=seed, workers=workers, limit=limit,
         record_messages=messages, flush_every=flush_every, max_run_tokens=max_run_tokens,
         retry_errors=retry_errors, progress=progress, max_concurrency=max_concurrency, max_cost_usd=max_cost_usd,
+        strict_cost_cap=strict_cost_cap,
         request_timeout_s=request_timeout,
         max_sample_seconds=DEFAULT_MAX_SAMPLE_SECONDS if max_sample_seconds is None else max_sample_seconds,
         compact=not is_remote(out),  # an object store keeps parts as written (harness/store_mirror.py)

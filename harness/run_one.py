@@ -82,7 +82,7 @@ def run_model(
 
     async def go() -> RunResult:
         ctl = RunControl(stop or threading.Event(), max_concurrency=opts.max_concurrency,
-                         cost=cost_guard_for(opts.max_cost_usd))
+                         cost=cost_guard_for(opts.max_cost_usd, opts.strict_cost_cap))
         if handle_signals:
             ctl.install()
         try:
