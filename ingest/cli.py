@@ -119,7 +119,6 @@ def main(
     if benchmark is None and not runs and not reference_json and not responses and not judgments and not inspect_log:
         raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json, --responses, "
                                "--judgments and/or --inspect-log")
-    path = db if db is not None else Path(default_db_path()).absolute()
     with ExitStack() as stack:
         names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
 
