@@ -14,6 +14,7 @@ from agenthop.harness.store_mirror import local_copy
 
 from .core import run_ingest
 from .progress import Progress
+from .remove import remove_runs
 from .warehouse import default_db_path
 
 _DIR = Location(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
@@ -78,6 +79,9 @@ _DIR = Location(path_type=Path, file_okay=False, resolve_path=True)  # errors na
     help="Load rows that break the data-quality rules (negative counts, totals that disagree, ...) "
     "instead of refusing the ingest; every violation is recorded in raw.dq_issues.",
 )
+@click.option("--delete-run", "delete_runs", multiple=True, metavar="RUN_ID",
+              help="Delete a loaded run (every row of it), alone in its call; the next dbt build drops its "
+              "mart rows (docs/ingest.md#incremental-builds). Repeatable.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no summary line (errors only).")
 @cli_errors
 def main(
@@ -93,6 +97,7 @@ def main(
     partial: bool,
     force: bool,
     accept_dq: bool,
+    delete_runs: tuple[str, ...],
     quiet: bool,
 ) -> None:
     """Load the benchmark and trajectories into the warehouse, in one transaction.
@@ -100,10 +105,18 @@ def main(
     Idempotent: unchanged inputs are skipped, a changed run replaces its previous version whole.
     A bad input leaves the warehouse exactly as it was and names the file and the problem.
     """
+    path = db if db is not None else Path(default_db_path()).absolute()
+    if delete_runs:
+        if benchmark is not None or runs or reference_json or responses or judgments or inspect_log:
+            raise click.UsageError("--delete-run deletes runs in a call of its own, without inputs to load")
+        deleted = remove_runs(path, delete_runs)
+        if not quiet:
+            click.echo(f"deleted {len(delete_runs)} run(s) from {path}: "
+                       + " ".join(f"{t}={n}" for t, n in deleted.items()))
+        return
     if benchmark is None and not runs and not reference_json and not responses and not judgments and not inspect_log:
         raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json, --responses, "
                                "--judgments and/or --inspect-log")
-    path = db if db is not None else Path(default_db_path()).absolute()
     with ExitStack() as stack:
         names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
 
