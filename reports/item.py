@@ -168,3 +168,15 @@ def build(wh: Warehouse, sample_id: str, runs: Sequence[RunInfo]) -> tuple[dict[
         )
     box = Charts()
     return context(load_items(wh, [sample_id], runs), sample_id, runs, box), box
+
+
+class ItemPages:
+    """This module's item pages, for :meth:`reports.site.Site.write_item_pages`."""
+
+    template = "item.html.j2"
+    section_template = "_item_section.html.j2"
+    load = staticmethod(load_items)
+    context = staticmethod(context)
+
+
+PAGES = ItemPages()

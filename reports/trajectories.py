@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .queries import RunInfo
+from .core.runs import RunInfo
 
 
 @dataclass
