@@ -98,3 +98,15 @@ def own_page(benchmark: str, command: str) -> Callable[..., Any] | None:
     """The benchmark's own page for `command`, if it brings one."""
     s = sections_for(benchmark)
     return s.pages.get(command) if s is not None else None
+
+
+#: The template of :func:`table_section` (a benchmark that needs no template of its own uses it).
+TABLE_TEMPLATE = "_section_table.html.j2"
+
+
+def table_section(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], note: str = "",
+                  anchor: str = "") -> Section:
+    """A section that is one table: `columns` as its header, `rows` as its cells (autoescaped text;
+    numbers right-aligned), with an optional note above it."""
+    return Section(title=title, template=TABLE_TEMPLATE, anchor=anchor,
+                   context={"columns": list(columns), "rows": [list(r) for r in rows], "note": note})
