@@ -27,7 +27,6 @@ Examples (each subcommand's --help has its own):
   agenthop-report leaderboard --condition closed_book
   agenthop-report reruns --model verifier
   agenthop-report item st_0001 --models early-committer,verifier
-  agenthop-report compare --runs inspect-EVAL_A-e1,inspect-EVAL_B-e1   (any benchmark's runs)
   agenthop-report paper --condition full
   agenthop-report sql "SELECT model, accuracy FROM model_summary" --format csv
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.registry import ReportSections
+from .marts import MART_COLUMNS
 from ..core.runs import RunInfo
 from ..warehouse import Warehouse
 
@@ -66,4 +67,5 @@ def item_page(wh: Warehouse, site: Any, sample_id: str, runs: Sequence[RunInfo])
 SECTIONS = ReportSections(
     name="agenthop",
     pages={"compare": compare_page, "reruns": reruns_page, "item": item_page},
+    mart_columns=MART_COLUMNS,
 )

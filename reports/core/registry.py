@@ -7,6 +7,8 @@ A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
   shared page after the shared sections;
 - ``item``: ``(wh, sample_ids, runs) -> {sample_id: Section}``, the item itself (its question, target,
   ...) shown at the top of the shared item page;
+- ``mart_columns``: the columns its queries read from its own marts (a mart built without one is a
+  user error naming it);
 - ``pages``: a page of its own for a command (``"compare"``, ``"reruns"``, ``"item"``), a callable the
   CLI hands the warehouse, the site and the runs; used when every run of the report is of this benchmark.
 
@@ -53,6 +55,8 @@ class ReportSections:
     reruns: SectionsFn | None = None
     item: Callable[..., Mapping[str, Section]] | None = None
     pages: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    #: the columns its report queries read, per mart of its own (checked before a report runs)
+    mart_columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 _REGISTERED: dict[str, ReportSections] = {}
@@ -92,6 +96,16 @@ def sections_for(benchmark: str | None) -> ReportSections | None:
         if found is not None:
             return found
     return None
+
+
+def mart_columns() -> dict[str, tuple[str, ...]]:
+    """Every benchmark's declared mart columns (its entry imported on first use)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name in {*ENTRIES, *_REGISTERED}:
+        s = _entry(name)
+        if s is not None:
+            out.update(s.mart_columns)
+    return out
 
 
 def own_page(benchmark: str, command: str) -> Callable[..., Any] | None:
