@@ -3,7 +3,7 @@
 A pair (or group) of runs is *binary* when every score its final trajectories carry is 0 or 1 (or none
 carries one): they are compared on is_correct with the exact McNemar test. Otherwise the scores are
 *graded* and the comparison uses :func:`reports.stats.paired_graded` on the items both runs scored
-(docs/reports.md#shared-compare). The page says which test it used.
+(docs/reports.md#binary-or-graded). The page says which test it used.
 """
 
 from __future__ import annotations
