@@ -16,7 +16,7 @@ from agenthop.harness.episode import Answer, CallResult
 
 ANSWER_TOOL = "final_answer"
 GOLD = "Kepler-186f"
-ANSWER_SPEC = ToolSpec(ANSWER_TOOL, "Give the final answer.",
+ANSWER_TOOL_DEF = ToolSpec(ANSWER_TOOL, "Give the final answer.",
                        {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]})
 NUDGE = "Continue, then call final_answer."
 
@@ -72,7 +72,7 @@ class NativeSearchEpisode:
 def context(native_search: bool = True) -> SampleContext:
     q = Question()
     return SampleContext(item=q, system_prompt="Answer with the help of web search.", user_prompt=q.text,
-                         tools=[ANSWER_SPEC], condition="full", native_search=native_search)
+                         tools=[ANSWER_TOOL_DEF], condition="full", native_search=native_search)
 
 
 def run_native(backend: Any, waits: Any, **cfg: Any) -> list[Any]:
