@@ -56,6 +56,7 @@ from .backends.base import (
 from . import benchmarks
 from .backends.retry import backoff_delay
 from .episode import Answer, Episode
+from .provider_calls import provider_call_rows
 from .errors import AgentHopError
 from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
 
@@ -316,11 +317,16 @@ async def run_attempt(
         if text:
             last_text = text
         tcs = resp.tool_calls or []
-        n_calls = len(tcs)
+        # searches the provider ran itself (native search): recorded first (harness/provider_calls.py)
+        provided = provider_call_rows(resp.provider_calls, _call_row, sid, attempt, turn_idx, seq, emitted, remaining)
+        calls += provided
+        seq += len(provided)
+        tool_errors += sum(r["status"] in error_statuses for r in provided)
+        n_calls = len(tcs) + len(provided)
         budget_before = remaining
 
         if cum > max_total_tokens:
-            for ci, tc in enumerate(tcs):
+            for ci, tc in enumerate(tcs, len(provided)):
                 calls.append(_call_row(sid, attempt, turn_idx, ci, seq, tc.name, tc.args, emitted(tc.name, tc.args),
                                        0, NOT_EXECUTED, 0, remaining))
                 seq += 1
@@ -334,7 +340,7 @@ async def run_attempt(
 
         if not tcs:
             turns.append(
-                _turn_row(sid, attempt, turn_idx, 0, p, c, cr, cw, cum, budget_before, remaining,
+                _turn_row(sid, attempt, turn_idx, n_calls, p, c, cr, cw, cum, budget_before, remaining,
                           len(text), t_off)
             )
             if not text:
@@ -350,7 +356,7 @@ async def run_attempt(
 
         # 3. run the calls in emitted order
         outputs: list[str] = []
-        for ci, tc in enumerate(tcs):
+        for ci, tc in enumerate(tcs, len(provided)):
             name = tc.name
             args = tc.args
             error_type = None

@@ -159,6 +159,10 @@ class SimBackend:
         self.agent = agent
 
     def start(self, ctx: SampleContext) -> SimConversation:
+        if ctx.native_search:  # no search tool of its own (harness/backends/native_search.py)
+            from .native_search import unsupported
+
+            raise unsupported("sim")
         rng = random.Random(stable_seed(self.seed, ctx.seed, self.model_name, ctx.item.id, ctx.attempt))
         return SimConversation(self.params, ctx, rng, self.agent)
 
