@@ -39,13 +39,17 @@ demo: $(STAMP)
 	@echo "paper:       $(abspath $(DEMO_DIR)/paper/index.html)"
 	@$(MAKE) --no-print-directory demo-sciexplore
 
-# SciExplore on the same warehouse: synthetic release, a responses file of simulated systems (three
-# paradigms, four replicates) and a simulated second judge's verdicts, ingest (with the normalized-match
+# SciExplore on the same warehouse: synthetic release, the simulated search agents of
+# panels/sciexplore_demo.yaml run through the harness (three paradigms, four replicates), a responses
+# file of simulated systems and a simulated second judge's verdicts, ingest (with the normalized-match
 # judge), dbt build, the report.
 demo-sciexplore: $(STAMP)
 	$(BIN)/agenthop-harness make-benchmark --benchmark sciexplore --out $(DEMO_DIR)/sciexplore/benchmark --seed 0 \
 	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl --judgments $(DEMO_DIR)/sciexplore/judgments.jsonl
+	$(BIN)/agenthop-harness run --panel panels/sciexplore_demo.yaml --data $(DEMO_DIR)/sciexplore/benchmark \
+	  --out $(DEMO_DIR)/sciexplore/runs
 	$(BIN)/agenthop-ingest --db $(AGENTHOP_DB) --benchmark $(DEMO_DIR)/sciexplore/benchmark \
+	  --runs $(DEMO_DIR)/sciexplore/runs \
 	  --responses $(DEMO_DIR)/sciexplore/responses.jsonl --judgments $(DEMO_DIR)/sciexplore/judgments.jsonl
 	$(BIN)/dbt build --log-level warn
 	$(BIN)/agenthop-report sciexplore --out $(DEMO_DIR)/sciexplore/report

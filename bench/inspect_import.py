@@ -6,7 +6,8 @@ SAMPLES_PER_LOG samples each (SAMPLES in all), every member zstd-compressed as I
 them. Then, each as its own measured subprocess (best of REPEATS):
 
 - ``inspect_read_samples``: ``inspect_ai.log.read_eval_log_samples`` over every log, the yardstick;
-- ``inspect_ingest``: ``agenthop-ingest --inspect-log DIR`` into a fresh warehouse.
+- ``inspect_ingest``: ``agenthop-ingest --inspect-reader builtin --inspect-log DIR`` into a fresh warehouse
+  (``auto`` reads through Inspect's API when it is installed, which is that yardstick plus the mapping).
 
 The ratio import / read is in the JSON (target: at most 1). Run alone: ``python bench/inspect_import.py``.
 """
@@ -78,7 +79,7 @@ def inspect_stages(work: Path) -> list[StageResult]:
     runs = []
     for r in range(REPEATS):
         runs.append(best_of(1, "inspect_ingest", [str(BIN / "agenthop-ingest"), "--db", str(dbs / f"w{r}.duckdb"),
-                                                   "--inspect-log", str(logs), "--quiet"]))
+                                                   "--inspect-reader", "builtin", "--inspect-log", str(logs), "--quiet"]))
     ingest = min(runs, key=lambda x: x.wall_s)
     ingest.extra["walls_s"] = [x.wall_s for x in runs]
     for stage in (read, ingest):

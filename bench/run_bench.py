@@ -34,6 +34,7 @@ import harness_real  # noqa: E402
 import reports as reports_bench  # noqa: E402
 import paper as paper_bench  # noqa: E402
 import sciexplore as sciexplore_bench  # noqa: E402
+import incremental as incremental_bench  # noqa: E402
 from reference_import import reference_stages  # noqa: E402
 from inspect_import import inspect_stages  # noqa: E402
 
@@ -326,11 +327,13 @@ def main() -> int:
     results += inspect_stages(work / "inspect")  # Inspect logs: 10,000 samples against Inspect's own reader
     results += sciexplore_bench.measure(work / "sciexplore", env, REPEATS)  # 13 systems x 4 replicates
     results += harness_real.run(work / "harness_real")
+    results += incremental_bench.measure(work / "incremental", bench_dir, env)  # 95 runs + 1
     if not args.skip_10x:
         scale("10x", 10, work, bench_dir, results, env)
     info = machine()
     missed = (verdicts(results) + harness_real.missed(results) + reports_bench.verdicts(results)
-              + paper_bench.verdicts(results) + sciexplore_bench.verdicts(results))
+              + paper_bench.verdicts(results) + sciexplore_bench.verdicts(results)
+              + incremental_bench.verdicts(results))
     md = markdown(info, results, missed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],

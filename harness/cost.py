@@ -9,6 +9,11 @@ reads and writes are priced at the input rate times their multipliers.
 sample's cost (:meth:`CostGuard.reserve`), and the sample starts only when what this invocation has
 spent, plus the reservations of the samples in flight, plus its own stays within the cap
 (harness/reservations.py). The estimate is the price table's, so it is as good as that table.
+
+With ``strict`` (``--strict-cost-cap``) every sample in flight reserves its ceiling, the most its
+attempts can cost under the per-sample token cap at the model's dearest rate, for the whole time it
+runs, whatever the samples before it cost; no sample starts alone past the cap. Samples dearer than
+the ones before them can then no longer carry the spend past the cap.
 """
 
 from __future__ import annotations
@@ -103,25 +108,32 @@ class CostGuard:
     high quantile of its samples' costs.
     """
 
-    def __init__(self, cap_usd: float) -> None:
+    def __init__(self, cap_usd: float, strict: bool = False) -> None:
         self.cap_usd = float(cap_usd)
+        self.strict = strict
         self.budget = Reservations(self.cap_usd)
         self._seen: dict[str, list[float]] = {}  # model -> USD of each finished sample
         self._unpriced_warned: set[str] = set()
+        self._ceiling_warned: set[str] = set()
         self.refused = False
 
     @property
     def spent_usd(self) -> float:
         return self.budget.spent
 
-    def reservation(self, model: Any, token_cap: int) -> tuple[float, bool]:
-        """(USD one more sample of ``model`` reserves, whether that is the provisional ceiling)."""
+    def reservation(self, model: Any, token_cap: int, attempts: int = 1) -> tuple[float, bool]:
+        """(USD one more sample of ``model`` reserves, whether that is the provisional ceiling).
+
+        Strict: the ceiling of all ``attempts`` the loop may make, never provisional (a sample the
+        cap cannot pay for in full does not start)."""
         price = model_price(model)
         if price is None:
             return 0.0, False
+        if self.strict:
+            return price.max_usd(token_cap) * max(1, attempts), False
         return estimate(self._seen.get(model.name, []), price.max_usd(token_cap))
 
-    async def reserve(self, model: Any, token_cap: int) -> int | None:
+    async def reserve(self, model: Any, token_cap: int, attempts: int = 1) -> int | None:
         """A ticket for one more sample of ``model`` once the cap can pay for it (None: the cap is
         reached; ``refused`` is then set)."""
         name = model.name
@@ -129,9 +141,16 @@ class CostGuard:
             self._unpriced_warned.add(name)
             print(f"model {name!r}: {model.provider_model!r} is not in the price table; --max-cost-usd does not "
                   "count its samples", file=sys.stderr, flush=True)
-        ticket = await self.budget.reserve(lambda: self.reservation(model, token_cap))
+        ticket = await self.budget.reserve(lambda: self.reservation(model, token_cap, attempts))
         if ticket is None:
             self.refused = True
+            ceiling, _ = self.reservation(model, token_cap, attempts)
+            if self.strict and name not in self._ceiling_warned:
+                self._ceiling_warned.add(name)
+                print(f"model {name!r}: --strict-cost-cap: one more sample may cost up to ${ceiling:.4f} "
+                      f"({max(1, attempts)} attempt(s) of {token_cap:,} tokens at the dearest rate), more than "
+                      f"the ${max(0.0, self.cap_usd - self.spent_usd):.4f} left of --max-cost-usd",
+                      file=sys.stderr, flush=True)
         return ticket
 
     def spent(self, model: Any, attempts: Sequence[Any], ticket: int | None = None) -> float:
@@ -157,6 +176,6 @@ def price_or_none(model: Any) -> Price | None:
         return None
 
 
-def cost_guard_for(max_cost_usd: float) -> CostGuard | None:
-    """The cost guard of ``--max-cost-usd`` (None when off)."""
-    return CostGuard(max_cost_usd) if max_cost_usd else None
+def cost_guard_for(max_cost_usd: float, strict: bool = False) -> CostGuard | None:
+    """The cost guard of ``--max-cost-usd`` (None when off); ``strict``: ``--strict-cost-cap``."""
+    return CostGuard(max_cost_usd, strict) if max_cost_usd else None

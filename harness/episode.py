@@ -85,3 +85,15 @@ class Episode(Protocol):
 
     #: the user message after a turn that left no budget
     budget_advisory: str
+
+
+class TextAnswerEpisode(Episode, Protocol):
+    """An episode whose answer is the model's final text, not an answer tool's call (optional: the
+    loop reads ``text_is_answer`` with a default of False). A reply without a tool call ends the attempt
+    as ``answer``; an attempt that a cap or an error ends is scored on the last text the model wrote."""
+
+    text_is_answer: bool
+
+    def answer_from_text(self, text: str | None, terminated_by: str) -> Answer:
+        """The answer a final text gives (``text`` None when the model wrote none)."""
+        ...

@@ -17,7 +17,10 @@ call costs and does, the answer tool and its scoring, the fixed texts) comes fro
 * after every successful call the cumulative prompt + completion + cache-write tokens are compared
   with ``caps.max_total_tokens`` (strict ``>``); crossing it ends the attempt as ``token_limit`` and that
   response's calls are recorded as ``not_executed``;
-* a response with neither text nor calls ends the attempt as ``error``; text only gets the nudge;
+* a response with neither text nor calls ends the attempt as ``error``; text only gets the nudge, or,
+  when the episode's ``text_is_answer`` is true (a benchmark whose answer is the final text), is the
+  answer and ends the attempt as ``answer``; such an attempt ended by a cap or an error is scored on
+  the last text the model wrote (``episode.answer_from_text(text, terminated_by)``);
 * calls run in emitted order, each budget-checked (two consecutive rejections end the attempt as
   ``budget``; any executed call, even a free one, resets the count; the answer tool is never
   rejected for budget); calls after the episode's answer tool in the same turn still run, the last
@@ -53,6 +56,7 @@ from .backends.base import (
 from . import benchmarks
 from .backends.retry import backoff_delay
 from .episode import Answer, Episode
+from .provider_calls import provider_call_rows
 from .errors import AgentHopError
 from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
 
@@ -108,6 +112,8 @@ class LoopConfig:
     max_sample_seconds: float = 0.0
     #: the benchmark whose samples are played (its registry entry builds each attempt's episode)
     benchmark: str = DEFAULT_BENCHMARK
+    #: the benchmark's own run options, handed to its ``episode`` hook (none: the hook is called without)
+    options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         known = benchmarks.get(self.benchmark).conditions
@@ -195,6 +201,8 @@ async def run_attempt(
     cost_of = episode.cost
     answer_tool = episode.answer_tool
     error_statuses = episode.error_statuses
+    text_is_answer = bool(getattr(episode, "text_is_answer", False))
+    last_text: str | None = None  # the last text the model wrote (the answer of a text-answer episode)
     sleep = cfg.sleep
     nudge_text = episode.nudge()
     footer = episode.footer
@@ -235,6 +243,7 @@ async def run_attempt(
                 "budget_after": remaining,
                 "content_chars": len(content),
                 "t_offset_s": clock() - t0,
+                "error_text": content,
             }
         )
 
@@ -305,12 +314,19 @@ async def run_attempt(
         cum = tot_p + tot_c + tot_cw
         t_off = clock() - t0
         text = resp.text or ""
+        if text:
+            last_text = text
         tcs = resp.tool_calls or []
-        n_calls = len(tcs)
+        # searches the provider ran itself (native search): recorded first (harness/provider_calls.py)
+        provided = provider_call_rows(resp.provider_calls, _call_row, sid, attempt, turn_idx, seq, emitted, remaining)
+        calls += provided
+        seq += len(provided)
+        tool_errors += sum(r["status"] in error_statuses for r in provided)
+        n_calls = len(tcs) + len(provided)
         budget_before = remaining
 
         if cum > max_total_tokens:
-            for ci, tc in enumerate(tcs):
+            for ci, tc in enumerate(tcs, len(provided)):
                 calls.append(_call_row(sid, attempt, turn_idx, ci, seq, tc.name, tc.args, emitted(tc.name, tc.args),
                                        0, NOT_EXECUTED, 0, remaining))
                 seq += 1
@@ -324,19 +340,23 @@ async def run_attempt(
 
         if not tcs:
             turns.append(
-                _turn_row(sid, attempt, turn_idx, 0, p, c, cr, cw, cum, budget_before, remaining,
+                _turn_row(sid, attempt, turn_idx, n_calls, p, c, cr, cw, cum, budget_before, remaining,
                           len(text), t_off)
             )
             if not text:
                 terminated = "error"  # empty response: neither text nor calls
                 break
             conv.add_assistant(resp)
+            if text_is_answer:  # a reply without a call is the answer
+                answer = episode.answer_from_text(text, "answer")
+                terminated = "answer"
+                break
             conv.add_user(nudge_text + footer(turn_idx + 1, cum, budget_total - remaining))
             continue
 
         # 3. run the calls in emitted order
         outputs: list[str] = []
-        for ci, tc in enumerate(tcs):
+        for ci, tc in enumerate(tcs, len(provided)):
             name = tc.name
             args = tc.args
             error_type = None
@@ -392,7 +412,12 @@ async def run_attempt(
         terminated = "max_turns"
 
     assert terminated is not None
-    scored = answer if answer is not None else episode.no_answer()
+    if answer is not None:
+        scored = answer
+    elif text_is_answer:  # a cap or an error ended it: its last text, if any, is the answer
+        scored = episode.answer_from_text(last_text, terminated)
+    else:
+        scored = episode.no_answer()
     trajectory = {
         "sample_id": sid,
         "attempt": attempt,
@@ -497,6 +522,7 @@ def _turn_row(
         "budget_after": budget_after,
         "content_chars": content_chars,
         "t_offset_s": t_off,
+        "error_text": None,
     }
 
 
@@ -504,7 +530,8 @@ def _episode(cfg: LoopConfig, sample: tuple[Any, ...], seed: int, attempt: int) 
     bench = benchmarks.get(cfg.benchmark)
     if bench.episode is None:
         raise AgentHopError(f"benchmark {cfg.benchmark!r} has no agent episode: its runs come from elsewhere")
-    return bench.episode(*sample, condition=cfg.condition, caps=cfg.caps, seed=seed, attempt=attempt)
+    extra = {"options": cfg.options} if cfg.options else {}
+    return bench.episode(*sample, condition=cfg.condition, caps=cfg.caps, seed=seed, attempt=attempt, **extra)
 
 
 def build_context(item: Any, graph: Any, papers: Any, labels: Any, cfg: LoopConfig, seed: int,
@@ -547,20 +574,33 @@ async def run_episodes(
     return results
 
 
-async def run_sample(
-    item: Any,
-    graph: Any,
-    papers: Any,
-    labels: Any,
+async def run_sample_parts(
+    sample: tuple[Any, ...],
     backend: Backend,
     cfg: LoopConfig,
     seed: int,
     first_attempt: int = 0,
 ) -> list[AttemptResult]:
-    """:func:`run_episodes` for one sample of ``cfg.benchmark``, given as the parts its ``episode``
-    hook takes (the item and what its tools need)."""
-    sample = (item, graph, papers, labels)
+    """:func:`run_episodes` for one sample of ``cfg.benchmark`` given as the parts its ``episode`` hook
+    takes (its registry entry's ``sample_parts``)."""
     return await run_episodes(lambda attempt: _episode(cfg, sample, seed, attempt), backend, cfg, first_attempt)
+
+
+async def run_sample(*args: Any, seed: int | None = None, first_attempt: int = 0) -> list[AttemptResult]:
+    """:func:`run_episodes` for one sample of ``cfg.benchmark``: ``run_sample(*parts, backend, cfg,
+    seed)``, the parts being what its ``episode`` hook takes (its registry entry's ``sample_parts``: for
+    AgentHop the item, its graph, the paper pool and its labels; ``seed`` may be given by keyword)."""
+    at = next((k for k, a in enumerate(args) if isinstance(a, LoopConfig)), None)
+    if at is None or at < 1:
+        raise TypeError("run_sample(*parts, backend, cfg, seed, first_attempt=0): no LoopConfig given")
+    sample, backend, cfg, rest = args[: at - 1], args[at - 1], args[at], list(args[at + 1:])
+    if seed is None:
+        if not rest:
+            raise TypeError("run_sample: seed missing")
+        seed = rest.pop(0)
+    if rest:
+        first_attempt = rest.pop(0)
+    return await run_sample_parts(tuple(sample), backend, cfg, seed, first_attempt)
 
 
 __all__ = [
@@ -573,4 +613,5 @@ __all__ = [
     "run_attempt",
     "run_episodes",
     "run_sample",
+    "run_sample_parts",
 ]

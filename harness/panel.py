@@ -2,6 +2,7 @@
 
 Format::
 
+    benchmark: agenthop              # optional: the registry name of the benchmark (default agenthop)
     defaults: {backend: sim, conditions: [full], replicates: 1}
     models:
       - name: early-committer
@@ -18,6 +19,10 @@ Format::
         sampling: {temperature: 0.7, max_tokens: 4096}
         conditions: [full, no_search, closed_book]
         replicates: 3                 # replicate numbers 0, 1, 2
+        options: {search: native}     # the benchmark's own run options (SciExplore: search)
+
+``conditions`` are the benchmark's (AgentHop: full, no_search, closed_book; SciExplore: its paradigms
+foundation, search, deep_research); ``sim:`` blocks are the benchmark's simulated policies.
 
 Every problem is an ``AgentHopError`` naming the file, the line and the key.
 """
@@ -67,10 +72,10 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _MODEL_KEYS = (
     "name", "backend", "model_id", "base_url", "api_key_env", "sampling", "sim", "family", "tier",
-    "generation", "conditions", "replicates", "rpm", "tpm",
+    "generation", "conditions", "replicates", "rpm", "tpm", "options",
 )
 _DEFAULT_KEYS = tuple(k for k in _MODEL_KEYS if k not in ("name", "model_id"))
-_TOP_KEYS = ("defaults", "models", "name", "description")
+_TOP_KEYS = ("defaults", "models", "name", "description", "benchmark")
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,8 @@ class ModelSpec:
     #: the endpoint's requests / tokens per minute (harness/limiter.py); not part of the run identity
     rpm: float | None = None
     tpm: float | None = None
+    #: the benchmark's own run options (``options:``), checked by its registry entry
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def provider_model(self) -> str:
@@ -111,17 +118,29 @@ class RunSpec:
     model: ModelSpec
     condition: str = "full"
     replicate: int = 0
+    #: the benchmark the run plays (its registry name)
+    benchmark: str = DEFAULT_BENCHMARK
+    #: the benchmark's own run options, completed by its ``run_options`` hook (part of the run identity
+    #: when not empty)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: the run's caps when its benchmark sets them per condition (harness/run_plan.py); None: the
+    #: command line's
+    caps: Any = None
+    #: the run's wall-clock cap per sample, likewise (None: the command line's)
+    max_sample_seconds: float | None = None
 
 
 @dataclass(frozen=True)
 class Panel:
     path: str
     models: tuple[ModelSpec, ...]
+    benchmark: str = DEFAULT_BENCHMARK
 
     def runs(self) -> list[RunSpec]:
         """Every (model, condition, replicate), models in file order."""
         return [
-            RunSpec(m, c, r) for m in self.models for c in m.conditions for r in range(m.replicates)
+            RunSpec(m, c, r, benchmark=self.benchmark, options=dict(m.options))
+            for m in self.models for c in m.conditions for r in range(m.replicates)
         ]
 
 
@@ -206,6 +225,15 @@ def parse_panel(doc: Any, path: str = "<panel>") -> Panel:
     for key in doc:
         if key not in _TOP_KEYS:
             raise ctx.error(doc, "", str(key), f"unknown key (allowed: {', '.join(_TOP_KEYS)})")
+    benchmark = doc.get("benchmark", DEFAULT_BENCHMARK)
+    from . import benchmarks
+
+    if not isinstance(benchmark, str) or benchmark not in benchmarks.names():
+        raise ctx.error(doc, "", "benchmark", f"{benchmark!r} is not a known benchmark ({', '.join(benchmarks.names())})")
+    try:
+        bench = benchmarks.get(benchmark)
+    except AgentHopError as exc:
+        raise ctx.error(doc, "", "benchmark", str(exc)) from None
     defaults = doc.get("defaults") or {}
     if not isinstance(defaults, dict):
         raise ctx.error(doc, "", "defaults", "must be a mapping")
@@ -223,15 +251,16 @@ def parse_panel(doc: Any, path: str = "<panel>") -> Panel:
             raise ctx.error(doc, where, None, "each model must be a mapping with at least 'name'")
         if isinstance(entry.get("name"), str):
             where = f"models[{i}] ({entry['name']})"
-        spec = _parse_model(ctx, entry, defaults, where)
+        spec = _parse_model(ctx, entry, defaults, where, bench)
         if spec.name in seen:
             raise ctx.error(entry, where, "name", f"duplicate model name (also {seen[spec.name]})")
         seen[spec.name] = where
         specs.append(spec)
-    return Panel(path=path, models=tuple(specs))
+    return Panel(path=path, models=tuple(specs), benchmark=benchmark)
 
 
-def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str) -> ModelSpec:  # type: ignore[type-arg]
+def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str,  # type: ignore[type-arg]
+                 bench: Any = None) -> ModelSpec:
     for key in entry:
         if key not in _MODEL_KEYS:
             raise ctx.error(entry, where, str(key), f"unknown key (allowed: {', '.join(_MODEL_KEYS)})")
@@ -266,15 +295,16 @@ def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str) -> ModelSpe
 
     conditions_raw, src = get("conditions")
     if conditions_raw is None:
-        conditions: tuple[str, ...] = ("full",)
+        conditions: tuple[str, ...] = (bench.conditions[0],) if bench is not None else ("full",)
     else:
         if isinstance(conditions_raw, str):
             conditions_raw = [conditions_raw]
         if not isinstance(conditions_raw, list) or not conditions_raw:
             raise ctx.error(src, where, "conditions", "must be a non-empty list")
+        known = tuple(bench.conditions) if bench is not None else CONDITIONS
         for c in conditions_raw:
-            if c not in CONDITIONS:
-                raise ctx.error(src, where, "conditions", f"{c!r} is not one of {', '.join(CONDITIONS)}")
+            if c not in known:
+                raise ctx.error(src, where, "conditions", f"{c!r} is not one of {', '.join(known)}")
         if len(set(conditions_raw)) != len(conditions_raw):
             raise ctx.error(src, where, "conditions", "lists a condition twice")
         conditions = tuple(conditions_raw)
@@ -328,7 +358,7 @@ def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str) -> ModelSpe
         for key in ("model_id", "base_url", "api_key_env", "rpm", "tpm"):
             if key in entry:
                 raise ctx.error(entry, where, key, "does not apply to backend sim")
-        problem = validate_sim_spec(sim)
+        problem = validate_sim_spec(sim, bench.name if bench is not None else DEFAULT_BENCHMARK)
         if problem:
             line = src_sim.lines.get("sim", 0) if isinstance(src_sim, _LineDict) else 0
             loc = f"{ctx.path}:{line}" if line else ctx.path
@@ -341,21 +371,35 @@ def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str) -> ModelSpe
             _, src = get("sampling")
             raise ctx.error(src, where, "sampling", problem)
 
+    options, src_opt = get("options")
+    options = options or {}
+    if not isinstance(options, dict):
+        raise ctx.error(src_opt, where, "options", "must be a mapping such as {search: native}")
+    if options and (bench is None or bench.run_options is None):
+        raise ctx.error(src_opt, where, "options", f"benchmark {getattr(bench, 'name', DEFAULT_BENCHMARK)!r} takes no "
+                        "run options")
+    if bench is not None and bench.run_options is not None:
+        for c in conditions:
+            try:
+                bench.run_options(c, dict(options))
+            except AgentHopError as exc:
+                raise ctx.error(src_opt, where, "options", f"{c}: {exc}") from None
+
     return ModelSpec(
         name=name, backend=backend, model_id=model_id, base_url=base_url, api_key_env=api_key_env,
         sampling=dict(sampling), sim=dict(sim), family=opt_str("family"), tier=tier,
         generation=generation,
-        conditions=conditions, replicates=replicates,
+        conditions=conditions, replicates=replicates, options=dict(options),
         rpm=limits["rpm"] if backend != "sim" else None, tpm=limits["tpm"] if backend != "sim" else None,
     )
 
 
-def validate_sim_spec(sim: Mapping[str, Any]) -> str | None:
+def validate_sim_spec(sim: Mapping[str, Any], benchmark: str = DEFAULT_BENCHMARK) -> str | None:
     """The problem with a sim spec, as the policy module reports it, or None when it is valid."""
     from . import benchmarks
 
-    try:  # a panel's sim: blocks are policies of the default benchmark's simulated agents
-        policy_from_spec = benchmarks.get(DEFAULT_BENCHMARK).simulated_policy
+    try:  # a panel's sim: blocks are policies of its benchmark's simulated agents
+        policy_from_spec = benchmarks.get(benchmark).simulated_policy
     except AgentHopError:  # not installed in this build: the run reports it
         return None
     if policy_from_spec is None:

@@ -147,7 +147,7 @@ async def _arun_concurrent(
 ) -> None:
     """The real-backend runs of a panel at the same time in this event loop: each with its own workers
     and its endpoint's limiter, all under ``--max-concurrency`` samples in flight and the cost guard."""
-    ctl = RunControl(stop, max_concurrency=opts.max_concurrency, cost=cost_guard_for(opts.max_cost_usd))
+    ctl = RunControl(stop, max_concurrency=opts.max_concurrency, cost=cost_guard_for(opts.max_cost_usd, opts.strict_cost_cap))
     ctl.install()
     limiters = endpoint_limiters([r for _, r, _ in jobs], max(1, opts.workers))
 

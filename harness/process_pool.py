@@ -98,8 +98,11 @@ def _pool_job(run: RunSpec, out_root: str, opts: RunOptions) -> RunResult:
 
 
 def count_items(root: str | Path, limit: int | None) -> int:
-    """Items of a release without loading it (non-blank lines of qa/full.jsonl), capped by limit."""
-    path = Path(root) / "qa" / "full.jsonl"
+    """Items of a release without loading it (non-blank lines of its benchmark's marker file, one item
+    per line), capped by limit."""
+    from . import benchmarks
+
+    path = Path(root) / benchmarks.detect(Path(root)).release_marker
     try:
         with open(path, "rb") as fh:
             n = sum(1 for line in fh if line.strip())

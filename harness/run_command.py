@@ -28,8 +28,28 @@ EXIT_FAILED = 1
 _MODEL_OPTIONS = ("backend", "model_id", "base_url", "api_key_env", "sim_archetype", "condition", "replicate")
 
 
+def _benchmark_of(given: str | None, panel: str | None, data: Path | None) -> str:
+    """The benchmark of a run command: ``--benchmark``, else the panel's, else the release's (local
+    ``--data``), else the default; a contradiction is an error."""
+    from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+
+    from . import benchmarks
+
+    if given is not None and given not in benchmarks.names():
+        raise AgentHopError(f"--benchmark: unknown benchmark {given!r}; known: {', '.join(benchmarks.names())}")
+    if given is not None and panel is not None and given != panel:
+        raise AgentHopError(f"--benchmark {given}: the panel is for benchmark {panel}")
+    name = given or panel
+    if name is None and data is not None and not is_remote(data) and Path(data).is_dir():
+        try:
+            name = benchmarks.detect(Path(data)).name
+        except AgentHopError:
+            name = None  # reported with the release check
+    return name or DEFAULT_BENCHMARK
+
+
 def _single_model(name: str, backend: str | None, model_id: str | None, base_url: str | None,
-                  api_key_env: str | None, sim_archetype: str | None) -> ModelSpec:
+                  api_key_env: str | None, sim_archetype: str | None, benchmark: str | None = None) -> ModelSpec:
     from .providers import cli_preset, detect_for_cli
 
     if backend is None and sim_archetype is None:
@@ -49,7 +69,7 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
 
         from . import benchmarks
 
-        ARCHETYPES = benchmarks.get(DEFAULT_BENCHMARK).policies  # noqa: N806 - the simulated agents' names
+        ARCHETYPES = benchmarks.get(benchmark or DEFAULT_BENCHMARK).policies  # noqa: N806 - the simulated agents
 
         archetype = (sim_archetype or name).replace("-", "_")  # early-committer = early_committer
         if archetype not in ARCHETYPES:
@@ -122,7 +142,16 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 @click.option("--tpm", type=click.FloatRange(min=0, min_open=True),
               help="Tokens per minute of the endpoint (with --panel: for models that set no tpm:).")
 @click.option("--sim-archetype", help="Policy archetype of a sim --model (default: the model name).")
-@click.option("--condition", type=click.Choice(CONDITIONS), help="Ablation condition of --model (default full).")
+@click.option("--benchmark", "benchmark", metavar="NAME",
+              help="The benchmark (registry name, e.g. agenthop, sciexplore; default: the panel's, else the "
+              "one --data is a release of).")
+@click.option("--condition", help=f"Condition of --model: AgentHop's ablation ({', '.join(CONDITIONS)}; default "
+              "full), or another benchmark's (its first by default).")
+@click.option("--paradigm", help="The paradigm of --model for benchmarks with paradigms (SciExplore: "
+              "foundation, search, deep_research); the same as --condition.")
+@click.option("--search", "search", type=click.Choice(["corpus", "native"]),
+              help="SciExplore: the search tools, the offline corpus (default) or the provider's own "
+              "(backends responses, google, anthropic).")
 @click.option("--replicate", type=click.IntRange(min=0), help="Replicate number of --model (default 0).")
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(min=1),
               help="Concurrent samples of a real-backend run.")
@@ -132,13 +161,16 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 @click.option("--max-cost-usd", default=0.0, show_default=True, type=click.FloatRange(min=0),
               help="Stop taking new samples before the estimated cost of this invocation (price table) "
               "passes this many USD (0 = off); rerun to continue.")
+@click.option("--strict-cost-cap", is_flag=True,
+              help="With --max-cost-usd: every sample in flight reserves the most it can cost under its token "
+              "cap, never an estimate from earlier samples (fewer samples run at once).")
 @click.option("--request-timeout", "request_timeout", default=DEFAULT_REQUEST_TIMEOUT_S, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
               help="Seconds one model call may take before it is abandoned and retried (as a transient error).")
-@click.option("--max-sample-seconds", default=DEFAULT_MAX_SAMPLE_SECONDS, show_default=True,
-              type=click.FloatRange(min=0),
-              help="Wall-clock seconds a real-backend sample may take over all its attempts; past them it "
-              "ends as terminated_by 'time_limit' (0 = no cap).")
+@click.option("--max-sample-seconds", default=None, type=click.FloatRange(min=0),
+              help=f"Wall-clock seconds a real-backend sample may take over all its attempts; past them it "
+              f"ends as terminated_by 'time_limit' (0 = no cap; default: {DEFAULT_MAX_SAMPLE_SECONDS}; "
+              "SciExplore: the paradigm's).")
 @click.option("--processes", type=click.IntRange(min=1),
               help="Worker processes for simulated runs of a panel (default: CPU count).")
 @click.option("--limit", type=click.IntRange(min=1),
@@ -147,11 +179,12 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 @click.option("--out", "out", default="out/runs", show_default=True,
               type=Location(file_okay=False, path_type=Path),
               help="Output root, a directory or s3://bucket/prefix; one directory per run.")
-@click.option("--budget", default=30, show_default=True, type=click.IntRange(min=1), help="Tool budget points.")
-@click.option("--max-turns", default=20, show_default=True, type=click.IntRange(min=1),
-              help="Model calls (turns) per attempt.")
-@click.option("--max-total-tokens", default=200_000, show_default=True, type=click.IntRange(min=1),
-              help="Per-sample cumulative token cap.")
+@click.option("--budget", default=None, type=click.IntRange(min=1),
+              help="Tool budget points (default 30; SciExplore: the paradigm's tool calls).")
+@click.option("--max-turns", default=None, type=click.IntRange(min=1),
+              help="Model calls (turns) per attempt (default 20; SciExplore: the paradigm's).")
+@click.option("--max-total-tokens", default=None, type=click.IntRange(min=1),
+              help="Per-sample cumulative token cap (default 200000; SciExplore: the paradigm's).")
 @click.option("--max-run-tokens", default=0, show_default=True, type=click.IntRange(min=0),
               help="Run-wide token cap, resumed samples included (0 = off).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Base seed (part of the run identity).")
@@ -173,10 +206,12 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 @cli_errors
 def run(data: Path | None, model: str | None, panel_file: Path | None, backend: str | None, model_id: str | None,
         base_url: str | None, api_key_env: str | None, rpm: float | None, tpm: float | None,
-        sim_archetype: str | None, condition: str | None, replicate: int | None, workers: int,
-        max_concurrency: int, max_cost_usd: float, request_timeout: float, max_sample_seconds: float,
-        processes: int | None, limit: int | None, out: Path, budget: int,
-        max_turns: int, max_total_tokens: int, max_run_tokens: int, seed: int, messages: bool | None,
+        sim_archetype: str | None, benchmark: str | None, condition: str | None, paradigm: str | None,
+        search: str | None, replicate: int | None, workers: int,
+        max_concurrency: int, max_cost_usd: float, strict_cost_cap: bool, request_timeout: float,
+        max_sample_seconds: float | None,
+        processes: int | None, limit: int | None, out: Path, budget: int | None,
+        max_turns: int | None, max_total_tokens: int | None, max_run_tokens: int, seed: int, messages: bool | None,
         progress: bool | None, flush_every: int | None, retry_errors: bool, shard: Shard | None,
         dry_run: bool) -> None:
     """Run agents over a release; resumes finished samples of the same run identity.
@@ -185,8 +220,16 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     """
     from .runner import COMPLETE, COST_CAP, FAILED, TOKEN_CAP, RunOptions, run_panel
 
+    from . import benchmarks
+    from .run_plan import plan_run
+
     if (model is None) == (panel_file is None):
         raise AgentHopError("give exactly one of --model NAME or --panel FILE")
+    if condition is not None and paradigm is not None and condition != paradigm:
+        raise AgentHopError("--condition and --paradigm name the same setting; give one")
+    condition = condition or paradigm
+    if strict_cost_cap and not max_cost_usd:
+        raise AgentHopError("--strict-cost-cap needs --max-cost-usd USD")
     runs: list[RunSpec]
     if panel_file is not None:
         given = [o for o, v in zip(_MODEL_OPTIONS, (backend, model_id, base_url, api_key_env, sim_archetype,
@@ -194,14 +237,20 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
         if given:
             flags = ", ".join("--" + g.replace("_", "-") for g in given)
             raise AgentHopError(f"{flags}: not with --panel (set them per model in {panel_file})")
-        runs = load_panel(panel_file).runs()
+        panel = load_panel(panel_file)
+        bench_name = _benchmark_of(benchmark, panel.benchmark, data)
+        runs = panel.runs()
     else:
         assert model is not None
-        spec = _single_model(model, backend, model_id, base_url, api_key_env, sim_archetype)
+        bench_name = _benchmark_of(benchmark, None, data)
+        spec = _single_model(model, backend, model_id, base_url, api_key_env, sim_archetype, bench_name)
         if spec.backend == "sim" and (rpm or tpm):
             raise AgentHopError("--rpm/--tpm do not apply to --backend sim")
-        runs = [RunSpec(spec, condition or "full", replicate or 0)]
-    runs = [with_limits(r, rpm, tpm) for r in runs]
+        runs = [RunSpec(spec, condition or benchmarks.get(bench_name).conditions[0], replicate or 0,
+                        benchmark=bench_name)]
+    explicit = {"budget": budget, "max_turns": max_turns, "max_total_tokens": max_total_tokens,
+                "max_sample_seconds": max_sample_seconds}
+    runs = [with_limits(plan_run(r, explicit, {"search": search}), rpm, tpm) for r in runs]
     if dry_run:
         _dry_run(runs)
         return
@@ -209,17 +258,20 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     if data is None:
         raise AgentHopError("--data is required (a release directory), except with --dry-run")
     opts = RunOptions(
-        caps=RunCaps(budget, max_turns, max_total_tokens), seed=seed, workers=workers, limit=limit,
+        caps=RunCaps(budget or 30, max_turns or 20, max_total_tokens or 200_000), seed=seed, workers=workers, limit=limit,
         record_messages=messages, flush_every=flush_every, max_run_tokens=max_run_tokens,
         retry_errors=retry_errors, progress=progress, max_concurrency=max_concurrency, max_cost_usd=max_cost_usd,
-        request_timeout_s=request_timeout, max_sample_seconds=max_sample_seconds,
+        strict_cost_cap=strict_cost_cap,
+        request_timeout_s=request_timeout,
+        max_sample_seconds=DEFAULT_MAX_SAMPLE_SECONDS if max_sample_seconds is None else max_sample_seconds,
         compact=not is_remote(out),  # an object store keeps parts as written (harness/store_mirror.py)
         shard=shard,
     )
     try:
         with run_store(data, out, lambda release: panel_run_ids(runs, release, opts)) as store:
-            if not (store.release / "qa" / "full.jsonl").is_file():
-                raise AgentHopError(f"{data}: not a release directory (qa/full.jsonl missing)")
+            found = benchmarks.get(bench_name)
+            if not found.is_release(store.release):
+                raise AgentHopError(f"{data}: not a {bench_name} release ({found.release_marker} missing)")
             results = run_panel(runs, store.release, store.root, opts, processes=processes)
             settle_shards(results, store, opts)
     except KeyboardInterrupt:  # outside the runs' own handlers (e.g. while loading the release)

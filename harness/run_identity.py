@@ -46,7 +46,7 @@ def _jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def resolved_sim_params(spec: ModelSpec) -> Any:
+def resolved_sim_params(spec: ModelSpec, benchmark: str | None = None) -> Any:
     """The policy parameters a sim spec resolves to (archetype defaults merged), JSON-ready."""
     if spec.backend != "sim":
         return None
@@ -54,8 +54,8 @@ def resolved_sim_params(spec: ModelSpec) -> Any:
 
     from . import benchmarks
 
-    try:  # the default benchmark's simulated agents (as the panel validated them)
-        policy_from_spec = benchmarks.get(DEFAULT_BENCHMARK).simulated_policy
+    try:  # the run's benchmark's simulated agents (as the panel validated them)
+        policy_from_spec = benchmarks.get(benchmark or DEFAULT_BENCHMARK).simulated_policy
     except AgentHopError:
         policy_from_spec = None
     if policy_from_spec is None:
@@ -64,8 +64,11 @@ def resolved_sim_params(spec: ModelSpec) -> Any:
 
 
 def identity_payload(run: RunSpec, caps: RunCaps, benchmark_sha256: str, seed: int) -> dict[str, Any]:
+    """``caps``: the command line's, unless the run carries its own (``run.caps``: a benchmark's
+    per-condition caps); the benchmark's run options join the payload only when there are any."""
     m = run.model
-    return {
+    caps = run.caps if run.caps is not None else caps
+    out = {
         "model": m.name,
         "backend": m.backend,
         "model_id": m.provider_model if m.backend != "sim" else None,
@@ -74,9 +77,12 @@ def identity_payload(run: RunSpec, caps: RunCaps, benchmark_sha256: str, seed: i
         "caps": asdict(caps),
         "benchmark_sha256": benchmark_sha256,
         "sampling": _jsonable(dict(m.sampling)),
-        "sim": resolved_sim_params(m),
+        "sim": resolved_sim_params(m, run.benchmark),
         "seed": seed,
     }
+    if run.options:
+        out["options"] = _jsonable(dict(run.options))
+    return out
 
 
 def run_id_for(run: RunSpec, caps: RunCaps, benchmark_sha256: str, seed: int = 0) -> str:

@@ -41,7 +41,7 @@ def run_meta(run: RunSpec, opts: RunOptions, benchmark_sha256: str, run_id: str,
              extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``runs`` row (without started_at/finished_at)."""
     m = run.model
-    caps = opts.caps
+    caps = run.caps if run.caps is not None else opts.caps
     return {
         "run_id": run_id,
         "model": m.name,
@@ -82,7 +82,7 @@ def run_model(
 
     async def go() -> RunResult:
         ctl = RunControl(stop or threading.Event(), max_concurrency=opts.max_concurrency,
-                         cost=cost_guard_for(opts.max_cost_usd))
+                         cost=cost_guard_for(opts.max_cost_usd, opts.strict_cost_cap))
         if handle_signals:
             ctl.install()
         try:
@@ -126,7 +126,7 @@ async def arun_model(
     sha = release.benchmark_sha256
     if not sha:
         raise AgentHopError(f"{release.root}: release has no benchmark_sha256 (load it with load_release)")
-    run_id = run_id_for(run, opts.caps, sha, opts.seed)
+    run_id = run_id_for(run, opts.caps, sha, opts.seed)  # the run's own caps when it has them
     result = RunResult(run_id=run_id, run_dir=str(out_root / run_id), model=m.name, backend=m.backend,
                        condition=run.condition, replicate=run.replicate, status=INTERRUPTED)
     if ctl.stop.is_set():  # stopped before it started: interrupted, a rerun resumes it
@@ -139,14 +139,16 @@ async def arun_model(
     if real:
         backend = LimitedBackend(backend, limiter or make_limiter(m, opts.workers))
     record_messages = opts.messages_for(m.backend)
-    caps = opts.caps
+    caps = run.caps if run.caps is not None else opts.caps
+    sample_seconds = run.max_sample_seconds if run.max_sample_seconds is not None else opts.max_sample_seconds
     cfg = LoopConfig(
         caps=Caps(caps.budget, caps.max_turns, caps.max_total_tokens),
         condition=run.condition,
         sleep=no_sleep if m.backend == "sim" else asyncio.sleep,
         record_messages=record_messages,
         benchmark=bench.name,
-        **{"max_sample_seconds": opts.max_sample_seconds if real else 0.0, **opts.loop_overrides},
+        options=dict(run.options),
+        **{"max_sample_seconds": sample_seconds if real else 0.0, **opts.loop_overrides},
     )
     backend_cfg = backend.config() if callable(getattr(backend, "config", None)) else None
     extra = {"loop": {"max_attempts": cfg.max_attempts, "max_transient_retries": cfg.max_transient_retries,
@@ -158,6 +160,8 @@ async def arun_model(
         extra["backend_config"] = backend_cfg
     meta = run_meta(run, opts, sha, run_id, extra)
     meta["benchmark"] = bench.name
+    if bench.run_columns is not None:
+        meta.update(bench.run_columns(run.condition, run.options))
     items = _scope(release, opts.limit)
     mine = items if opts.shard is None else [it for it in items if opts.shard.owns(it.id)]  # --shard
     flush_every, flush_seconds = opts.flush_for(m.backend)

@@ -43,6 +43,8 @@ class RunOptions:
     max_concurrency: int = 0
     #: stop taking new samples before the estimated cost of this invocation passes this (0: off)
     max_cost_usd: float = 0.0
+    #: every sample in flight reserves the most it can cost under its token cap (--strict-cost-cap)
+    strict_cost_cap: bool = False
     #: HTTP timeout of one model call of a real backend, seconds (a timeout is retried as transient)
     request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
     #: wall-clock cap of one real-backend sample over all its attempts, seconds (0: none); ends it as

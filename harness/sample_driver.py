@@ -116,7 +116,7 @@ async def drive(
                 state["cap"] = True
                 return None
         if cost is not None:
-            usd_ticket = await cost.reserve(run.model, token_cap)
+            usd_ticket = await cost.reserve(run.model, token_cap, cfg.max_attempts)
             if usd_ticket is None:
                 release((tok_ticket, None))
                 state["cost"] = True

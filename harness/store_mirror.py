@@ -234,7 +234,7 @@ def scope_ids(release: Path, limit: int | None) -> list[str]:
     import orjson
 
     ids = []
-    with open(release / "qa" / "full.jsonl", "rb") as fh:
+    with open(release / __import__("agenthop.harness.benchmarks", fromlist=["detect"]).detect(release).release_marker, "rb") as fh:
         for line in fh:
             if line.strip():
                 ids.append(orjson.loads(line)["id"])

@@ -11,11 +11,10 @@ from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import cli_errors
 from agenthop.harness.storage import LocalPath, Location, is_remote
 from agenthop.harness.store_mirror import local_copy
-from agenthop.harness.benchmarks.sciexplore.release import is_release as is_sciexplore_release
 
 from .core import run_ingest
 from .progress import Progress
-from .sources.sciexplore_ingest import run_sciexplore_ingest
+from .remove import remove_runs
 from .warehouse import default_db_path
 
 _DIR = Location(path_type=Path, file_okay=False, resolve_path=True)  # errors name absolute paths
@@ -49,13 +48,13 @@ _FILE = Location(path_type=Path, dir_okay=False, exists=True, resolve_path=True)
     "--responses",
     type=_FILE,
     multiple=True,
-    help="SciExplore responses file (JSONL, docs/sciexplore.md#responses-files); local or s3://bucket/key. Repeatable.",
+    help="Responses file of systems run elsewhere (SciExplore: docs/sciexplore.md#responses-files); local or s3://bucket/key. Repeatable.",
 )
 @click.option(
     "--judgments",
     type=_FILE,
     multiple=True,
-    help="SciExplore judgments file (JSONL, docs/sciexplore.md#judgments-files); local or s3://bucket/key. Repeatable.",
+    help="Judgments file: verdicts of another judge (SciExplore: docs/sciexplore.md#judgments-files); local or s3://bucket/key. Repeatable.",
 )
 @click.option(
     "--inspect-log",
@@ -81,6 +80,9 @@ _FILE = Location(path_type=Path, dir_okay=False, exists=True, resolve_path=True)
     help="Load rows that break the data-quality rules (negative counts, totals that disagree, ...) "
     "instead of refusing the ingest; every violation is recorded in raw.dq_issues.",
 )
+@click.option("--delete-run", "delete_runs", multiple=True, metavar="RUN_ID",
+              help="Delete a loaded run (every row of it), alone in its call; the next dbt build drops its "
+              "mart rows (docs/ingest.md#incremental-builds). Repeatable.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no summary line (errors only).")
 @cli_errors
 def main(
@@ -96,6 +98,7 @@ def main(
     partial: bool,
     force: bool,
     accept_dq: bool,
+    delete_runs: tuple[str, ...],
     quiet: bool,
 ) -> None:
     """Load the benchmark and trajectories into the warehouse, in one transaction.
@@ -103,10 +106,18 @@ def main(
     Idempotent: unchanged inputs are skipped, a changed run replaces its previous version whole.
     A bad input leaves the warehouse exactly as it was and names the file and the problem.
     """
+    path = db if db is not None else Path(default_db_path()).absolute()
+    if delete_runs:
+        if benchmark is not None or runs or reference_json or responses or judgments or inspect_log:
+            raise click.UsageError("--delete-run deletes runs in a call of its own, without inputs to load")
+        deleted = remove_runs(path, delete_runs)
+        if not quiet:
+            click.echo(f"deleted {len(delete_runs)} run(s) from {path}: "
+                       + " ".join(f"{t}={n}" for t, n in deleted.items()))
+        return
     if benchmark is None and not runs and not reference_json and not responses and not judgments and not inspect_log:
         raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json, --responses, "
                                "--judgments and/or --inspect-log")
-    path = db if db is not None else Path(default_db_path()).absolute()
     with ExitStack() as stack:
         names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
 
@@ -123,17 +134,6 @@ def main(
             return text
 
         release = local(benchmark) if benchmark is not None else None
-        sciexplore = responses or judgments or (release is not None and is_sciexplore_release(release))
-        if sciexplore:
-            if runs or reference_json or inspect_log:
-                raise click.UsageError("SciExplore inputs (a release with tasks.jsonl, --responses, --judgments) "
-                                       "load in a call of their own, without --runs, --reference-json or --inspect-log")
-            sci = run_sciexplore_ingest(path, release=release, responses=tuple(local(r) for r in responses),
-                                        judgments=tuple(local(j) for j in judgments),
-                                        force=force, progress=Progress(quiet=quiet))
-            if not quiet:
-                click.echo(sci.summary())
-            return
         result = run_ingest(
             path,
             benchmark=release,
@@ -147,6 +147,7 @@ def main(
             accept_dq=accept_dq,
             progress=Progress(quiet=quiet),
             rename=rename if names else None,
+            imports={"responses": [local(r) for r in responses], "judgments": [local(j) for j in judgments]},
         )
     if not quiet:
         click.echo(result.summary())

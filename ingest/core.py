@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -63,6 +63,8 @@ class IngestResult:
     dq_issues: int = 0
     #: samples of imported logs loaded with a recorded reason (docs/inspect.md#damaged-logs)
     notes: str = ""
+    #: what benchmarks' own inputs (``load_imports``) did, one part each
+    imported: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         parts = []
@@ -73,6 +75,7 @@ class IngestResult:
                 f"runs {self.run_actions['inserted']} inserted, {self.run_actions['replaced']} replaced, "
                 f"{self.run_actions['unchanged']} unchanged"
             )
+        parts += [p for p in self.imported if p]
         rows = " ".join(f"{t}={n}" for t, n in self.rows.items())
         what = "; ".join(parts) or "nothing to do"
         out = f"ingested into {self.db} in {self.seconds:.1f} s: {what}; rows loaded: {rows}"
@@ -100,6 +103,11 @@ class _Plan:
     benchmark_source: str = ""
     #: items and notes of Inspect logs (docs/inspect.md)
     inspect: inspect_ingest.InspectPlan = field(default_factory=inspect_ingest.InspectPlan)
+    #: the benchmark of the release given (``--benchmark``), and ``--force``
+    bench_name: str | None = None
+    force: bool = False
+    #: benchmark -> kind -> paths of the inputs benchmarks load themselves (``load_imports``)
+    imports: dict[str, dict[str, list[Path]]] = field(default_factory=dict)
 
 
 def _dedupe(paths: Sequence[Path]) -> list[Path]:
@@ -200,20 +208,39 @@ def run_ingest(
     accept_dq: bool = False,
     progress: Progress | None = None,
     rename: Callable[[str], str] | None = None,
+    imports: Mapping[str, Sequence[Path]] | None = None,
 ) -> IngestResult:
     """Load the given inputs into the warehouse at ``db`` in one transaction (module docstring).
 
-    ``rename`` maps the text of a local path to the name the user gave (an ``s3://`` URL read
+    ``imports``: inputs of a kind that one benchmark loads itself (``--responses`` files: kind
+    ``responses``), by the ``load_imports`` hook of the benchmark that declares the kind, inside the
+    same transaction. ``rename`` maps the text of a local path to the name the user gave (an ``s3://`` URL read
     through a temporary copy) in recorded sources and in error messages.
     """
     inspect_args = (inspect_logs, inspect_score, inspect_reader)
+    own = _imports_by_benchmark(imports or {})
     if rename is None:
-        return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, str, inspect_args)
+        return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, str, inspect_args,
+                           own)
     try:
         return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, rename,
-                           inspect_args)
+                           inspect_args, own)
     except IngestError as exc:
         raise IngestError(rename(str(exc))) from None
+
+
+def _imports_by_benchmark(imports: Mapping[str, Sequence[Path]]) -> dict[str, dict[str, list[Path]]]:
+    """benchmark name -> kind -> paths, for the kinds given (each kind loaded by the benchmark declaring it)."""
+    out: dict[str, dict[str, list[Path]]] = {}
+    for kind, paths in imports.items():
+        if not paths:
+            continue
+        try:
+            bench = benchmarks.importer(kind)
+        except AgentHopError as exc:
+            raise IngestError(str(exc)) from None
+        out.setdefault(bench.name, {})[kind] = _dedupe(list(paths))
+    return out
 
 
 def _run_ingest(
@@ -227,6 +254,7 @@ def _run_ingest(
     progress: Progress | None,
     rename: Callable[[str], str],
     inspect_args: tuple[Sequence[Path], str | None, str] = ((), None, "auto"),
+    imports: dict[str, dict[str, list[Path]]] | None = None,
 ) -> IngestResult:
     t0 = time.monotonic()
     progress = progress or Progress(quiet=True)
@@ -246,6 +274,7 @@ def _run_ingest(
             n_rows = sum(t.num_rows for t in plan.combined.values())
             n_rows += sum(plan.bench.counts().values()) if plan.bench is not None else 0
             progress.phase(f"writing {n_rows:,} rows to {db}", big=n_rows > BIG_WRITE_ROWS)
+            plan.imports = imports or {}
             try:
                 _write(con, state, plan, result)  # (4)
             except duckdb.Error as exc:
@@ -368,6 +397,8 @@ def _prepare(
         benchmark_source=rename(str(benchmark.resolve())) if benchmark is not None else "",
         bench_content=bench_content,
         bench_action=bench_action,
+        bench_name=bench.name if bench is not None else None,
+        force=force,
         bench=bt,
         datas=datas,
         replaced=[rd.run_id for rd in changed if rd.run_id in state.run_benchmarks],
@@ -422,6 +453,7 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
                     f"DELETE FROM {ddl.RAW}.{name} WHERE run_id IN (SELECT run_id FROM __ingest_replaced)"
                 ).fetchall()
             con.unregister("__ingest_replaced")
+        loaded_runs = _runs_by_benchmark(plan.combined.get("runs"))
         for name in ddl.RUN_TABLES:
             if name not in plan.combined:
                 continue
@@ -430,6 +462,7 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
             release_arrow_memory()
         for benchmark, n in inspect_ingest.write(con, plan.inspect, now).items():
             result.rows[f"items {benchmark}"] = n
+        _benchmark_hooks(con, plan, loaded_runs, result, add_log, plan.force)
         issues = plan.dq_issues
         result.dq_issues = issues.num_rows
         if issues.num_rows:
@@ -453,6 +486,45 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
             if state.meta.get(key) != value:
                 con.execute("DELETE FROM raw.warehouse_meta WHERE key = ?", [key]).fetchall()
                 con.execute("INSERT INTO raw.warehouse_meta VALUES (?, ?)", [key, value]).fetchall()
+
+
+def _runs_by_benchmark(runs: pa.Table | None) -> dict[str, list[str]]:
+    """benchmark -> run ids of the runs being written."""
+    out: dict[str, list[str]] = {}
+    if runs is None or not runs.num_rows:
+        return out
+    names = runs.column("benchmark").to_pylist() if "benchmark" in runs.column_names else [DEFAULT_BENCHMARK] * runs.num_rows
+    for run_id, name in zip(runs.column("run_id").to_pylist(), names):
+        out.setdefault(name or DEFAULT_BENCHMARK, []).append(run_id)
+    return out
+
+
+def _benchmark_hooks(con: duckdb.DuckDBPyConnection, plan: _Plan, loaded_runs: dict[str, list[str]],
+                     result: IngestResult, add_log: Callable[..., None], force: bool) -> None:
+    """Inside the transaction: each benchmark's tables derived from its runs just written
+    (``on_runs_loaded``), then its own inputs (``load_imports``; also called when its release was loaded)."""
+    for name, run_ids in loaded_runs.items():
+        try:
+            bench = benchmarks.get(name)
+        except AgentHopError:
+            continue
+        if bench.on_runs_loaded is not None:
+            for table, n in bench.on_runs_loaded(con, run_ids).items():
+                result.rows[table] = result.rows.get(table, 0) + n
+    names = set(plan.imports)
+    if plan.bench is not None or plan.bench_action is not None:
+        names.add(plan.bench_name)
+    for name in sorted(n for n in names if n):
+        bench = benchmarks.get(name)
+        if bench.load_imports is None:
+            continue
+        out = bench.load_imports(con, plan.imports.get(name, {}), force=force,
+                                 release_loaded=plan.bench_name == name and plan.bench_action in ("inserted", "replaced"))
+        for table, n in out.rows.items():
+            result.rows[table] = result.rows.get(table, 0) + n
+        result.imported.append(out.summary)
+        for kind, source, n, action in out.log:
+            add_log(kind, source, None, "", action, {"lines": n})
 
 
 def _catalogue(con: duckdb.DuckDBPyConnection, benchmark: str, sha: str, n_items_sql: str, now: datetime,

@@ -375,7 +375,7 @@ class _Builder:
 
 
 #: Trajectory-store columns reference JSON has no source for (conform fills them as optional on read).
-NOT_FILLED: frozenset[str] = frozenset({"score", "answer_json", "error_type"})
+NOT_FILLED: frozenset[str] = frozenset({"score", "answer_json", "error_type", "error_text"})
 
 
 def task_schema(name: str) -> pa.Schema:

@@ -182,7 +182,8 @@ def heatmaps(rows: list[dict[str, Any]], *, runs: Sequence[str], tools: Sequence
 def histogram(rows: list[dict[str, Any]], *, runs: Sequence[str], title: str, x_title: str) -> dict[str, Any]:
     """Pre-binned shares (bin_start, bin_end, share per run) as overlaid translucent bars."""
     layer = {"mark": {"type": "bar", "opacity": 0.55, "binSpacing": 0}, "encoding": {
-        "x": {"field": "bin_start", "type": "quantitative", "bin": "binned", "title": x_title},
+        "x": {"field": "bin_start", "type": "quantitative", "bin": "binned", "title": x_title,
+              "axis": {"labelOverlap": True}},
         "x2": {"field": "bin_end"},
         "y": {"field": "share", "type": "quantitative", "title": "share of items", "axis": {"format": ".0%"},
               "stack": None},
@@ -296,14 +297,15 @@ def scatter(
 
 def simple_bars(
     rows: list[dict[str, Any]], *, x: str, y: str, x_title: str, y_title: str, title: str,
-    x_type: str = "O", color: str | None = None,
+    x_type: str = "O", color: str | None = None, integer: bool = False,
 ) -> dict[str, Any]:
-    """A plain bar chart (histograms computed upstream, per-replicate values, ...)."""
+    """A plain bar chart (histograms computed upstream, per-replicate values, ...); `integer` counts get
+    whole-number ticks."""
     import altair as alt  # imported where used: about half a second the compare page does without
 
     enc: dict[str, Any] = {
         "x": alt.X(f"{x}:{x_type}", title=x_title, axis=alt.Axis(labelAngle=0)),
-        "y": alt.Y(f"{y}:Q", title=y_title),
+        "y": alt.Y(f"{y}:Q", title=y_title, axis=alt.Axis(tickMinStep=1) if integer else alt.Axis()),
         "tooltip": [alt.Tooltip(f"{x}:{x_type}"), alt.Tooltip(f"{y}:Q")],
     }
     if color:
@@ -314,7 +316,8 @@ def simple_bars(
 
 
 def points_with_ci(
-    rows: list[dict[str, Any]], *, category: str, value: str, lo: str, hi: str, title: str, color: str | None = None
+    rows: list[dict[str, Any]], *, category: str, value: str, lo: str, hi: str, title: str, color: str | None = None,
+    x_title: str = "accuracy (Wilson 95%)", fmt: str = ".1%",
 ) -> dict[str, Any]:
     """Dots with interval whiskers, e.g. accuracy per replicate with Wilson intervals.
 
@@ -336,12 +339,12 @@ def points_with_ci(
     dot_color = alt.Color(f"{color}:N") if color else alt.value("#2458a6")
     chart = alt.layer(
         base.mark_rule(strokeWidth=2, color="#5a6570").encode(
-            x=alt.X(f"{lo}:Q", title="accuracy (Wilson 95%)", axis=alt.Axis(format=".1%", tickCount=6), scale=scale),
+            x=alt.X(f"{lo}:Q", title=x_title, axis=alt.Axis(format=fmt, tickCount=6), scale=scale),
             x2=alt.X2(f"{hi}:Q")),
         base.mark_point(filled=True, size=90, opacity=1).encode(x=alt.X(f"{value}:Q", scale=scale), color=dot_color,
                                                                 tooltip=tooltip),
         base.mark_text(dy=-12, fontSize=LABEL_FONT).encode(x=alt.X(f"{value}:Q", scale=scale),
-                                                           text=alt.Text(f"{value}:Q", format=".1%")),
+                                                           text=alt.Text(f"{value}:Q", format=fmt)),
         data=_data(rows),
     ).properties(height=max(90, 46 * len(rows)), title=title)
     return _spec(chart, container=True)

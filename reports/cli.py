@@ -85,19 +85,27 @@ def main() -> None:
     """Render self-contained HTML reports (offline, file://) and run read-only SQL on the marts."""
 
 
+def benchmark_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--benchmark", "benchmark", default=None, metavar="NAME",
+        help="The benchmark whose runs --models / --model picks (needed when a model has runs of several, "
+             "e.g. inspect:TASK).",
+    )(fn)
+
+
 @main.command(epilog=epilog("agenthop-report compare"))
 @click.option("--models", help="Two model names, comma-separated (each: its --condition run, lowest replicate).")
-@click.option("--runs", "run_ids", help="Two run ids, comma-separated (instead of --models).")
+@click.option("--runs", "run_ids", help="Two run ids, comma-separated (instead of --models), of any benchmark.")
 @click.option("--condition", default="full", show_default=True, help="Condition used to pick a model's run.")
+@benchmark_option
 @db_option
 @out_option
 @cli_errors
-def compare(models: str | None, run_ids: str | None, condition: str, db: str | None,
+def compare(models: str | None, run_ids: str | None, condition: str, benchmark: str | None, db: str | None,
             out: Path | None, single_file: bool) -> None:
-    """Compare two runs: profile, paired tests, behaviour, win/loss items (each with its item page)."""
-    from . import compare as mod
-    from .queries import label_runs, resolve_runs
-    from .render import Provenance, default_out
+    """Compare two runs of one benchmark: outcomes, paired test, behaviour, the items they differ on."""
+    from .core import pages
+    from .render import default_out
 
     names, ids = _split(models), _split(run_ids)
     if bool(names) == bool(ids):
@@ -107,12 +115,7 @@ def compare(models: str | None, run_ids: str | None, condition: str, db: str | N
     target = out or default_out("compare", *(names or ids))
     with Warehouse(db) as wh:
         with open_site(wh, target, single_file) as site:
-            runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
-            label_runs(runs)
-            prov = Provenance.build(wh.path, runs)
-            context, box = mod.build(wh, runs)
-            site.write_item_pages(wh, context["item_ids"], runs, prov)
-            html = site.render_page("compare.html.j2", context, box, prov)
+            html, _ = pages.compare(wh, site, names, ids, condition, benchmark)
     click.echo(str(site.write_page(html)))
 
 
@@ -139,25 +142,19 @@ def leaderboard(condition: str, db: str | None, out: Path | None, single_file: b
 
 
 @main.command(epilog=epilog("agenthop-report reruns"))
-@click.option("--model", required=True, help="Model whose replicates to analyse.")
+@click.option("--model", required=True, help="Model whose replicates (or Inspect epochs) to analyse.")
+@benchmark_option
 @db_option
 @out_option
 @cli_errors
-def reruns(model: str, db: str | None, out: Path | None, single_file: bool) -> None:
-    """Rerun variance (Table 17), per-item flips, unstable items, noise floor."""
-    from . import reruns as mod
-    from .render import Provenance, default_out
-    from .site import MAX_ITEM_RUNS
+def reruns(model: str, benchmark: str | None, db: str | None, out: Path | None, single_file: bool) -> None:
+    """Rerun variance across replicates or epochs, per-item flips, unstable items, noise floor."""
+    from .core import pages
+    from .render import default_out
 
     with Warehouse(db) as wh:
         with open_site(wh, out or default_out("reruns", model), single_file) as site:
-            context, box, runs = mod.build(wh, model)
-            prov = Provenance.build(wh.path, runs)
-            grouped = [r for g in context["groups"] for r in g["runs"]]
-            for g in context["groups"]:  # one page per item: every replicate of every group when they fit
-                shown = grouped if len(grouped) <= MAX_ITEM_RUNS else g["runs"][:MAX_ITEM_RUNS]
-                site.write_item_pages(wh, [u["sample_id"] for u in g["unstable"]], shown, prov)
-            html = site.render_page("reruns.html.j2", context, box, prov)
+            html, context = pages.reruns(wh, site, model, benchmark)
     if not context["groups"]:
         click.secho(f"warning: model {model!r} has no condition with two or more replicates", fg="yellow", err=True)
     click.echo(str(site.write_page(html)))
@@ -165,31 +162,25 @@ def reruns(model: str, db: str | None, out: Path | None, single_file: bool) -> N
 
 @main.command(epilog=epilog("agenthop-report item"))
 @click.argument("sample_id")
-@click.option("--runs", "run_ids", help="Run ids, comma-separated.")
+@click.option("--runs", "run_ids", help="Run ids, comma-separated, of any benchmark.")
 @click.option("--models", help="Model names, comma-separated (each: its --condition run, lowest replicate).")
 @click.option("--condition", default="full", show_default=True, help="Condition used to pick a model's run.")
+@benchmark_option
 @db_option
 @out_option
 @cli_errors
-def item(sample_id: str, run_ids: str | None, models: str | None, condition: str, db: str | None,
-         out: Path | None, single_file: bool) -> None:
-    """One item and 1-6 runs' trajectories on it, side by side and turn-aligned."""
-    from . import item as mod
-    from .queries import label_runs, resolve_runs
-    from .render import Provenance, default_out
-    from .site import MAX_ITEM_RUNS
+def item(sample_id: str, run_ids: str | None, models: str | None, condition: str, benchmark: str | None,
+         db: str | None, out: Path | None, single_file: bool) -> None:
+    """One item and 1-6 runs' trajectories on it, side by side and turn-aligned, with the transcript."""
+    from .core import pages
+    from .render import default_out
 
     names, ids = _split(models), _split(run_ids)
     if not names and not ids:
         raise AgentHopError("item: give --runs r1,r2 (or --models a,b)")
     with Warehouse(db) as wh:
         with open_site(wh, out or default_out("item", sample_id), single_file) as site:
-            runs = resolve_runs(wh, models=names, run_ids=ids, condition=condition)
-            if len(runs) > MAX_ITEM_RUNS:
-                raise AgentHopError(f"item: shows at most {MAX_ITEM_RUNS} runs side by side, got {len(runs)}")
-            label_runs(runs)
-            context, box = mod.build(wh, sample_id, runs)
-            html = site.render_page("item.html.j2", context, box, Provenance.build(wh.path, runs))
+            html, _ = pages.item(wh, site, sample_id, names, ids, condition, benchmark)
     click.echo(str(site.write_page(html)))
 
 

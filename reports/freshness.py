@@ -4,7 +4,8 @@
 `raw.ingest_log.load_id` at build time, and dbt builds it after every mart the reports read. The marts
 are stale when an ingest that changed data (action inserted or replaced) came later, when
 model_summary disagrees with the run count build_info recorded (a half-finished rebuild), or when a
-run loaded in `raw` with final trajectories is missing from model_summary.
+run loaded in `raw` with final trajectories is missing from run_summary (the shared mart of every
+benchmark's runs; model_summary in a warehouse built before run_summary existed).
 
 `dq_issues` reads every relation of schema main whose name starts with ``dq_`` generically: its row
 count and, when it has an ``issue`` / ``check_name`` column, the count per value. Marts about the
@@ -22,6 +23,8 @@ from agenthop.harness.errors import AgentHopError
 from .warehouse import Warehouse
 
 STALE = "marts are stale: run dbt build"
+#: The shared mart listing every benchmark's runs.
+RUNS_MART = "run_summary"
 #: Columns that name the kind of a data-quality row, in order of preference.
 DQ_KIND_COLUMNS = ("issue", "check_name", "problem", "kind", "rule")
 #: Data-quality marts that describe the benchmark release rather than the loaded runs.
@@ -63,19 +66,33 @@ def staleness(wh: Warehouse) -> str | None:
     if n_summary != built["n_runs"]:
         return f"model_summary has {n_summary} runs, the last complete build had {built['n_runs']}"
     if _raw_has(wh, "runs") and _raw_has(wh, "trajectories"):
+        listing = RUNS_MART if wh.has(RUNS_MART) else "model_summary"  # every benchmark's runs, where built
         missing = [r[0] for r in wh.con.execute(
             "SELECT DISTINCT t.run_id FROM raw.trajectories t WHERE t.is_final "
             "AND t.run_id IN (SELECT run_id FROM raw.runs) "
-            "AND t.run_id NOT IN (SELECT run_id FROM model_summary) ORDER BY 1 LIMIT 4").fetchall()]
+            f"AND t.run_id NOT IN (SELECT run_id FROM {listing}) ORDER BY 1 LIMIT 4").fetchall()]
         if missing:
-            return f"run(s) {', '.join(missing)} are loaded but not in model_summary"
+            return f"run(s) {', '.join(missing)} are loaded but not in {listing}"
     return None
+
+
+def require_runs(wh: Warehouse) -> None:
+    """A user error when no run of any benchmark is in the marts (run_summary; model_summary in a
+    warehouse built before it existed)."""
+    if not wh.has(RUNS_MART):
+        wh.require_runs()
+        return
+    (n,) = wh.con.execute(f"SELECT count(*) FROM {RUNS_MART}").fetchone()  # type: ignore[misc]
+    if n == 0:
+        raise AgentHopError(
+            f"warehouse {wh.path} is empty (run_summary has no runs): load runs with agenthop-ingest "
+            "(--runs DIR, --inspect-log LOG, ...), then run dbt build")
 
 
 def check_fresh(wh: Warehouse) -> None:
     """Exit-2 user error when the marts are stale (module docstring)."""
     wh.require(["model_summary", "build_info"])
-    wh.require_runs()
+    require_runs(wh)
     why = staleness(wh)
     if why:
         raise AgentHopError(f"{STALE} (warehouse {wh.path}: {why})")

@@ -127,7 +127,8 @@ def context(data: ItemData, sample_id: str, runs: Sequence[RunInfo], box: Charts
     for c in calls:
         c["args"] = _args(c, titles)
         c["paper_title"] = titles.get(c.get("paper_id") or "")
-    aligned = align(sample_id, runs, data.traj_by_sample.get(sample_id, []), calls)
+    aligned = align(sample_id, runs, data.traj_by_sample.get(sample_id, []), calls,
+                    info_keys=("cell", "reasoning_type", "question_type"))
     for side in aligned.sides:
         side.has_messages = side.run.run_id in data.with_messages
     papers = data.papers.get(sample_id, [])
@@ -168,3 +169,15 @@ def build(wh: Warehouse, sample_id: str, runs: Sequence[RunInfo]) -> tuple[dict[
         )
     box = Charts()
     return context(load_items(wh, [sample_id], runs), sample_id, runs, box), box
+
+
+class ItemPages:
+    """This module's item pages, for :meth:`reports.site.Site.write_item_pages`."""
+
+    template = "item.html.j2"
+    section_template = "_item_section.html.j2"
+    load = staticmethod(load_items)
+    context = staticmethod(context)
+
+
+PAGES = ItemPages()

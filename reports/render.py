@@ -32,7 +32,7 @@ from . import stats
 from .bundle import javascript_bundle
 from .doc_links import Definitions
 from .values import jsonable
-from .queries import RunInfo
+from .core.runs import RunInfo
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 DEFAULT_OUT_DIR = Path("reports_out")

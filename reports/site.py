@@ -48,7 +48,7 @@ from markupsafe import Markup
 from agenthop.harness.errors import AgentHopError
 
 from .bundle import javascript_bundle
-from .queries import RunInfo
+from .core.runs import RunInfo
 from .render import Charts, Provenance, render, write_html
 from .warehouse import Warehouse
 
@@ -276,12 +276,16 @@ class Site:
         return write_html(html, page, report=self.out)
 
     def write_item_pages(self, wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunInfo],
-                         provenance: Provenance | None = None) -> list[str]:
+                         provenance: Provenance | None = None, pages: Any = None) -> list[str]:
         """Render one page per item showing `runs` (1-6) side by side; returns the ids written.
 
-        Items already written by this Site are skipped. In single-file mode the pages are kept for the
-        main page's appendix instead of being written."""
-        from . import item as item_mod
+        `pages` renders them: an object with ``load(wh, sample_ids, runs)``, ``context(data, sample_id,
+        runs, charts)``, ``template`` and ``section_template`` (the shared pages are
+        ``reports.core.item.PAGES``; the default is the pages of ``reports.item``). Items already written
+        by this Site are skipped. In single-file mode the pages are kept for the main page's appendix
+        instead of being written."""
+        if pages is None:
+            from .item import PAGES as pages
 
         if not runs:
             raise AgentHopError("item pages need at least one run")
@@ -291,23 +295,23 @@ class Site:
         todo = [s for s in dict.fromkeys(sample_ids) if s not in self._items]
         if not todo:
             return []
-        data = item_mod.load_items(wh, todo, runs)
+        data = pages.load(wh, todo, runs)
         for sid in todo:
             page = self.item_path(sid)
             if self.single_file:
                 box = Charts(prefix=self.item_anchor(sid) + "-chart")
-                ctx = item_mod.context(data, sid, runs, box)
-                html = render("_item_section.html.j2", {**ctx, "item_href": self.item_href,
+                ctx = pages.context(data, sid, runs, box)
+                html = render(pages.section_template, {**ctx, "item_href": self.item_href,
                                                          "section_id": self.item_anchor(sid)},
                               box, prov, bundle=Markup(""), specs=box.specs)
                 self._inline.append(_InlineItem(sid, self.item_anchor(sid), Markup(html)))  # autoescaped output
                 self._inline_charts.update(box.specs)
             else:
                 box = Charts()
-                ctx = item_mod.context(data, sid, runs, box)
+                ctx = pages.context(data, sid, runs, box)
                 ctx["back_href"] = _relative(self.out, page)
                 ctx["back_title"] = self.out.name
-                html = self.render_page("item.html.j2", ctx, box, prov, page=page)
+                html = self.render_page(pages.template, ctx, box, prov, page=page)
                 self._write_folder_file(html, page)
             self._items[sid] = page
         return todo

@@ -676,3 +676,21 @@ def paired_graded(
         ci_lo=_quantile(means, tail),
         ci_hi=_quantile(means, 1 - tail),
     )
+
+
+def bootstrap_mean_interval(
+    values: Sequence[float], *, n_boot: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float] | None:
+    """95% percentile bootstrap interval of the mean of graded scores (docs/reports.md#score-interval):
+    the items resampled ``n_boot`` times with a seeded generator, as :func:`paired_graded` does for the
+    difference. None for no values."""
+    import random
+
+    xs = [float(v) for v in values]
+    n = len(xs)
+    if n == 0:
+        return None
+    rng = random.Random(seed)
+    means = sorted(sum(xs[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
+    tail = (1 - level) / 2
+    return _quantile(means, tail), _quantile(means, 1 - tail)

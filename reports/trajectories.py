@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .queries import RunInfo
+from .core.runs import RunInfo
 
 
 @dataclass
@@ -33,8 +33,10 @@ def align(
     runs: Sequence[RunInfo],
     traj_rows: Sequence[dict[str, Any]],
     call_rows: Sequence[dict[str, Any]],
+    info_keys: Sequence[str] = (),
 ) -> AlignedItem:
-    """Group the calls of each run by turn; row t holds every run's calls made in turn t."""
+    """Group the calls of each run by turn; row t holds every run's calls made in turn t. `info` holds
+    the `info_keys` of the item's trajectory rows (a benchmark's item attributes)."""
     summaries = {r["run_id"]: r for r in traj_rows if r["sample_id"] == sample_id}
     per_run: dict[str, dict[int, list[dict[str, Any]]]] = {r.run_id: {} for r in runs}
     sides = [Side(run=r, summary=summaries.get(r.run_id)) for r in runs]
@@ -53,7 +55,7 @@ def align(
         sample_id=sample_id,
         sides=sides,
         rows=rows,
-        info={k: info.get(k) for k in ("cell", "reasoning_type", "question_type")},
+        info={k: info.get(k) for k in info_keys},
     )
 
 

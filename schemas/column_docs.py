@@ -59,7 +59,9 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("turns", "attempt"): "the attempt",
     ("turns", "turn"): "model call number within the attempt (0-based)",
     ("turns", "role"): "`assistant` (a response) or `error` (the call failed)",
-    ("turns", "n_tool_calls"): "tool calls the response emitted",
+    ("turns", "error_text"): "for an `error` turn, why the call failed (the backend's message, keys and "
+    "endpoint redacted), recorded with or without the transcript; null for other turns",
+    ("turns", "n_tool_calls"): "tool calls the response emitted, searches the provider ran itself included",
     ("turns", "prompt_tokens"): "prompt tokens of this call",
     ("turns", "completion_tokens"): "completion tokens of this call",
     ("turns", "cache_read_tokens"): "prompt tokens served from the cache",

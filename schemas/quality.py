@@ -36,9 +36,19 @@ RANGE_OVERRIDES: dict[tuple[str, str], tuple[int, int | None]] = {
     ("trajectories", "predicted_index"): (-1, 3),
 }
 
+def _conditions() -> tuple[str, ...]:
+    """``runs.condition``: AgentHop's ablation conditions and every registered benchmark's conditions."""
+    from agenthop.harness import benchmarks
+
+    out = list(t.CONDITIONS)
+    for bench in benchmarks.available():
+        out += [c for c in bench.conditions if c not in out]
+    return tuple(out)
+
+
 #: table -> column -> allowed values.
 ALLOWED_VALUES: dict[str, dict[str, tuple[str, ...]]] = {
-    "runs": {"condition": t.CONDITIONS, "backend": t.BACKENDS},
+    "runs": {"condition": _conditions(), "backend": t.BACKENDS},
     "trajectories": {"terminated_by": t.TERMINATIONS},
     "turns": {"role": t.TURN_ROLES},
     "tool_calls": {"status": t.TOOL_CALL_STATUSES},

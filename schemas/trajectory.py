@@ -130,6 +130,8 @@ TURNS = pa.schema(
         pa.field("budget_after", pa.int32(), nullable=False),
         pa.field("content_chars", pa.int32(), nullable=False),
         pa.field("t_offset_s", pa.float64(), nullable=False),
+        # added after the first release: optional on read (schemas/evolution.py)
+        added_later(pa.field("error_text", pa.string())),
     ]
 )
 

@@ -15,7 +15,14 @@
   (earlier moving breakpoints are removed, so at most 3 are in use);
 - extended thinking when ``reasoning_effort`` is set: ``thinking={type: enabled, budget_tokens}``
   with low 4096 / medium 8192 / high 16384 (or a number), temperature forced to 1.0, and
-  ``max_tokens`` always above the budget (reference bug 17).
+  ``max_tokens`` always above the budget (reference bug 17);
+- native search (``ctx.native_search``): the server tool ``{type: web_search_20250305, name:
+  web_search}`` after the function tools; the API runs the searches and returns ``server_tool_use``
+  / ``web_search_tool_result`` blocks (and text blocks with ``citations``), which are re-sent as
+  returned; every search becomes a provider call (``native_search.anthropic_calls``). A response
+  that stops with ``pause_turn`` (a long server-tool turn) is continued at once, by re-sending the
+  paused content as the assistant turn, up to ``MAX_PAUSE_CONTINUATIONS`` times: the loop sees one
+  response (the blocks of every part, the tokens summed).
 
 The SDK has no keyword arguments for temperature/top_p/top_k, so set values go in the request
 body through ``extra_body``.
@@ -32,6 +39,7 @@ from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
 from .calling import call_and_parse, token_count
 from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, row
+from .native_search import ANTHROPIC_TOOL, anthropic_calls
 from .retry import classify
 from .sdk_backend import SdkBackend
 
@@ -42,6 +50,8 @@ MIN_THINKING_BUDGET = 1024
 #: user set no max_tokens
 ANSWER_RESERVE_TOKENS = 4096
 EPHEMERAL = {"type": "ephemeral"}
+#: ``pause_turn`` continuations of one turn before the paused response is taken as it is
+MAX_PAUSE_CONTINUATIONS = 4
 
 
 def thinking_budget(effort: str) -> int:
@@ -121,13 +131,23 @@ def _wire_block(block: Any) -> dict[str, Any]:
     """A response content block as a request block (only the fields the API accepts back)."""
     btype = getattr(block, "type", None)
     if btype == "text":
-        return {"type": "text", "text": block.text}
+        out: dict[str, Any] = {"type": "text", "text": block.text}
+        if getattr(block, "citations", None):  # web search citations go back with their encrypted index
+            out["citations"] = [c.model_dump(mode="json", exclude_none=True) for c in block.citations]
+        return out
     if btype == "thinking":
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
     if btype == "redacted_thinking":
         return {"type": "redacted_thinking", "data": block.data}
     if btype == "tool_use":
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if btype == "server_tool_use":
+        return {"type": "server_tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if btype == "web_search_tool_result":
+        content = block.content
+        return {"type": "web_search_tool_result", "tool_use_id": block.tool_use_id,
+                "content": [r.model_dump(mode="json", exclude_none=True) for r in content]
+                if isinstance(content, list) else content.model_dump(mode="json", exclude_none=True)}
     return block.model_dump(mode="json", exclude_none=True)
 
 
@@ -139,6 +159,8 @@ class AnthropicConversation:
         self.tools: list[dict[str, Any]] = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in ctx.tools
         ]
+        if ctx.native_search:
+            self.tools.append(dict(ANTHROPIC_TOOL))
         if self.tools:
             self.tools[-1]["cache_control"] = EPHEMERAL
         self.messages: list[dict[str, Any]] = [
@@ -147,12 +169,22 @@ class AnthropicConversation:
         self._transcript: list[dict[str, Any]] = [row("system", ctx.system_prompt), row("user", ctx.user_prompt)]
 
     async def complete(self) -> ModelResponse:
+        resp = await self._call(self.messages)
+        for _ in range(MAX_PAUSE_CONTINUATIONS):
+            if self._stop_reason != "pause_turn" or not isinstance(resp.raw, list):
+                break
+            # the API paused a long server-tool turn: send the paused content back to let it go on
+            more = await self._call([*self.messages, {"role": "assistant", "content": list(resp.raw)}])
+            resp = _joined(resp, more)
+        return resp
+
+    async def _call(self, messages: list[dict[str, Any]]) -> ModelResponse:
         b = self._backend
         params = dict(b._params)
         # system, messages and tools go in the body as they are (``extra_body`` is merged over the SDK's
         # JSON), skipping the SDK's recursive transform of the growing history; the wire request is the same
         body: dict[str, Any] = {**params.pop("extra_body", {}), "system": self.system,
-                                "messages": list(self.messages)}
+                                "messages": list(messages)}
         if self.tools:
             body["tools"] = self.tools
         kwargs: dict[str, Any] = {"model": b.model, "messages": [], **params, "extra_body": body}
@@ -164,6 +196,7 @@ class AnthropicConversation:
         blocks = getattr(response, "content", None)
         if blocks is None:
             raise BackendError("malformed message: no content")
+        self._stop_reason = getattr(response, "stop_reason", None)
         parts: list[str] = []
         calls: list[ToolCall] = []
         wire: list[dict[str, Any]] = []
@@ -186,7 +219,10 @@ class AnthropicConversation:
             cache_read_tokens=token_count(getattr(usage, "cache_read_input_tokens", None), "usage.cache_read_input_tokens"),
             cache_creation_tokens=token_count(getattr(usage, "cache_creation_input_tokens", None), "usage.cache_creation_input_tokens"),
             raw=wire,
+            provider_calls=anthropic_calls(wire),
         )
+
+    _stop_reason: str | None = None
 
     def add_assistant(self, response: ModelResponse) -> None:
         if isinstance(response.raw, list):
@@ -229,3 +265,20 @@ class AnthropicConversation:
 
     def transcript(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self._transcript]
+
+
+def _joined(first: ModelResponse, more: ModelResponse) -> ModelResponse:
+    """A paused response and its continuation as one turn: the blocks in order, the tokens summed, the
+    provider calls read again from all blocks (a search may be answered in the continuation)."""
+    raw = [*first.raw, *more.raw] if isinstance(first.raw, list) and isinstance(more.raw, list) else more.raw
+    return ModelResponse(
+        text="\n".join(t for t in (first.text, more.text) if t),
+        tool_calls=[*first.tool_calls, *more.tool_calls],
+        prompt_tokens=first.prompt_tokens + more.prompt_tokens,
+        completion_tokens=first.completion_tokens + more.completion_tokens,
+        cache_read_tokens=first.cache_read_tokens + more.cache_read_tokens,
+        cache_creation_tokens=first.cache_creation_tokens + more.cache_creation_tokens,
+        raw=raw,
+        repaired_chars=first.repaired_chars + more.repaired_chars,
+        provider_calls=anthropic_calls(raw) if isinstance(raw, list) else more.provider_calls,
+    )

@@ -52,14 +52,18 @@ async def call_and_parse(
         raise undecodable(exc, secrets) from None
     try:
         return check_usage(repair_response(parse(response)))
-    except BackendError:
+    except BackendError as exc:
+        if type(exc) is BackendError:  # the parser's own errors: redacted like every other
+            raise BackendError(redact(str(exc), secrets)) from None
         raise
     except Exception as exc:
         raise BackendError(redact(f"{what}: {type(exc).__name__}: {exc}"[:MAX_ERROR_TEXT], secrets)) from None
 
 
 def bad_usage(field: str, value: Any) -> BackendError:
-    shown = repr(value)
+    # a number is shown (cut to 40 characters); of anything else only its type, which cannot carry a
+    # secret an endpoint might echo into a usage field
+    shown = repr(value) if isinstance(value, (int, float)) else f"a {type(value).__name__}"
     shown = shown if len(shown) <= 40 else shown[:37] + "..."
     return BackendError(f"usage field {field} is {shown}: not a token count (a whole number from 0 to 2^40)")
 

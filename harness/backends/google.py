@@ -17,9 +17,14 @@ given), so the loop's retry policy is the only one. Conversation format (docs/ba
   and ``thinking_budget`` for Gemini 2.5 (low 1024 / medium 8192 / high 24576 or a number);
   thinking models get ``include_thoughts`` so that thought summaries are recorded as ``[thinking]``
   text (they are re-sent inside the model Content, as the API returned them);
-- usage from ``usage_metadata`` (docs/backends.md): prompt = ``prompt_token_count`` - cached,
+- usage from ``usage_metadata`` (docs/backends.md): prompt = ``prompt_token_count`` - cached +
+  ``tool_use_prompt_token_count`` (the search results Google Search grounding put before the model),
   completion = ``candidates_token_count`` + ``thoughts_token_count``, cache read =
   ``cached_content_token_count``;
+- native search (``ctx.native_search``): a ``Tool(google_search=GoogleSearch())`` (Google Search
+  grounding) besides the function declarations; the queries of the candidate's
+  ``grounding_metadata`` become provider calls (``native_search.gemini_calls``); grounding is not part
+  of the Content, so nothing of it is re-sent;
 - errors by HTTP status (``errors.APIError.code``): 429 RESOURCE_EXHAUSTED (its RetryInfo
   ``retryDelay`` becomes the error's ``retry_after``, which the loop waits, capped), 408 and 5xx
   (503 UNAVAILABLE) are transient, as are connection failures and timeouts; other statuses are an
@@ -40,6 +45,7 @@ from ..errors import AgentHopError
 from .base import BackendError, ModelResponse, SampleContext, ToolCall, TransientBackendError
 from .calling import call_and_parse, token_count
 from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, repair_value, row
+from .native_search import gemini_calls
 from .retry import MAX_ERROR_TEXT, capped_delay, is_transient_status, parse_duration, redact
 from .sdk_backend import SdkBackend
 
@@ -201,6 +207,8 @@ class GoogleConversation:
                                                   parameters=gemini_schema(t.parameters))  # type: ignore[arg-type]
                         for t in ctx.tools]
         tools = [types.Tool(function_declarations=declarations)] if declarations else []
+        if ctx.native_search:
+            tools.append(types.Tool(google_search=types.GoogleSearch()))
         self.config = backend.generation_config(ctx.system_prompt, tools)
         self.contents: list[types.Content] = [types.Content(role="user", parts=[types.Part(text=ctx.user_prompt)])]
         self._transcript: list[dict[str, Any]] = [row("system", ctx.system_prompt), row("user", ctx.user_prompt)]
@@ -243,12 +251,14 @@ class GoogleConversation:
 
         prompt = count("prompt_token_count")
         cached = min(count("cached_content_token_count"), prompt)
+        tool_prompt = count("tool_use_prompt_token_count")
         completion = count("candidates_token_count") + count("thoughts_token_count")
         text = "\n".join([f"[thinking] {t}" for t in thoughts] + answer)
         if content.role is None:
             content = content.model_copy(update={"role": "model"})
-        return ModelResponse(text=text, tool_calls=calls, prompt_tokens=prompt - cached,
-                             completion_tokens=completion, cache_read_tokens=cached, raw=content)
+        return ModelResponse(text=text, tool_calls=calls, prompt_tokens=prompt - cached + tool_prompt,
+                             completion_tokens=completion, cache_read_tokens=cached, raw=content,
+                             provider_calls=gemini_calls(candidates[0]))
 
     def add_assistant(self, response: ModelResponse) -> None:
         if isinstance(response.raw, types.Content):

@@ -191,7 +191,7 @@ def repair_response(resp: ModelResponse) -> ModelResponse:
     """Repair lone surrogates in a parsed response before it is re-sent or written (docs/backends.md).
 
     ``repaired_chars`` counts the characters replaced in what is recorded (text, tool names, ids and
-    arguments); the provider-native payload that is re-sent is repaired the same way.
+    arguments, the provider calls' arguments); the provider-native payload that is re-sent is repaired the same way.
     """
     text, n = repair_text(resp.text or "")
     resp.text = text
@@ -200,6 +200,9 @@ def repair_response(resp: ModelResponse) -> ModelResponse:
         call.name, b = repair_text(call.name)
         call.args, c = repair_value(call.args)
         n += a + b + c
+    for pcall in resp.provider_calls:  # searches the provider reported (queries, source URLs)
+        pcall.args, d = repair_value(pcall.args)
+        n += d
     if n or resp.raw is not None:
         resp.raw, _ = repair_value(resp.raw)
     resp.repaired_chars += n

@@ -96,6 +96,10 @@ class OpenAIBackend(SdkBackend[openai.AsyncOpenAI]):
         return params
 
     def start(self, ctx: SampleContext) -> OpenAIConversation:
+        if ctx.native_search:  # no search tool of its own (harness/backends/native_search.py)
+            from .native_search import unsupported
+
+            raise unsupported(self.name)
         return OpenAIConversation(self, ctx)
 
 

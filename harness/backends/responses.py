@@ -19,7 +19,10 @@
 - recorded text: one ``[thinking] {summary}`` line per reasoning summary, then the answer text;
 - usage: prompt = ``input_tokens`` - cached, completion = ``output_tokens`` (reasoning included),
   cache read = ``input_tokens_details.cached_tokens``;
-- errors and retries exactly as the chat-completions backend (``retry.classify``).
+- errors and retries exactly as the chat-completions backend (``retry.classify``);
+- native search (``ctx.native_search``): the ``{type: web_search}`` tool besides the function tools
+  and ``web_search_call.action.sources`` in ``include``; every ``web_search_call`` item of the output
+  becomes a provider call (``native_search.responses_calls``) and is re-sent with the other items.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import openai
 from .base import BackendError, ModelResponse, SampleContext, ToolCall
 from .calling import call_and_parse, token_count
 from .llm_common import DEFAULT_BASE_URLS, DEFAULT_MAX_TOKENS, parse_arguments, row
+from .native_search import RESPONSES_INCLUDE, RESPONSES_TOOL, responses_calls
 from .openai import classify_openai
 from .sdk_backend import SdkBackend
 
@@ -86,6 +90,9 @@ class ResponsesConversation:
             {"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}
             for t in ctx.tools
         ]
+        self.native_search = ctx.native_search
+        if ctx.native_search:
+            self.tools.append(dict(RESPONSES_TOOL))
         self.input: list[dict[str, Any]] = [{"role": "user", "content": ctx.user_prompt}]
         self._transcript: list[dict[str, Any]] = [row("system", ctx.system_prompt), row("user", ctx.user_prompt)]
 
@@ -93,6 +100,8 @@ class ResponsesConversation:
         b = self._backend
         kwargs: dict[str, Any] = {"model": b.model, "instructions": self.instructions, "input": list(self.input),
                                   **b.request_params()}
+        if self.native_search:
+            kwargs["include"] = [*kwargs["include"], RESPONSES_INCLUDE]
         if self.tools:
             kwargs["tools"] = self.tools
         return await call_and_parse(lambda: b._client.get().responses.create(**kwargs), self._parse,
@@ -128,6 +137,7 @@ class ResponsesConversation:
             completion_tokens=token_count(getattr(usage, "output_tokens", None), "usage.output_tokens"),
             cache_read_tokens=cached,
             raw=items,
+            provider_calls=responses_calls(items),
         )
 
     def add_assistant(self, response: ModelResponse) -> None:

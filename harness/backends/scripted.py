@@ -126,6 +126,10 @@ class ScriptedBackend:
         self.conversations: list[ScriptedConversation] = []
 
     def start(self, ctx: SampleContext) -> ScriptedConversation:
+        if ctx.native_search:  # no search tool of its own (harness/backends/native_search.py)
+            from .native_search import unsupported
+
+            raise unsupported("scripted")
         self.contexts.append(ctx)
         conv = ScriptedConversation(self, ctx)
         self.conversations.append(conv)

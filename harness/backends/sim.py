@@ -96,6 +96,8 @@ class SimConversation:
             self.agent.turn += 1
             return ModelResponse(_TEXT_ONLY, [], prompt_tokens, completion)
         actions = self.agent.plan_turn()
+        if isinstance(actions, str):  # the agent's reply without a call (its final text)
+            return ModelResponse(actions, [], prompt_tokens, completion + len(actions) // 4)
         n = self.n_ids
         calls = [ToolCall(f"sim_{n + i}", name, args) for i, (name, args) in enumerate(actions)]
         self.n_ids = n + len(calls)
@@ -157,6 +159,10 @@ class SimBackend:
         self.agent = agent
 
     def start(self, ctx: SampleContext) -> SimConversation:
+        if ctx.native_search:  # no search tool of its own (harness/backends/native_search.py)
+            from .native_search import unsupported
+
+            raise unsupported("sim")
         rng = random.Random(stable_seed(self.seed, ctx.seed, self.model_name, ctx.item.id, ctx.attempt))
         return SimConversation(self.params, ctx, rng, self.agent)
 

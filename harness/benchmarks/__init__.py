@@ -27,6 +27,7 @@ from ..errors import AgentHopError
 #: benchmark name -> the package that defines its ``BENCHMARK`` (one line per benchmark).
 ENTRIES: dict[str, str] = {
     "agenthop": "agenthop.harness.benchmarks.agenthop",
+    "sciexplore": "agenthop.harness.benchmarks.sciexplore",
 }
 
 
@@ -100,6 +101,36 @@ class Benchmark:
     #: ``episode(*sample_parts, condition=, caps=, seed=, attempt=)``; None for benchmarks whose runs
     #: are imported, not played by the harness
     episode: Callable[..., Any] | None = None
+    #: its ``make-benchmark`` command (a click command with its own options); ``agenthop-harness
+    #: make-benchmark --benchmark NAME ...`` hands it the rest of the command line
+    make_command: Callable[[], Any] | None = None
+    #: the caps a run of a condition gets unless the command line sets them: ``default_caps(condition)``
+    #: -> a mapping of ``budget``, ``max_turns``, ``max_total_tokens``, ``max_sample_seconds``
+    default_caps: Callable[[str], Mapping[str, float]] | None = None
+    #: the run options of its own (``agenthop-harness run --search ...``) checked for a condition and
+    #: completed with their defaults: ``run_options(condition, given) -> dict`` (part of the run identity)
+    run_options: Callable[[str, Mapping[str, Any]], dict[str, Any]] | None = None
+    #: columns of its own in a run's ``runs`` row: ``run_columns(condition, options) -> dict``
+    run_columns: Callable[[str, Mapping[str, Any]], dict[str, Any]] | None = None
+    #: called by ingest inside its transaction after the runs ``run_ids`` of this benchmark were
+    #: written: ``on_runs_loaded(con, run_ids) -> {table: rows}`` (its own tables derived from them)
+    on_runs_loaded: Callable[[Any, list[str]], Mapping[str, int]] | None = None
+    #: the ingest inputs of its own (e.g. ``responses``, ``judgments`` files), loaded by ``load_imports``
+    import_kinds: tuple[str, ...] = ()
+    #: inside ingest's transaction, after its release and runs: ``load_imports(con, inputs, force=,
+    #: release_loaded=) -> ImportOutcome`` (``inputs``: kind -> paths, possibly empty when only its
+    #: release was loaded)
+    load_imports: Callable[..., Any] | None = None
+
+
+@dataclass(slots=True)
+class ImportOutcome:
+    """What a benchmark's ``load_imports`` did: a summary line, rows per table and ingest-log lines
+    ``(kind, source, lines, action)``."""
+
+    summary: str = ""
+    rows: dict[str, int] = field(default_factory=dict)
+    log: list[tuple[str, str, int, str]] = field(default_factory=list)
 
 
 _LOADED: dict[str, Benchmark] = {}
@@ -183,6 +214,14 @@ def release_sha256(root: Path | str) -> str:
     if bench.release_sha256 is None:
         raise AgentHopError(f"{root}: benchmark {bench.name!r} has no harness loader (its runs are imported)")
     return bench.release_sha256(Path(root))
+
+
+def importer(kind: str) -> Benchmark:
+    """The benchmark that loads ingest inputs of ``kind`` (``import_kinds``)."""
+    found = [b for b in available() if kind in b.import_kinds]
+    if len(found) != 1:
+        raise AgentHopError(f"no single benchmark loads {kind!r} inputs (found {len(found)})")
+    return found[0]
 
 
 def raw_tables() -> dict[str, pa.Schema]:

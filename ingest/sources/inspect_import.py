@@ -79,6 +79,10 @@ def _unchanged(info: inspect_read.LogInfo, sha: str, loaded: dict[str, str]) -> 
     """The log's runs, not read, when every one of them is in the warehouse with this content."""
     eval_id = info.header["eval"].get("eval_id")
     epochs = sorted({epoch for _, epoch in info.sample_keys})
+    if not epochs and info.complete:  # Inspect's API reports no sample keys: the epochs the eval ran
+        config = info.header["eval"].get("config")
+        n = config.get("epochs") if isinstance(config, dict) else None
+        epochs = list(range(1, n + 1)) if isinstance(n, int) and not isinstance(n, bool) else []
     if not eval_id or not epochs:
         return None
     run_ids = [inspect_map.run_id_of(str(eval_id), e) for e in epochs]

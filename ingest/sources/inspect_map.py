@@ -116,6 +116,13 @@ def text_of(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False, sort_keys=True)
 
 
+def _first_line(v: Any, limit: int = 200) -> str:
+    """The first line of a message, at most ``limit`` characters (for import notes)."""
+    text = v if isinstance(v, str) else _json(v)
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 def _json(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, sort_keys=True, allow_nan=True, default=str)
 
@@ -276,17 +283,37 @@ def terminated_by(sample: dict[str, Any]) -> str:
     return "answer"
 
 
+def cache_reads_in_input(usage: dict[str, Any]) -> bool:
+    """True when a ModelUsage's ``input_tokens`` still counts its cache reads.
+
+    Inspect's ModelUsage now leaves cache reads and writes out of ``input_tokens`` (its total is
+    input + output + cache read + cache write, as in a published Anthropic log), but logs written
+    through OpenAI by older versions of Inspect counted the cached tokens inside ``input_tokens``
+    (a published gpt-4o-mini log: input 15235 with 9088 cache reads, total 15516 = input +
+    output). Such a usage is recognised by its total.
+    """
+    read = _int(usage.get("input_tokens_cache_read"))
+    if read <= 0 or "total_tokens" not in usage:
+        return False
+    inp, out = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+    write = _int(usage.get("input_tokens_cache_write"))
+    return read <= inp and _int(usage.get("total_tokens")) == inp + out + write
+
+
 def usage_tokens(usage: Any) -> dict[str, int]:
     """Inspect's ModelUsage -> the warehouse's token meanings.
 
-    Inspect's ``input_tokens`` already leaves out cache reads and writes, so it is the prompt
-    tokens not read from the cache; total = prompt + completion + cache write.
+    prompt = the input tokens not read from the cache (Inspect's ``input_tokens``, minus the cache
+    reads in the older logs that counted them there, :func:`cache_reads_in_input`); total = prompt
+    + completion + cache write.
     """
     u = usage if isinstance(usage, dict) else {}
     prompt = _int(u.get("input_tokens"))
     completion = _int(u.get("output_tokens"))
     read = _int(u.get("input_tokens_cache_read"))
     write = _int(u.get("input_tokens_cache_write"))
+    if cache_reads_in_input(u):
+        prompt -= read
     return {"prompt": prompt, "completion": completion, "cache_read": read, "cache_write": write,
             "total": prompt + completion + write}
 
@@ -382,6 +409,7 @@ def map_sample(
     else:
         replies = _turns_from_messages(sample)
     outcomes = call_outcomes(sample)
+    first_turn = len(run.turns)
     seq = 0
     cumulative = 0
     n_errors = 0
@@ -394,7 +422,7 @@ def map_sample(
             "prompt_tokens": tok["prompt"], "completion_tokens": tok["completion"],
             "cache_read_tokens": tok["cache_read"], "cache_creation_tokens": tok["cache_write"],
             "cumulative_tokens": cumulative, "budget_before": 0, "budget_after": 0,
-            "content_chars": len(text_of(reply.get("content"))), "t_offset_s": offset,
+            "content_chars": len(text_of(reply.get("content"))), "t_offset_s": offset, "error_text": None,
         })
         for call_index, call in enumerate(calls):
             outcome = outcomes.get(str(call.get("id")), _Outcome("not_executed", None, 0))
@@ -441,9 +469,26 @@ def map_sample(
         output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
         answer = output.get("completion")
     usage = usage_tokens({})
-    for u in (sample.get("model_usage") or {}).values():
+    model_usage = sample.get("model_usage") or {}
+    for u in model_usage.values():
         for k, v in usage_tokens(u).items():
             usage[k] += v
+    if not model_usage:  # no per-sample usage (older or trimmed logs): the sum of the solver's calls
+        for turn in run.turns[first_turn:]:
+            usage["prompt"] += turn["prompt_tokens"]
+            usage["completion"] += turn["completion_tokens"]
+            usage["cache_read"] += turn["cache_read_tokens"]
+            usage["cache_write"] += turn["cache_creation_tokens"]
+        usage["total"] = usage["prompt"] + usage["completion"] + usage["cache_write"]
+        run.notes.append(
+            f"{where}: the sample has no model_usage; its tokens are the sum of its model calls' usage"
+            if any(u is not None for _, u, _ in replies) else
+            f"{where}: the sample records no token usage (no model_usage, no model calls); its tokens are 0"
+        )
+    error = sample.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else error
+        run.notes.append(f"{where}: ended with an error: {_first_line(message)}")
     retries = sample.get("error_retries") or []
     ended = terminated_by(sample)
     run.trajectories.append({

@@ -300,7 +300,9 @@ class InspectApiLog:
         try:
             log = read_eval_log(str(path), header_only=True)
         except Exception as exc:  # Inspect raises many types; the user needs the reason, not a traceback
-            raise IngestError(f"{path}: Inspect cannot read the log ({type(exc).__name__}: {_line(exc)})") from None
+            raise IngestError(
+                f"{path}: Inspect cannot read the log ({type(exc).__name__}: {_line(exc)}){_diagnosis(path)}"
+            ) from None
         self._header = _api_json(log, exclude={"samples", "reductions", "location", "etag"})
         self._complete = log.status != "started"
 
@@ -311,19 +313,42 @@ class InspectApiLog:
         return LogInfo(self.path, self._header, self._complete)
 
     def samples(self) -> Iterator[dict[str, Any]]:
+        """Every sample Inspect reads; then, as the built-in reader does before reading, a finished
+        eval that lacks a sample it lists is refused (Inspect itself skips a missing member)."""
         from inspect_ai.log import read_eval_log_samples
 
         it = read_eval_log_samples(str(self.path), all_samples_required=False, resolve_attachments=True)
+        keys: list[tuple[str, int]] = []
         while True:
             try:
                 sample = next(it)
             except StopIteration:
-                return
+                break
             except Exception as exc:
                 raise IngestError(
                     f"{self.path}: Inspect cannot read a sample ({type(exc).__name__}: {_line(exc)})"
+                    f"{_diagnosis(self.path)}"
                 ) from None
+            keys.append((str(sample.id), int(sample.epoch)))
             yield _api_json(sample, exclude={"attachments", "events_data"})
+        check_complete(self.path, self._header, self._complete, keys, "sample {id} (epoch {epoch})")
+
+
+def _diagnosis(path: Path) -> str:
+    """What the built-in reader finds wrong with a log Inspect cannot read, or that it reads it."""
+    try:
+        log: Log = ZipLog(path) if path.suffix == ".eval" else JsonLog(path)
+        try:
+            log.info()
+            for _ in log.samples():
+                pass
+        finally:
+            log.close()
+    except IngestError as exc:
+        reason = str(exc)
+        prefix = f"{path}: "
+        return "; " + (reason[len(prefix):] if reason.startswith(prefix) else reason)
+    return "; the built-in reader opens it (try --inspect-reader builtin)"
 
 
 def _line(exc: BaseException) -> str:
@@ -353,25 +378,23 @@ def inspect_installed() -> bool:
 def open_log(path: Path, reader: str = "auto") -> Log:
     """Open one log with the chosen reader (see docs/inspect.md#readers).
 
-    ``auto`` uses the built-in reader for the format versions it knows and Inspect's API for any
-    other version when inspect-ai is installed.
+    ``auto`` reads through Inspect's own API when inspect-ai is installed (the surface Inspect's
+    maintainers keep stable) and through the built-in reader otherwise; the built-in reader refuses
+    a log format version it does not know.
     """
-    if reader == "inspect":
+    if reader == "inspect" or (reader == "auto" and inspect_installed()):
         if not inspect_installed():
             raise IngestError(
                 f"{path}: --inspect-reader inspect needs inspect-ai (pip install 'agenthop-warehouse[inspect]')"
             )
         return InspectApiLog(path)
     log: Log = ZipLog(path) if path.suffix == ".eval" else JsonLog(path)
-    if reader == "builtin":
-        return log
     version = log.info().header.get("version")
     if version in KNOWN_VERSIONS:
         return log
     log.close()
-    if inspect_installed():
-        return InspectApiLog(path)
     raise IngestError(
         f"{path}: log format version {version!r} is newer than this reader knows "
-        f"({', '.join(map(str, sorted(KNOWN_VERSIONS)))}); install inspect-ai to read it through Inspect's API"
+        f"({', '.join(map(str, sorted(KNOWN_VERSIONS)))}); install inspect-ai to read it through Inspect's API "
+        f"(pip install 'agenthop-warehouse[inspect]')"
     )

@@ -9,45 +9,40 @@ judgments from files; log; COMMIT. Any error leaves the warehouse as it was.
 from __future__ import annotations
 
 import json
-import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from agenthop.harness.benchmarks.sciexplore import BENCHMARK
+from agenthop.harness.benchmarks import ImportOutcome
 from agenthop.harness.benchmarks.sciexplore.judge import JUDGE_NAME, JUDGE_VERSION, judge_task
-from agenthop.harness.benchmarks.sciexplore.release import Release, Task
+from agenthop.harness.benchmarks.sciexplore.release import Task
 from agenthop.schemas import sciexplore as sx
 
 from .. import ddl
-from ..core import _catalogue
 from ..conform import IngestError
 from ..progress import Progress
-from ..warehouse import insert_arrow, json_counts, open_warehouse, transaction
+from ..warehouse import insert_arrow
 from .sciexplore_judgments import judgment_key, read_judgments
-from .sciexplore_release import loaded_release, read_release, release_tables
+from .sciexplore_release import loaded_release
 from .sciexplore_responses import Response, read_responses
 
 
 @dataclass(slots=True)
 class SciIngestResult:
     db: Path
-    release_action: str | None = None
     responses: dict[str, int] = field(default_factory=lambda: {"inserted": 0, "replaced": 0, "unchanged": 0})
     runs: int = 0
     verdicts: int = 0
     file_verdicts: int = 0
     dropped_verdicts: int = 0
-    seconds: float = 0.0
+    rows: dict[str, int] = field(default_factory=dict)
 
-    def summary(self) -> str:
+    def summary_parts(self) -> str:
         parts = []
-        if self.release_action:
-            parts.append(f"SciExplore release {self.release_action}")
         if sum(self.responses.values()):
             r = self.responses
             parts.append(f"responses of {self.runs} run(s): {r['inserted']} inserted, {r['replaced']} replaced, "
@@ -57,7 +52,7 @@ class SciIngestResult:
         if self.dropped_verdicts:
             parts.append(f"{self.dropped_verdicts} verdict(s) of other judges dropped because their answers "
                          "were replaced")
-        return f"ingested into {self.db} in {self.seconds:.1f} s: " + ("; ".join(parts) or "nothing to do")
+        return "; ".join(parts)
 
 
 def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
@@ -90,27 +85,38 @@ def _delete_keys(con: duckdb.DuckDBPyConnection, table: str, keys: pa.Table, col
 
 def run_sciexplore_ingest(db: Path, *, release: Path | None = None, responses: tuple[Path, ...] = (),
                           judgments: tuple[Path, ...] = (), force: bool = False,
-                          progress: Progress | None = None) -> SciIngestResult:
-    t0 = time.monotonic()
-    progress = progress or Progress(quiet=True)
-    result = SciIngestResult(db=db)
-    new_rel: Release | None = read_release(release) if release is not None else None
-    try:
-        with open_warehouse(db) as con:
-            plan = _prepare(con, new_rel, list(responses), list(judgments), force, result)
-            try:
-                _write(con, plan, result)
-            except duckdb.Error as exc:
-                raise IngestError(f"warehouse {db}: write failed, nothing was changed: {exc}") from None
-    except duckdb.Error as exc:
-        raise IngestError(f"warehouse {db}: {exc}") from None
-    result.seconds = time.monotonic() - t0
-    return result
+                          progress: Progress | None = None) -> Any:
+    """A release, responses and judgments files loaded by the ingest core in one transaction."""
+    from ..core import run_ingest
+
+    return run_ingest(db, benchmark=release, imports={"responses": list(responses), "judgments": list(judgments)},
+                      force=force, progress=progress)
+
+
+def load_imports(con: duckdb.DuckDBPyConnection, inputs: Mapping[str, list[Path]], *, force: bool,
+                 release_loaded: bool) -> ImportOutcome:
+    """SciExplore's ``load_imports`` hook: inside the ingest core's transaction, after the release (loaded
+    in this call when ``release_loaded``) and the runs; read, validate, judge and write the responses and
+    judgments files. An error rolls the whole ingest back."""
+    result = SciIngestResult(db=Path(""))
+    loaded = loaded_release(con)
+    if loaded is None:
+        raise IngestError("no SciExplore release is loaded: give --benchmark DIR (a directory with tasks.jsonl) "
+                          "together with the responses or judgments, or load it first")
+    sha, tasks = loaded
+    if release_loaded and not force:
+        n = con.execute("SELECT count(*) FROM raw.sciexplore_runs WHERE benchmark_sha256 <> ?", [sha]).fetchall()[0][0]
+        if n:
+            raise IngestError(f"SciExplore release {sha[:16]} differs from the one the warehouse's {n} SciExplore "
+                              "run(s) were made on; use a new --db, or pass --force to replace the release and keep "
+                              "those runs")
+    plan = _prepare(con, sha, tasks, list(inputs.get("responses", ())), list(inputs.get("judgments", ())), result)
+    _write(con, plan, result)
+    return ImportOutcome(summary=result.summary_parts(), rows=result.rows, log=plan.sources)
 
 
 @dataclass(slots=True)
 class _Plan:
-    release: Release | None
     runs: list[dict[str, Any]]
     changed: list[Response]
     replaced: list[Response]
@@ -120,38 +126,17 @@ class _Plan:
     sources: list[tuple[str, str, int, str]]
 
 
-def _prepare(con: duckdb.DuckDBPyConnection, new_rel: Release | None, responses: list[Path],
-             judgments: list[Path], force: bool, result: SciIngestResult) -> _Plan:
-    have_layout = _exists(con, "sciexplore_tasks")
-    loaded = loaded_release(con) if have_layout else None
-    if new_rel is not None:
-        if loaded is not None and loaded[0] == new_rel.sha256:
-            result.release_action = "unchanged"
-        else:
-            if loaded is not None and not force:
-                n = con.execute("SELECT count(*) FROM raw.sciexplore_runs WHERE benchmark_sha256 <> ?",
-                                [new_rel.sha256]).fetchall()[0][0]
-                if n:
-                    raise IngestError(f"{new_rel.root}: SciExplore release {new_rel.sha256[:16]} differs from the one "
-                                      f"the warehouse's {n} SciExplore run(s) were made on; use a new --db, or "
-                                      "pass --force to replace the release and keep those runs")
-            result.release_action = "replaced" if loaded is not None else "inserted"
-        sha, tasks = new_rel.sha256, new_rel.by_id
-    elif loaded is not None:
-        sha, tasks = loaded
-    else:
-        raise IngestError("no SciExplore release is loaded: give --benchmark DIR (a directory with tasks.jsonl) "
-                          "together with the responses or judgments, or load it first")
+def _prepare(con: duckdb.DuckDBPyConnection, sha: str, tasks: dict[str, Task], responses: list[Path],
+             judgments: list[Path], result: SciIngestResult) -> _Plan:
     read = read_responses(responses, tasks, sha)
     old_hash: dict[tuple[str, str], str] = {}
     stored_answers: dict[tuple[str, str], Any] = {}
     known_runs: set[str] = set(read.runs)
-    if have_layout:
-        for run_id, tid, h, aj in con.execute(
-                "SELECT run_id, task_id, line_sha256, answer_json FROM raw.sciexplore_responses").fetchall():
-            old_hash[(run_id, tid)] = h
-            stored_answers[(run_id, tid)] = aj
-        known_runs |= {r for (r,) in con.execute("SELECT run_id FROM raw.sciexplore_runs").fetchall()}
+    for run_id, tid, h, aj in con.execute(
+            "SELECT run_id, task_id, line_sha256, answer_json FROM raw.sciexplore_responses").fetchall():
+        old_hash[(run_id, tid)] = h
+        stored_answers[(run_id, tid)] = aj
+    known_runs |= {r for (r,) in con.execute("SELECT run_id FROM raw.sciexplore_runs").fetchall()}
     changed, replaced = [], []
     for resp in read.responses:
         prev = old_hash.get((resp.run_id, resp.task.id))
@@ -181,58 +166,39 @@ def _prepare(con: duckdb.DuckDBPyConnection, new_rel: Release | None, responses:
     sources = [("responses-file", s, n, "inserted" if s in changed_sources else "unchanged")
                for s, n in per_source.items()]
     sources += [("judgments-file", s, n, "inserted") for s, n in per_file.items()]
-    return _Plan(release=new_rel if result.release_action in ("inserted", "replaced") else None,
-                 runs=list(read.runs.values()), changed=changed, replaced=replaced, verdicts=verdicts,
+    return _Plan(runs=list(read.runs.values()), changed=changed, replaced=replaced, verdicts=verdicts,
                  file_rows=file_rows, sources=sources)
 
 
 def _write(con: duckdb.DuckDBPyConnection, plan: _Plan, result: SciIngestResult) -> None:
-    now = datetime.now(timezone.utc)
-    with transaction(con):
-        for stmt in ddl.ddl_statements():
-            con.execute(stmt)
-        load_id = int(con.execute("SELECT coalesce(max(load_id), 0) + 1 FROM raw.ingest_log").fetchall()[0][0])
-        log: list[tuple] = []
-        if plan.release is not None:
-            tables = release_tables(plan.release, now)
-            counts = {name: t.num_rows for name, t in tables.items()}
-            for name, t in tables.items():
-                con.execute(f"DELETE FROM raw.{name}").fetchall()
-                insert_arrow(con, name, t)
-            _catalogue(con, BENCHMARK, plan.release.sha256, "SELECT count(*) FROM raw.sciexplore_tasks", now)
-            log.append(("sciexplore-release", str(Path(plan.release.root).resolve()), None, plan.release.sha256,
-                        result.release_action, counts))
-        if plan.runs:
-            runs = _rows(plan.runs, sx.RUNS)
-            _delete_keys(con, "sciexplore_runs", runs.select(["run_id"]), ["run_id"])
-            insert_arrow(con, "sciexplore_runs", runs)
-        if plan.changed:
-            keys = _rows([{"run_id": r.run_id, "task_id": r.task.id} for r in plan.changed],
-                         pa.schema([sx.RESPONSES.field("run_id"), sx.RESPONSES.field("task_id")]))
-            for table in ("sciexplore_responses", "sciexplore_trace"):
-                _delete_keys(con, table, keys, ["run_id", "task_id"])
-            _delete_keys(con, "judgments", keys, ["run_id", "task_id"], f" AND t.judge = '{JUDGE_NAME}'")
-            if plan.replaced:
-                rkeys = _rows([{"run_id": r.run_id, "task_id": r.task.id} for r in plan.replaced], keys.schema)
-                result.dropped_verdicts = _delete_keys(con, "judgments", rkeys, ["run_id", "task_id"])
-            insert_arrow(con, "sciexplore_responses", _rows([r.row for r in plan.changed], sx.RESPONSES))
-            trace = [{"run_id": r.run_id, "task_id": r.task.id, **s} for r in plan.changed for s in r.trace]
-            insert_arrow(con, "sciexplore_trace", _rows(trace, sx.TRACE))
-            insert_arrow(con, "judgments", _rows(plan.verdicts, sx.JUDGMENTS))
-        if plan.file_rows:
-            rows = _rows(plan.file_rows, sx.JUDGMENTS)
-            key_cols = ["run_id", "task_id", "unit", "slot", "ref_index", "row_key", "column", "judge"]
-            _delete_keys(con, "judgments", rows.select(key_cols), key_cols)
-            insert_arrow(con, "judgments", rows)
-        for kind, source, n, action in plan.sources:
-            log.append((kind, source, None, "", action, {"lines": n}))
-        if log:
-            insert_arrow(con, "ingest_log", pa.table(
-                {f.name: [(load_id, now, *row[:5], json_counts(row[5]))[i] for row in log]
-                 for i, f in enumerate(ddl.INGEST_LOG)}, schema=ddl.INGEST_LOG))
-        for key, value in (("layout_version", "1"), ("duckdb_version", duckdb.__version__)):
-            con.execute("DELETE FROM raw.warehouse_meta WHERE key = ?", [key]).fetchall()
-            con.execute("INSERT INTO raw.warehouse_meta VALUES (?, ?)", [key, value]).fetchall()
+    """Inside the caller's transaction: the runs, the changed (run, task) responses with their traces and
+    verdicts, the judgments from files."""
+    if plan.runs:
+        runs = _rows(plan.runs, sx.RUNS)
+        _delete_keys(con, "sciexplore_runs", runs.select(["run_id"]), ["run_id"])
+        insert_arrow(con, "sciexplore_runs", runs)
+        result.rows["sciexplore_runs"] = runs.num_rows
+    if plan.changed:
+        keys = _rows([{"run_id": r.run_id, "task_id": r.task.id} for r in plan.changed],
+                     pa.schema([sx.RESPONSES.field("run_id"), sx.RESPONSES.field("task_id")]))
+        for table in ("sciexplore_responses", "sciexplore_trace"):
+            _delete_keys(con, table, keys, ["run_id", "task_id"])
+        _delete_keys(con, "judgments", keys, ["run_id", "task_id"], f" AND t.judge = '{JUDGE_NAME}'")
+        if plan.replaced:
+            rkeys = _rows([{"run_id": r.run_id, "task_id": r.task.id} for r in plan.replaced], keys.schema)
+            result.dropped_verdicts = _delete_keys(con, "judgments", rkeys, ["run_id", "task_id"])
+        insert_arrow(con, "sciexplore_responses", _rows([r.row for r in plan.changed], sx.RESPONSES))
+        trace = [{"run_id": r.run_id, "task_id": r.task.id, **s} for r in plan.changed for s in r.trace]
+        insert_arrow(con, "sciexplore_trace", _rows(trace, sx.TRACE))
+        insert_arrow(con, "judgments", _rows(plan.verdicts, sx.JUDGMENTS))
+        result.rows.update(sciexplore_responses=len(plan.changed), sciexplore_trace=len(trace),
+                           judgments=len(plan.verdicts))
+    if plan.file_rows:
+        rows = _rows(plan.file_rows, sx.JUDGMENTS)
+        key_cols = ["run_id", "task_id", "unit", "slot", "ref_index", "row_key", "column", "judge"]
+        _delete_keys(con, "judgments", rows.select(key_cols), key_cols)
+        insert_arrow(con, "judgments", rows)
+        result.rows["judgments"] = result.rows.get("judgments", 0) + rows.num_rows
 
 
-__all__ = ["run_sciexplore_ingest", "SciIngestResult", "judgment_key", "Task"]
+__all__ = ["load_imports", "run_sciexplore_ingest", "SciIngestResult", "judgment_key", "Task"]

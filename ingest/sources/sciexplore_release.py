@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from agenthop.harness.benchmarks.sciexplore import BENCHMARK
+from agenthop.harness.benchmarks.sciexplore import NAME as BENCHMARK
 from agenthop.harness.benchmarks.sciexplore.release import (
     Release,
     ReleaseError,

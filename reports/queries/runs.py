@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
+from ..core.runs import RunInfo, label_runs
 from ..warehouse import Warehouse
+
+__all__ = ["SUMMARY_METRICS", "RunInfo", "all_runs", "label_runs", "resolve_runs", "runs_of_model"]
 
 #: model_summary columns of docs/metrics.md#per-run-metrics, in Table 2 order.
 SUMMARY_METRICS: tuple[str, ...] = (
@@ -29,36 +30,6 @@ SUMMARY_METRICS: tuple[str, ...] = (
     "error_rate",
     "na_rate",
 )
-
-
-@dataclass
-class RunInfo:
-    """One run as model_summary describes it (optional columns default to None)."""
-
-    run_id: str
-    model: str
-    condition: str
-    replicate: int
-    backend: str | None = None
-    family: str | None = None
-    tier: str | None = None
-    benchmark_sha256: str | None = None
-    n_items: int | None = None
-    is_simulated: bool | None = None
-    summary: dict[str, Any] = field(default_factory=dict)
-    label: str = ""  # display name, unique within one report
-
-    @property
-    def simulated(self) -> bool:
-        """model_summary.is_simulated when the mart has it, else backend = 'sim' (docs/simulated_agents.md)."""
-        if self.is_simulated is not None:
-            return bool(self.is_simulated)
-        return self.backend == "sim"
-
-    @property
-    def chart_label(self) -> str:
-        """Label for chart axes/legends, where no HTML badge is possible."""
-        return f"{self.label} [SIM]" if self.simulated else self.label
 
 
 def all_runs(wh: Warehouse) -> list[RunInfo]:
@@ -83,29 +54,6 @@ def all_runs(wh: Warehouse) -> list[RunInfo]:
             )
         )
     return out
-
-
-def label_runs(runs: Sequence[RunInfo]) -> None:
-    """Give each run a display label: the model name, plus condition/replicate where needed."""
-    by_model: dict[str, list[RunInfo]] = {}
-    for r in runs:
-        by_model.setdefault(r.model, []).append(r)
-    for group in by_model.values():
-        conds = {r.condition for r in group}
-        for r in group:
-            if len(group) == 1:
-                r.label = r.model
-            elif len(group) == len(conds):
-                r.label = f"{r.model} · {r.condition}"
-            else:
-                r.label = f"{r.model} · {r.condition} #{r.replicate}"
-    seen: dict[str, int] = {}
-    for r in runs:  # still ambiguous (same model passed twice): fall back to the run id
-        seen[r.label] = seen.get(r.label, 0) + 1
-    ambiguous = {label for label, n in seen.items() if n > 1}
-    for r in runs:
-        if r.label in ambiguous:
-            r.label = f"{r.label} ({r.run_id})"
 
 
 def resolve_runs(

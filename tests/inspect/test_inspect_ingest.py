@@ -194,3 +194,59 @@ def test_both_readers_load_the_same_warehouse(inspect_logs, tmp_path):
         assert proc.returncode == 0, proc.stderr
         digests.append(_digest(db))
     assert digests[0] == digests[1]
+
+
+# --- the reports on imported runs, in a real browser ----------------------------------------------------
+
+from test_report_browser import OVERLAPS_JS, _open, browser  # noqa: E402,F401 (fixture)
+
+ARTIFACTS = REPO / "test-artifacts"
+
+
+def _toolbox_runs(db: Path) -> dict[tuple[str, int], str]:
+    rows = _one(db, "SELECT model, replicate, run_id FROM run_summary WHERE benchmark = 'inspect:toolbox'")
+    return {(m, r): run_id for m, r, run_id in rows}
+
+
+def _report(db: Path, out: Path, *args: str) -> Path:
+    proc = _run("agenthop-report", *args, "--db", str(db), "--out", str(out), db=db)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", (1024, 1440))
+def test_compare_reruns_and_item_pages_render_for_the_two_model_log(built, browser, tmp_path, width):  # noqa: F811
+    db = built
+    runs = _toolbox_runs(db)
+    alpha, beta, beta2 = runs[("mockllm/alpha", 0)], runs[("mockllm/beta", 0)], runs[("mockllm/beta", 1)]
+    pages = {
+        "compare": _report(db, tmp_path / "compare.html", "compare", "--runs", f"{alpha},{beta2}"),
+        "reruns": _report(db, tmp_path / "reruns.html", "reruns", "--model", "mockllm/beta"),
+        "item": _report(db, tmp_path / "item.html", "item", "s2", "--runs", f"{alpha},{beta}"),
+    }
+    ARTIFACTS.mkdir(exist_ok=True)
+    for kind, path in pages.items():
+        page, errors, blocked, _ = _open(browser, path, width)
+        try:
+            assert errors == [] and blocked == [], (kind, errors, blocked)
+            scroll = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert scroll <= 0, f"{kind} scrolls sideways by {scroll}px at {width}px"
+            overlaps = page.evaluate(OVERLAPS_JS)
+            assert overlaps["problems"] == [] and overlaps["small"] == [], (kind, overlaps)
+            text = page.inner_text("body")
+            page.screenshot(path=str(ARTIFACTS / f"inspect-{kind}-{width}.png"), full_page=True)
+        finally:
+            page.close()
+        if kind == "compare":
+            # alpha epoch 1 is wrong only on s4 (the token limit), beta epoch 2 also on s3: a graded
+            # or binary paired test over the four shared samples, with the limit among the terminations
+            assert "mockllm/alpha" in text and "mockllm/beta" in text
+            assert "McNemar" in text or "Wilcoxon" in text
+            assert "token_limit" in text
+            assert "s3" in text
+        elif kind == "reruns":
+            assert "s3" in text  # the one item that flips between beta's epochs
+        else:
+            # the transcript of s2: the lookup tool call that raised, and the answer "no"
+            assert "lookup" in text and "missing" in text

@@ -37,6 +37,13 @@ def test_builtin_reader_and_inspect_api_give_identical_tables(inspect_logs, kind
             assert ours[name].equals(theirs[name]), f"{path.name}: {name} differs between the readers"
 
 
+def test_both_readers_give_identical_tables_for_the_agentdojo_shaped_log(inspect_logs):
+    ours, theirs = _tables(inspect_logs.agentdojo, "builtin"), _tables(inspect_logs.agentdojo, "inspect")
+    assert ours.keys() == theirs.keys()
+    for name in ours:
+        assert ours[name].equals(theirs[name]), f"{name} differs between the readers"
+
+
 def test_eval_and_json_formats_give_the_same_rows(inspect_logs):
     # the same task and scripts, written once as .eval and once as .json: equal apart from ids and times
     def key_rows(path: Path) -> list[tuple]:
@@ -77,58 +84,108 @@ def test_attachments_are_resolved(inspect_logs):
     log.close()
 
 
-def test_log_still_being_written_is_read_from_its_journal(inspect_logs, tmp_path):
+@pytest.mark.parametrize("reader", ["builtin", "inspect"])
+def test_log_still_being_written_is_read_from_its_journal(inspect_logs, tmp_path, reader):
     running = fx.still_running(inspect_logs.eval_logs[0], tmp_path / "running.eval")
-    lt = inspect_import.read_log(running)
+    lt = inspect_import.read_log(running, reader=reader)
     assert all(rd.partial for rd in lt.runs)
-    done = inspect_import.read_log(inspect_logs.eval_logs[0])
+    done = inspect_import.read_log(inspect_logs.eval_logs[0], reader=reader)
     for a, b in zip(lt.runs, done.runs):
         assert a.run_id == b.run_id
         assert a.tables["trajectories"].equals(b.tables["trajectories"])
         assert a.tables["runs"].column("finished_at").to_pylist() == [None]
 
 
-@pytest.mark.parametrize(
-    ("damage", "reason"),
-    [
-        (fx.truncated, "damaged or truncated ZIP"),
-        (fx.without_header_and_start, "neither header.json nor _journal/start.json"),
-        (fx.without_a_sample, "member samples/s2_epoch_1.json is missing from the log"),
-    ],
-)
-def test_damaged_eval_logs_are_refused_with_file_and_reason(inspect_logs, tmp_path, damage, reason):
-    bad = damage(inspect_logs.eval_logs[0], tmp_path / "bad.eval")
-    for reader in ("builtin", "auto"):
-        with pytest.raises(IngestError) as exc:
-            inspect_import.read_log(bad, reader=reader)
-        assert str(bad) in str(exc.value) and reason in str(exc.value)
+READERS = ("builtin", "inspect")
 
 
-def test_damaged_logs_through_inspects_api_are_refused_not_a_traceback(inspect_logs, tmp_path):
-    bad = fx.truncated(inspect_logs.eval_logs[0], tmp_path / "bad.eval")
-    with pytest.raises(IngestError) as exc:
-        inspect_import.read_log(bad, reader="inspect")
-    assert str(bad) in str(exc.value) and "Inspect cannot read" in str(exc.value)
-
-
-def test_corrupt_member_is_refused(inspect_logs, tmp_path):
-    data = bytearray(inspect_logs.eval_logs[0].read_bytes())
+def _corrupt_member(src: Path, dst: Path) -> Path:
+    data = bytearray(src.read_bytes())
     at = data.find(b"samples/s1_epoch_1.json") + len("samples/s1_epoch_1.json") + 8
     data[at : at + 16] = b"\0" * 16  # inside the first sample's compressed bytes
-    bad = tmp_path / "corrupt.eval"
-    bad.write_bytes(bytes(data))
+    dst.write_bytes(bytes(data))
+    return dst
+
+
+def _truncated_json(src: Path, dst: Path) -> Path:
+    dst.write_bytes(src.read_bytes()[: src.stat().st_size // 2])
+    return dst
+
+
+def _json_without_a_sample(src: Path, dst: Path) -> Path:
+    doc = json.loads(src.read_text())
+    doc["samples"] = [s for s in doc["samples"] if not (s["id"] == "s2" and s["epoch"] == 1)]
+    dst.write_text(json.dumps(doc))
+    return dst
+
+
+def _json_with_a_bad_field(src: Path, dst: Path) -> Path:
+    return fx.edit_json_log(src, dst, "s1", 1, lambda s: s.update(messages={"not": "a list"}))
+
+
+# damage -> (the log it spoils, what each reader must say besides the file's name)
+REFUSED = {
+    "truncated zip": ("eval", fx.truncated, {"builtin": "damaged or truncated ZIP",
+                                            "inspect": "damaged or truncated ZIP"}),
+    "no header, no journal": ("eval", fx.without_header_and_start,
+                              {"builtin": "neither header.json nor _journal/start.json",
+                               "inspect": "neither header.json nor _journal/start.json"}),
+    "a sample member missing": ("eval", fx.without_a_sample,
+                                {"builtin": "member samples/s2_epoch_1.json is missing from the log",
+                                 "inspect": "sample s2 (epoch 1) is missing from the log"}),
+    "a corrupt member": ("eval", _corrupt_member, {"builtin": "samples/s1_epoch_1.json",
+                                                   "inspect": "(member samples/s1_epoch_1.json): cannot be decompressed"}),
+    "truncated json": ("json", _truncated_json, {"builtin": "not valid JSON", "inspect": "not valid JSON"}),
+    "a sample missing from a json log": ("json", _json_without_a_sample,
+                                         {"builtin": "sample s2 (epoch 1) is missing from the log",
+                                          "inspect": "sample s2 (epoch 1) is missing from the log"}),
+    "a sample field of the wrong type": ("json", _json_with_a_bad_field,
+                                         {"builtin": "field 'messages' must be a list",
+                                          "inspect": "Inspect cannot read a sample (ValidationError"}),
+}
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("damage", sorted(REFUSED))
+def test_damaged_logs_are_refused_by_both_readers_with_file_and_reason(inspect_logs, tmp_path, damage, reader):
+    kind, spoil, reasons = REFUSED[damage]
+    src = (inspect_logs.eval_logs if kind == "eval" else inspect_logs.json_logs)[0]
+    bad = spoil(src, tmp_path / f"bad.{kind}")
     with pytest.raises(IngestError) as exc:
-        inspect_import.read_log(bad, reader="builtin")
-    assert str(bad) in str(exc.value) and "samples/s1_epoch_1.json" in str(exc.value)
+        inspect_import.read_log(bad, reader=reader)
+    assert str(bad) in str(exc.value) and reasons[reader] in str(exc.value)
 
 
-def test_nan_score_is_loaded_as_null_with_a_recorded_reason(inspect_logs, tmp_path):
+def test_auto_reads_through_inspects_api_when_it_is_installed(inspect_logs, monkeypatch):
+    path = inspect_logs.eval_logs[0]
+    assert isinstance(inspect_read.open_log(path, "auto"), inspect_read.InspectApiLog)
+    assert isinstance(inspect_read.open_log(path, "builtin"), inspect_read.ZipLog)
+    # without inspect-ai, auto falls back to the built-in reader; --inspect-reader inspect is refused
+    monkeypatch.setattr(inspect_read, "inspect_installed", lambda: False)
+    assert isinstance(inspect_read.open_log(path, "auto"), inspect_read.ZipLog)
+    with pytest.raises(IngestError, match="needs inspect-ai"):
+        inspect_read.open_log(path, "inspect")
+
+
+def test_unknown_format_version_without_inspect_is_refused(inspect_logs, tmp_path, monkeypatch):
+    doc = json.loads(inspect_logs.json_logs[0].read_text())
+    doc["version"] = 99
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps(doc))
+    monkeypatch.setattr(inspect_read, "inspect_installed", lambda: False)
+    with pytest.raises(IngestError) as exc:
+        inspect_read.open_log(newer, "auto")
+    assert str(newer) in str(exc.value) and "version 99 is newer than this reader knows" in str(exc.value)
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_nan_score_is_loaded_as_null_with_a_recorded_reason(inspect_logs, tmp_path, reader):
     def nan(sample):
         sample["scores"]["exact"]["value"] = float("nan")
 
     bad = fx.edit_json_log(inspect_logs.json_logs[0], tmp_path / "nan.json", "s1", 1, nan)
     assert "NaN" in bad.read_text()
-    lt = inspect_import.read_log(bad, score="exact")
+    lt = inspect_import.read_log(bad, score="exact", reader=reader)
     run = next(rd for rd in lt.runs if rd.run_id.endswith("-e1"))
     traj = {r["sample_id"]: r for r in run.tables["trajectories"].to_pylist()}
     assert traj["s1"]["score"] is None and traj["s3"]["score"] == 1.0
@@ -139,16 +196,33 @@ def test_nan_score_is_loaded_as_null_with_a_recorded_reason(inspect_logs, tmp_pa
     assert any("score exact is nan" in n for n in lt.notes)
 
 
-def test_sample_without_messages_is_loaded_with_a_recorded_reason(inspect_logs, tmp_path):
+@pytest.mark.parametrize("reader", READERS)
+def test_sample_without_messages_is_loaded_with_a_recorded_reason(inspect_logs, tmp_path, reader):
     def strip(sample):
         sample["messages"] = []
 
     bad = fx.edit_json_log(inspect_logs.json_logs[0], tmp_path / "nomsg.json", "s2", 2, strip)
-    lt = inspect_import.read_log(bad)
+    lt = inspect_import.read_log(bad, reader=reader)
     run = next(rd for rd in lt.runs if rd.run_id.endswith("-e2"))
     assert "s2" not in run.tables["messages"].column("sample_id").to_pylist()
     assert "s2" in run.tables["trajectories"].column("sample_id").to_pylist()
     assert "sample s2 epoch 2: the sample has no messages (no transcript loaded)" in lt.notes
+
+
+@pytest.mark.parametrize("kind", ["nan_score", "no_messages", "still_running"])
+def test_readable_damage_gives_identical_tables_through_both_readers(inspect_logs, tmp_path, kind):
+    if kind == "still_running":
+        path = fx.still_running(inspect_logs.eval_logs[0], tmp_path / "running.eval")
+    elif kind == "nan_score":
+        path = fx.edit_json_log(inspect_logs.json_logs[0], tmp_path / "nan.json", "s1", 1,
+                                lambda s: s["scores"]["grade"]["value"].update(utility=float("nan")))
+    else:
+        path = fx.edit_json_log(inspect_logs.json_logs[0], tmp_path / "nomsg.json", "s2", 2,
+                                lambda s: s.update(messages=[]))
+    ours, theirs = _tables(path, "builtin"), _tables(path, "inspect")
+    assert ours.keys() == theirs.keys()
+    for name in ours:
+        assert ours[name].equals(theirs[name]), f"{kind}: {name} differs between the readers"
 
 
 def test_unknown_score_choice_names_the_scores_the_log_has(inspect_logs):

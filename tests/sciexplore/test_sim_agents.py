@@ -42,10 +42,14 @@ def test_policies_read_the_corpus_through_the_tools(synthetic) -> None:
 
 
 def test_the_tool_call_cap_ends_a_task(synthetic) -> None:
-    s = Session(CorpusTools.for_release(synthetic), max_calls=1)
-    s.call("web_search", query="kinase")
+    s = Session(max_calls=1)
+    tools = CorpusTools.for_release(synthetic)
+    step = s.call("web_search", query="kinase")
+    name, args = next(step)  # the policy asks for the call; the driver runs it and sends the result back
+    with pytest.raises(StopIteration):
+        step.send(tools.call(name, args))
     with pytest.raises(CapReached):
-        s.call("open_page", id="doc_00001")
+        next(s.call("open_page", id="doc_00001"))
     assert len(s.calls) == 1 and s.n_searches == 1
 
 

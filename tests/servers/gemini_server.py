@@ -10,10 +10,14 @@ INVALID_ARGUMENT and does not use up a scripted reply):
 - every function call it answered with a ``thoughtSignature`` comes back with exactly that
   signature on that part (Gemini 3: "Function call is missing a thought_signature");
 - a model turn with function calls is followed by a user turn with the same number of
-  ``functionResponse`` parts, same names, same order.
+  ``functionResponse`` parts, same names, same order;
+- every tool is one of the Tool fields the API knows (``functionDeclarations``, ``googleSearch``,
+  ...; the SDK sends them in camelCase), and a reply with ``groundingMetadata`` (Google Search
+  grounding) is only sent to a request that declares ``googleSearch`` (else a test error).
 
 Replies are built with :func:`response` from parts (:func:`text`, :func:`thought`,
-:func:`function_call`) and usage metadata, and :func:`error` (a Google error body with a status
+:func:`function_call`), usage metadata (``toolUsePromptTokenCount`` too) and the candidate's
+:func:`grounding` metadata, and :func:`error` (a Google error body with a status
 name and an optional RetryInfo delay).
 """
 
@@ -33,6 +37,8 @@ _SCHEMA_FIELDS = {"type", "format", "description", "nullable", "enum", "properti
 MISSING_SIGNATURE = ("Function call is missing a thought_signature in functionCall parts. This is required for "
                      "tools to work correctly, and missing thought_signature may lead to degraded model "
                      "performance.")
+_TOOL_FIELDS = {"functionDeclarations", "googleSearch", "googleSearchRetrieval", "codeExecution", "urlContext",
+                "retrieval", "googleMaps", "fileSearch", "computerUse", "enterpriseWebSearch", "mcpServers"}
 COUNT_MISMATCH = ("Please ensure that the number of function response parts is equal to the number of function "
                   "call parts of the function call turn.")
 
@@ -65,7 +71,12 @@ class GeminiServer(ScriptedServer):
             return error(problem[0], "INVALID_ARGUMENT" if problem[0] == 400 else "NOT_FOUND", problem[1])
         reply = super()._next(rec)
         if reply.status == 200 and isinstance(reply.body, dict):
+            body = rec.body if isinstance(rec.body, dict) else {}
+            searching = any("googleSearch" in t for t in body.get("tools") or [])
             for cand in reply.body.get("candidates") or []:
+                if "groundingMetadata" in cand and not searching:
+                    with self._lock:
+                        self.refused.append("test script: grounding answered without the googleSearch tool")
                 for part in (cand.get("content") or {}).get("parts") or []:
                     if "functionCall" in part and part.get("thoughtSignature"):
                         fc = part["functionCall"]
@@ -81,6 +92,9 @@ class GeminiServer(ScriptedServer):
             return 400, "API key not valid. Please pass a valid API key."
         body = rec.body if isinstance(rec.body, dict) else {}
         for tool in body.get("tools") or []:
+            unknown = set(tool) - _TOOL_FIELDS
+            if unknown:
+                return 400, f'Invalid JSON payload received. Unknown name "{sorted(unknown)[0]}" at \'tools[0]\': Cannot find field.'
             for decl in tool.get("functionDeclarations") or []:
                 problem = _schema_problem(decl.get("parameters") or {}, f"function {decl.get('name')}")
                 if problem:
@@ -143,16 +157,37 @@ def function_call(name: str, args: dict[str, Any], signature: str | None = None,
     return part
 
 
+def grounding(queries: list[str], chunks: list[tuple[str, str]], text: str = "") -> dict[str, Any]:
+    """A candidate's ``groundingMetadata`` after Google Search grounding (google.genai.types.GroundingMetadata):
+    the queries run, the web chunks ((uri, title) pairs), one support tying ``text`` to every chunk, and
+    the search entry point (the HTML suggestions widget)."""
+    meta: dict[str, Any] = {
+        "webSearchQueries": queries,
+        "groundingChunks": [{"web": {"uri": uri, "title": title}} for uri, title in chunks],
+        "searchEntryPoint": {"renderedContent": "<div class=\"container\">suggestions</div>"},
+    }
+    if text and chunks:
+        meta["groundingSupports"] = [{"segment": {"startIndex": 0, "endIndex": len(text.encode()), "text": text},
+                                      "groundingChunkIndices": list(range(len(chunks))),
+                                      "confidenceScores": [0.9] * len(chunks)}]
+    return meta
+
+
 def response(parts: list[dict[str, Any]], *, prompt: int = 0, candidates: int = 0, cached: int | None = None,
-             thoughts: int | None = None, model: str = "gemini-test") -> Reply:
+             thoughts: int | None = None, tool_prompt: int | None = None,
+             grounding_metadata: dict[str, Any] | None = None, model: str = "gemini-test") -> Reply:
     usage: dict[str, Any] = {"promptTokenCount": prompt, "candidatesTokenCount": candidates,
-                             "totalTokenCount": prompt + candidates + (thoughts or 0)}
+                             "totalTokenCount": prompt + candidates + (thoughts or 0) + (tool_prompt or 0)}
     if cached is not None:
         usage["cachedContentTokenCount"] = cached
     if thoughts is not None:
         usage["thoughtsTokenCount"] = thoughts
-    body = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": usage, "modelVersion": model, "responseId": "resp-test"}
+    if tool_prompt is not None:
+        usage["toolUsePromptTokenCount"] = tool_prompt
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+    if grounding_metadata is not None:
+        candidate["groundingMetadata"] = grounding_metadata
+    body = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model, "responseId": "resp-test"}
     return Reply(200, body)
 
 

@@ -1,4 +1,4 @@
-"""click commands ``make-benchmark`` and ``describe-benchmark`` (registered in harness/cli.py)."""
+"""AgentHop's ``make-benchmark`` (reached through harness/make_benchmark.py) and ``describe-benchmark``."""
 
 from __future__ import annotations
 
@@ -21,31 +21,13 @@ from ...store_mirror import local_copy
 @click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
 @click.option("--out", "out", required=True, type=LocalPath(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory to write (qa/, graphs/, paper_pool/, audit/, README.md).")
-@click.option("--benchmark", "benchmark", type=click.Choice(["agenthop", "sciexplore"]), default="agenthop",
-              show_default=True, help="Which benchmark's synthetic release to write.")
-@click.option("--items", "items", default=None, type=click.IntRange(min=1),
-              help=f"Number of items (AgentHop; default {FULL_SCALE_ITEMS}, the full-scale preset). "
-              "SciExplore has the paper's fixed shape of 103 tasks.")
+@click.option("--items", "items", default=FULL_SCALE_ITEMS, show_default=True, type=click.IntRange(min=1),
+              help="Number of items (the default is the full-scale preset).")
 @click.option("--seed", "seed", default=0, show_default=True, type=int, help="Random seed (same seed, same bytes).")
 @click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
-@click.option("--responses", "responses", default=None, type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
-              help="SciExplore: also write a responses file of simulated systems (docs/sciexplore.md#simulated-systems).")
-@click.option("--judgments", "judgments", default=None, type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
-              help="SciExplore: also write the verdicts of a simulated second judge on those responses.")
 @cli_errors
-def make_benchmark(out: Path, benchmark: str, items: int | None, seed: int, force: bool,
-                   responses: Path | None, judgments: Path | None) -> None:
-    """Write a deterministic SYNTHETIC release (docs/benchmark.md#synthetic-generator, docs/sciexplore.md)."""
-    if benchmark == "sciexplore":
-        from ..sciexplore.commands import make_sciexplore
-
-        if items is not None:
-            raise click.UsageError("--items: the SciExplore release has a fixed shape of 103 tasks")
-        make_sciexplore(out, seed, force, responses, judgments)
-        return
-    if responses is not None or judgments is not None:
-        raise click.UsageError("--responses, --judgments: only for --benchmark sciexplore")
-    items = FULL_SCALE_ITEMS if items is None else items
+def make_benchmark(out: Path, items: int, seed: int, force: bool) -> None:
+    """Write a deterministic SYNTHETIC AgentHop release (docs/benchmark.md#synthetic-generator)."""
     prepare_release_dir(out, force, is_synthetic_release, clear_release)
     t0 = time.perf_counter()
     try:

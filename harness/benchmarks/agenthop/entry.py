@@ -54,9 +54,15 @@ def sample_parts(release: Any, item: Any) -> tuple[Any, ...]:
 
 
 def commands() -> list[Any]:
-    from .commands import describe_benchmark, make_benchmark
+    from .commands import describe_benchmark
 
-    return [make_benchmark, describe_benchmark]
+    return [describe_benchmark]
+
+
+def make_command() -> Any:
+    from .commands import make_benchmark
+
+    return make_benchmark
 
 
 BENCHMARK = Benchmark(
@@ -81,4 +87,5 @@ BENCHMARK = Benchmark(
     conditions=CONDITIONS,
     episode=episode,
     commands=commands,
+    make_command=make_command,
 )

@@ -1,4 +1,4 @@
-"""``agenthop-harness make-benchmark --benchmark sciexplore`` (called from harness/benchmarks/agenthop/commands.py)."""
+"""``agenthop-harness make-benchmark --benchmark sciexplore`` (its registry entry's ``make_command``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from agenthop.harness.errors import AgentHopError
+from agenthop.harness.errors import AgentHopError, cli_errors
 from agenthop.harness.release_dir import prepare_release_dir
+from agenthop.harness.storage import LocalPath
 
 from .generator import clear_release, is_synthetic_release, write_release
 from .release import load_release
@@ -40,3 +41,20 @@ def make_sciexplore(out: Path, seed: int, force: bool, responses: Path | None = 
         except OSError as exc:
             raise AgentHopError(f"--judgments {judgments}: cannot write ({exc.strerror or exc})") from exc
         click.echo(f"wrote {n} verdicts of the SIMULATED judge {SIM_JUDGE} to {judgments}")
+
+
+@click.command("make-benchmark")
+@click.option("--out", "out", required=True, type=LocalPath(file_okay=False, path_type=Path, resolve_path=True),
+              help="Release directory to write (tasks.jsonl, corpus/, README.md).")
+@click.option("--seed", "seed", default=0, show_default=True, type=int, help="Random seed (same seed, same bytes).")
+@click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
+@click.option("--responses", "responses", default=None,
+              type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
+              help="Also write a responses file of simulated systems (docs/sciexplore.md#simulated-systems).")
+@click.option("--judgments", "judgments", default=None,
+              type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
+              help="Also write the verdicts of a simulated second judge on those responses.")
+@cli_errors
+def make_benchmark(out: Path, seed: int, force: bool, responses: Path | None, judgments: Path | None) -> None:
+    """Write a deterministic SYNTHETIC SciExplore release: the paper's shape of 103 tasks (docs/sciexplore.md)."""
+    make_sciexplore(out, seed, force, responses, judgments)

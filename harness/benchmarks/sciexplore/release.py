@@ -87,6 +87,19 @@ class Release:
     def __post_init__(self) -> None:
         self.by_id = {t.id: t for t in self.tasks}
 
+    # the names the harness's runner uses for every benchmark's release (harness/benchmarks)
+    @property
+    def items(self) -> list[Task]:
+        return self.tasks
+
+    @property
+    def benchmark_sha256(self) -> str:
+        return self.sha256
+
+    @property
+    def benchmark(self) -> str:
+        return "sciexplore"
+
 
 def is_release(path: Path) -> bool:
     """A directory is a SciExplore release when it holds tasks.jsonl."""

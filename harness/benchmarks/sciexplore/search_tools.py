@@ -27,7 +27,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import bm25s
 import numpy as np
 
 from .release import Document, Release
@@ -119,8 +118,10 @@ class _Index:
 
     def __init__(self, docs: list[Document]) -> None:
         self.docs = docs
-        self.bm25: bm25s.BM25 | None = None
+        self.bm25: Any = None
         if docs:
+            import bm25s  # imported by the first index (about 2 s): commands that do not search never pay it
+
             self.bm25 = bm25s.BM25()
             self.bm25.index([tokenize(f"{d.title} {d.text}") or [""] for d in docs], show_progress=False)
 
@@ -154,6 +155,22 @@ def format_hits(tool: str, query: str, hits: list[Hit]) -> str:
                   f"    Snippet: {h.snippet}", ""]
     lines.append("Use open_page with an id to read a document.")
     return "\n".join(lines)
+
+
+_HIT_RE = re.compile(r"^\[\d+\] (\S+) \(([^)\n]*)\)\n    Title: ([^\n]*)\n    URL: ([^\n]*)\n    Snippet: (.*?)"
+                     r"(?=\n\n\[\d+\] |\n\nUse open_page|\Z)", re.MULTILINE | re.DOTALL)
+
+
+def parse_hits(text: str) -> tuple[Hit, ...]:
+    """The hits of a search result text (:func:`format_hits`), read back; scores are not shown (0)."""
+    out = []
+    for m in _HIT_RE.finditer(text):
+        meta = [x.strip() for x in m.group(2).split(",") if x.strip()]
+        kind = meta[0] if meta else ""
+        year = int(meta[-1]) if len(meta) > 1 and meta[-1].isdigit() else None
+        database = meta[1] if len(meta) > 2 or (len(meta) == 2 and year is None) else None
+        out.append(Hit(m.group(1), m.group(3), m.group(5), m.group(4), kind, database, year, 0.0))
+    return tuple(out)
 
 
 def page_text(doc: Document, limit: int = OPEN_PAGE_CHARS) -> str:

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- section_hit_soft / section_hit_hard exactly as the reference's evaluate.py computes them
 -- (the reference harness), per final trajectory that has at least one hit (others: false).
 -- Read list: read_section calls except rejected / not executed ones (failed reads such as
@@ -30,6 +32,7 @@ reads as (
         on gold_arxiv.sample_id = calls.sample_id and gold_arxiv.arxiv_id = nodes.arxiv_id
     where calls.tool = 'read_section'
         and calls.status not in ('rejected_budget', 'rejected_disabled', 'not_executed')
+        and {{ runs_to_build(plan, 'calls.run_id') }}
 ),
 distinct_secs as (
     -- the match depends only on (item, paper, section string): normalise and match each once,

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- Stopping behaviour (docs/metrics.md#stopping-behaviour, paper Table 9): one row per final trajectory that falls in a scope.
 -- S = the calls with seq greater than the anchor's (later calls of the anchor's own turn belong to S).
 --   ST      ST items with paper_recall; anchor = first delivered gold read.
@@ -23,6 +25,7 @@ with coverage as (
         first_gold_read_paper_id,
         coverage_complete_seq
     from {{ ref('int_trajectory_coverage') }}
+    where {{ runs_to_build(plan, 'run_id') }}
 ),
 anchored as (
     select
@@ -51,6 +54,7 @@ after_anchor as (
         on calls.run_id = anchored.run_id
         and calls.sample_id = anchored.sample_id
         and calls.seq > anchored.anchor_seq
+    where {{ runs_to_build(plan, 'calls.run_id') }}
     group by anchored.run_id, anchored.sample_id
 )
 select

@@ -1,10 +1,10 @@
-{{ config(materialized="table") }}
--- Materialized as a table (not a view): five downstream models read it; recomputing its joins and
--- window functions over every call for each of them would dominate the build time. It is kept lean
--- (no args_json and other display columns): fct_tool_call adds those from staging.
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
+-- A table, incremental by run (docs/ingest.md#incremental-builds): five downstream models read it.
 --
--- Calls of final attempts in execution order (seq), with gold flags, tool classes, neighbours
--- (lag/lead) and the two per-call classifications used by the marts:
+-- AgentHop's calls of final attempts: the shared int_core_tool_calls_final (which calls, their order
+-- pos and neighbours prev_tool / next_tool) of AgentHop's trajectories, with AgentHop's own columns
+-- from staging, gold flags, tool classes and the two per-call classifications used by the marts:
 --   wrong_read_next_action (docs/metrics.md#wrong-read-actions): for a delivered read (read_section, status ok) on a non-gold
 --     paper that has a next call: recover (next is read_section on a gold paper, any status), stay
 --     (read_section on a non-gold paper, including a NULL paper_id), think, submit, renav (navigation
@@ -12,46 +12,48 @@
 --     is not skipped to look at what follows.
 --   submit_within_3_after (docs/metrics.md#early-submit): this call is a delivered non-gold read at position k and a
 --     submit_answer (any status) is at a position in (k, k+3].
-with calls as (
+with core_calls as (
+    select core.run_id, core.sample_id, core.attempt, core.turn, core.seq, core.pos, core.tool, core.status,
+           core.cost, core.prev_tool, core.next_tool
+    from {{ ref('int_core_tool_calls_final') }} as core
+    semi join (
+        select run_id, sample_id, attempt from {{ ref('int_trajectories_final') }} where {{ runs_to_build(plan, 'run_id') }}
+    ) as traj
+        on traj.run_id = core.run_id and traj.sample_id = core.sample_id and traj.attempt = core.attempt
+    where {{ runs_to_build(plan, 'core.run_id') }}
+),
+calls as (
     select
-        calls.run_id,
-        calls.sample_id,
-        calls.attempt,
-        calls.turn,
-        calls.seq,
-        calls.tool,
-        calls.paper_id,
+        core_calls.*,
+        own.paper_id,
         gold.paper_id is not null as is_gold_paper,
-        calls.tool = 'read_section' and calls.status = 'ok' as is_delivered_read,
-        calls.section_query,
-        calls.resolved_header,
-        calls.resolved_section_index,
-        calls.status,
+        core_calls.tool = 'read_section' and core_calls.status = 'ok' as is_delivered_read,
+        own.section_query,
+        own.resolved_header,
+        own.resolved_section_index,
         -- carried for fct_tool_call, so that it does not join the raw calls a second time
-        calls.call_index,
-        calls.args_json,
-        calls.cost,
-        calls.output_chars,
-        calls.budget_after,
-        calls.search_query,
-        calls.answer
-    from {{ ref('stg_harness__tool_calls') }} as calls
-    semi join {{ ref('int_trajectories_final') }} as traj
-        on traj.run_id = calls.run_id and traj.sample_id = calls.sample_id and traj.attempt = calls.attempt
+        own.call_index,
+        own.args_json,
+        own.output_chars,
+        own.budget_after,
+        own.search_query,
+        own.answer
+    from core_calls
+    join {{ ref('stg_harness__tool_calls') }} as own
+        on own.run_id = core_calls.run_id and own.sample_id = core_calls.sample_id
+        and own.attempt = core_calls.attempt and own.seq = core_calls.seq
     left join {{ ref('int_gold_papers') }} as gold
-        on gold.sample_id = calls.sample_id and gold.paper_id = calls.paper_id
+        on gold.sample_id = core_calls.sample_id and gold.paper_id = own.paper_id
+    where {{ runs_to_build(plan, 'own.run_id') }}
 ),
 windowed as (
     select
         *,
-        row_number() over w - 1 as pos,
-        lag(tool) over w as prev_tool,
-        lead(tool, 1) over w as next_tool,
         lead(tool, 2) over w as next_tool_2,
         lead(tool, 3) over w as next_tool_3,
         lead(is_gold_paper) over w as next_is_gold_paper
     from calls
-    window w as (partition by run_id, sample_id order by seq)
+    window w as (partition by run_id, sample_id order by pos)
 )
 select
     run_id, sample_id, attempt, turn, seq, pos,

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- The recorded output text of each executed call of a final attempt, when the run recorded messages
 -- (real backends by default; simulated runs do not). The transcript holds one `tool` message per
 -- executed call, in execution order, and none for calls that were not executed, so the k-th tool
@@ -8,14 +10,14 @@ with messages as (
         run_id, sample_id, attempt, name, content,
         row_number() over (partition by run_id, sample_id, attempt order by idx) as k
     from {{ ref('stg_harness__messages') }}
-    where role = 'tool'
+    where role = 'tool' and {{ runs_to_build(plan, 'run_id') }}
 ),
 executed as (
     select
         run_id, sample_id, attempt, seq, tool,
         row_number() over (partition by run_id, sample_id, attempt order by seq) as k
     from {{ ref('int_tool_calls_final') }}
-    where status <> 'not_executed'
+    where status <> 'not_executed' and {{ runs_to_build(plan, 'run_id') }}
 )
 select executed.run_id, executed.sample_id, executed.seq, messages.content as output_text
 from executed

@@ -1,5 +1,6 @@
-{{ config(materialized="table") }}
--- Materialized as a table (not a view): almost every other model joins it.
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
+-- A table, incremental by run (docs/ingest.md#incremental-builds): almost every other model joins it.
 -- AgentHop's trajectories: the final attempts of its runs (int_core_trajectories_final, docs/metrics.md#definitions)
 -- joined to their item and with AgentHop's own columns; trajectories whose item is not loaded are
 -- excluded here and reported in dq_trajectory_accounting.
@@ -46,4 +47,4 @@ join {{ ref('stg_harness__trajectories') }} as own
     on own.run_id = final.run_id and own.sample_id = final.sample_id and own.attempt = final.attempt
 join {{ ref('stg_benchmark__items') }} as items on items.sample_id = final.sample_id
 left join gold_counts on gold_counts.sample_id = final.sample_id
-where final.benchmark = 'agenthop'
+where final.benchmark = 'agenthop' and {{ runs_to_build(plan, 'final.run_id') }} and {{ runs_to_build(plan, 'own.run_id') }}

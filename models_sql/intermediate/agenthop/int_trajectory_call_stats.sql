@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- Per final trajectory: call and turn counts for calls/turn (docs/metrics.md#per-run-metrics) and the early-submit flag (docs/metrics.md#early-submit).
 --   n_tool_calls  every emitted call of the final attempt (all tools, any status, not_executed included).
 --   n_tool_turns  turns with role 'assistant' that carry at least one call (a call row with that turn):
@@ -15,13 +17,17 @@ with call_turns as (
         count_if(status <> 'ok') as n_failed_calls,
         bool_or(submit_within_3_after) as early_submit_after_wrong
     from {{ ref('int_tool_calls_final') }}
+    where {{ runs_to_build(plan, 'run_id') }}
     group by run_id, sample_id, attempt, turn
 ),
 final_turns as (
     select turns.run_id, turns.sample_id, turns.attempt, turns.turn, turns.role
     from {{ ref('stg_harness__turns') }} as turns
-    semi join {{ ref('int_trajectories_final') }} as traj
+    semi join (
+        select run_id, sample_id, attempt from {{ ref('int_trajectories_final') }} where {{ runs_to_build(plan, 'run_id') }}
+    ) as traj
         on traj.run_id = turns.run_id and traj.sample_id = turns.sample_id and traj.attempt = turns.attempt
+    where {{ runs_to_build(plan, 'turns.run_id') }}
 ),
 per_turn as (
     -- full join: calls whose turn has no turn row still count as calls (dq_trajectory_accounting flags them)
@@ -67,3 +73,4 @@ select
     coalesce(per_traj.early_submit_after_wrong, false) as early_submit_after_wrong
 from {{ ref('int_trajectories_final') }} as traj
 left join per_traj on per_traj.run_id = traj.run_id and per_traj.sample_id = traj.sample_id
+where {{ runs_to_build(plan, 'traj.run_id') }}

@@ -1,5 +1,6 @@
-{{ config(materialized="table") }}
--- Materialized as a table (not a view): read by int_stopping_categories and fct_trajectory.
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
+-- A table, incremental by run (docs/ingest.md#incremental-builds): read by int_stopping_categories and fct_trajectory.
 -- Per final trajectory: gold-paper coverage and evidence (docs/metrics.md#definitions) plus the stopping anchors.
 --   paper_recall     every gold paper has >= 1 delivered read (read_section, status ok).
 --   section_recall   every gold paper has a delivered read whose resolved_section_index is a section
@@ -15,11 +16,12 @@
 with traj as (
     select run_id, sample_id, attempt, question_type, n_gold
     from {{ ref('int_trajectories_final') }}
+    where {{ runs_to_build(plan, 'run_id') }}
 ),
 calls as (
     select run_id, sample_id, seq, tool, status, paper_id, is_gold_paper, is_delivered_read, resolved_section_index
     from {{ ref('int_tool_calls_final') }}
-    where tool = 'read_section' and is_gold_paper
+    where tool = 'read_section' and is_gold_paper and {{ runs_to_build(plan, 'run_id') }}
 ),
 direct_sections as (
     select sample_id, paper_id, section_index, bool_or(match_kind = 'header') as by_header

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- Bigram effect (docs/metrics.md#bigram-effects), per run and each of the 49 ordered pairs of the seven tools (zero rows
 -- included): accuracy of final trajectories containing the bigram (consecutive calls, any status)
 -- minus accuracy of those that do not, in percentage points. Fisher's exact p-value and the Bonferroni
@@ -12,6 +14,7 @@ pairs as (
 runs as (
     select run_id, count(*) as n_items, count_if(is_correct) as n_correct
     from {{ ref('fct_trajectory') }}
+    where {{ runs_to_build(plan, 'run_id') }}
     group by run_id
 ),
 containing as (
@@ -19,7 +22,7 @@ containing as (
     from {{ ref('int_tool_calls_final') }} as calls
     join {{ ref('fct_trajectory') }} as traj
         on traj.run_id = calls.run_id and traj.sample_id = calls.sample_id
-    where calls.prev_tool is not null
+    where calls.prev_tool is not null and {{ runs_to_build(plan, 'calls.run_id') }} and {{ runs_to_build(plan, 'traj.run_id') }}
 ),
 with_counts as (
     select run_id, prev_tool, next_tool, count(*) as n_with, count_if(is_correct) as correct_with

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- Accuracy as if the run had been stopped at a lower budget (docs/metrics.md "budget-truncated
 -- accuracy"): per run, axis and cap b, a final trajectory counts as correct when it is correct, ended by
 -- submitting an answer (terminated_by = 'answer') and had used at most b at that point; otherwise wrong.
@@ -6,6 +8,7 @@
 -- At the caps the value is the run's accuracy minus correct trajectories that did not end by answering.
 with runs as (
     select run_id, budget_total, max_turns, max_total_tokens from {{ ref('stg_harness__runs') }}
+    where {{ runs_to_build(plan, 'run_id') }}
 ),
 grid as (
     select run_id, 'points' as axis, 1 as axis_order, b::bigint as b
@@ -20,6 +23,7 @@ traj as (
            t.budget_used, t.total_turns, t.total_tokens, runs.max_total_tokens
     from {{ ref('fct_trajectory') }} as t
     join runs on runs.run_id = t.run_id
+    where {{ runs_to_build(plan, 't.run_id') }}
 ),
 n_items as (
     select run_id, count(*) as n_items from traj group by run_id

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- Impossible or inconsistent accounting in the loaded AgentHop trajectories (all attempts, not only final ones).
 -- One row per (run_id, sample_id, attempt, check_name) that fails; expected_value is what the other
 -- tables imply, observed_value what the trajectory row (or the check) says. Checks:
@@ -32,7 +34,7 @@ with traj as (
     left join {{ ref('stg_harness__runs') }} as runs on runs.run_id = traj.run_id
     left join {{ ref('stg_benchmark__items') }} as items on items.sample_id = traj.sample_id
     -- AgentHop's runs (and trajectories whose run is missing); other benchmarks check their own
-    where runs.run_id is null or runs.benchmark = 'agenthop'
+    where (runs.run_id is null or runs.benchmark = 'agenthop') and {{ runs_to_build(plan, 'traj.run_id') }}
 ),
 call_aggs as (
     select
@@ -47,6 +49,7 @@ call_aggs as (
             as has_executed_submit,
         bool_or(tool = 'submit_answer' and status = 'ok') as has_ok_submit
     from {{ ref('stg_harness__tool_calls') }}
+    where {{ runs_to_build(plan, 'run_id') }}
     group by run_id, sample_id, attempt
 ),
 turn_aggs as (
@@ -56,6 +59,7 @@ turn_aggs as (
         sum(n_tool_calls) as sum_turn_calls,
         sum(prompt_tokens + completion_tokens + cache_creation_tokens) as sum_turn_tokens
     from {{ ref('stg_harness__turns') }}
+    where {{ runs_to_build(plan, 'run_id') }}
     group by run_id, sample_id, attempt
 ),
 orphan_calls as (
@@ -64,6 +68,7 @@ orphan_calls as (
     anti join {{ ref('stg_harness__turns') }} as turns
         on turns.run_id = calls.run_id and turns.sample_id = calls.sample_id
         and turns.attempt = calls.attempt and turns.turn = calls.turn
+    where {{ runs_to_build(plan, 'calls.run_id') }}
     group by calls.run_id, calls.sample_id, calls.attempt
 ),
 joined as (

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- Early submit after a wrong paper (docs/metrics.md#early-submit), per run: a final trajectory qualifies when it has a
 -- delivered non-gold read at call position k and a submit_answer call (any status) at a position in
 -- (k, k+3] (positions = 0-based order by seq, calls of the same turn included).
@@ -13,4 +15,5 @@ select
     avg(case when early_submit_after_wrong then is_correct::integer end)::double as accuracy_early_submit,
     avg(case when not early_submit_after_wrong then is_correct::integer end)::double as accuracy_other
 from {{ ref('fct_trajectory') }}
+where {{ runs_to_build(plan, 'run_id') }}
 group by run_id

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- docs/metrics.md#evidence-contact per run over the final trajectories with paper_recall (runs with at least one): n and share
 -- of each evidence_contact value (header, parent, none; zero rows included) and conversion =
 -- mean(is_correct) within the value (NULL when n = 0).
@@ -7,7 +9,7 @@ with contacts as (
 counts as (
     select run_id, evidence_contact, count(*) as n, count_if(is_correct) as correct
     from {{ ref('fct_trajectory') }}
-    where paper_recall
+    where paper_recall and {{ runs_to_build(plan, 'run_id') }}
     group by all
 ),
 totals as (

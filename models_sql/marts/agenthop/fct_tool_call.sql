@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- One row per emitted call of a final attempt, with its run's identity, the display columns from
 -- staging and the per-call metric flags of int_tool_calls_final.
 select
@@ -40,3 +42,4 @@ left join {{ ref('int_tool_outputs') }} as outputs
 left join {{ ref('stg_harness__turns') }} as turns
     on turns.run_id = calls.run_id and turns.sample_id = calls.sample_id
     and turns.attempt = calls.attempt and turns.turn = calls.turn
+where {{ runs_to_build(plan, 'calls.run_id') }} and {{ runs_to_build(plan, 'traj.run_id') }}

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- One row per (run_id, sample_id): the final attempt with every per-trajectory metric of docs/metrics.md#definitions.
 select
     traj.run_id::varchar as run_id,
@@ -60,3 +62,4 @@ left join {{ ref('int_reference_section_hits') }} as ref_hits
     on ref_hits.run_id = traj.run_id and ref_hits.sample_id = traj.sample_id
 left join {{ ref('int_stopping_categories') }} as stopping
     on stopping.run_id = traj.run_id and stopping.sample_id = traj.sample_id
+where {{ runs_to_build(plan, 'traj.run_id') }}

@@ -1,6 +1,8 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- One row per run (with at least one trajectory): docs/metrics.md#per-run-metrics columns plus reference-compatible extras.
 with traj as (
-    select * from {{ ref('fct_trajectory') }}
+    select * from {{ ref('fct_trajectory') }} where {{ runs_to_build(plan, 'run_id') }}
 ),
 per_run as (
     select
@@ -43,6 +45,7 @@ per_run as (
 trigram_concentration as (
     select run_id, max(share) as trigram_concentration
     from {{ ref('tool_trigrams') }}
+    where {{ runs_to_build(plan, 'run_id') }}
     group by run_id
 )
 select

@@ -1,7 +1,10 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- docs/metrics.md#accuracy-slices per run and reasoning type: n, correct, accuracy, Wilson 95% interval (z = 1.959964).
 with counts as (
     select run_id, reasoning_type, count(*) as n, count_if(is_correct) as correct
     from {{ ref('fct_trajectory') }}
+    where {{ runs_to_build(plan, 'run_id') }}
     group by all
 )
 select

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- docs/metrics.md#stopping-behaviour per run and scope: every category of the scope (zero rows included) for each scope with
 -- at least one trajectory; share = n / n_scope.
 with categories as (
@@ -10,7 +12,7 @@ with categories as (
 counts as (
     select run_id, stopping_scope as scope, stopping_category as category, count(*) as n
     from {{ ref('fct_trajectory') }}
-    where stopping_scope is not null
+    where stopping_scope is not null and {{ runs_to_build(plan, 'run_id') }}
     group by all
 ),
 scopes as (

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- docs/metrics.md#wrong-read-actions per run: what follows a delivered read on a non-gold paper (all six actions, zero rows
 -- included, for runs with at least one such read); share = n / n_total.
 with actions as (
@@ -7,7 +9,7 @@ with actions as (
 counts as (
     select run_id, wrong_read_next_action as action, count(*) as n
     from {{ ref('int_tool_calls_final') }}
-    where wrong_read_next_action is not null
+    where wrong_read_next_action is not null and {{ runs_to_build(plan, 'run_id') }}
     group by all
 ),
 totals as (

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- docs/metrics.md#cost cost per run: tokens of ALL attempts (failed attempts were billed too) times the seed price
 -- table model_prices (the reference harness's price table): the first prefix in list order that the provider model id
 -- (config_json.model_id; else the model name) starts with (case-sensitive). Unknown models, and every simulated model (backend 'sim', whatever its name),
@@ -13,6 +15,7 @@ with tokens as (
         sum(cache_read_tokens) as cache_read_tokens,
         sum(cache_creation_tokens) as cache_creation_tokens
     from {{ ref('stg_harness__trajectories') }}
+    where {{ runs_to_build(plan, 'run_id') }}
     group by run_id
 ),
 matched_price as (
@@ -22,7 +25,7 @@ matched_price as (
         -- the provider's model id when the run recorded one (a display name such as `my-model` need not
         -- be priceable), else the model name (reference-JSON imports, whose folder is the model id)
         on starts_with(coalesce(json_extract_string(runs.config_json, '$.model_id'), runs.model), prices.prefix)
-    where not runs.is_simulated
+    where not runs.is_simulated and {{ runs_to_build(plan, 'runs.run_id') }}
     qualify row_number() over (partition by runs.run_id order by prices.price_order) = 1
 ),
 costed as (
@@ -55,6 +58,7 @@ costed as (
     from {{ ref('stg_harness__runs') }} as runs
     left join matched_price on matched_price.run_id = runs.run_id
     left join tokens on tokens.run_id = runs.run_id
+    where {{ runs_to_build(plan, 'runs.run_id') }}
 )
 select
     run_id::varchar as run_id,

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- docs/metrics.md#run-summary: one row per run of any benchmark, over the shared columns of its final
 -- trajectories: n, mean score (trajectories with a score), accuracy, tokens, turns, cost, terminations.
 with per_run as (
@@ -11,7 +13,7 @@ with per_run as (
         any_value(is_simulated) as is_simulated,
         count(*) as n,
         count(score) as n_scored,
-        avg(score) as mean_score,
+        avg(score order by sample_id) as mean_score,  -- ordered: the same bits on every build
         avg(is_correct::integer) as accuracy,
         sum(total_tokens) as total_tokens,
         avg(total_tokens) as avg_tokens,
@@ -19,6 +21,7 @@ with per_run as (
         count_if(terminated_by = 'answer') as n_answer,
         count_if(terminated_by = 'error') as n_error
     from {{ ref('int_core_trajectories_final') }}
+    where {{ runs_to_build(plan, 'run_id') }}
     group by run_id
 )
 select
@@ -44,4 +47,4 @@ select
     ((per_run.n - per_run.n_answer - per_run.n_error)::double / per_run.n)::double as limit_rate,
     (per_run.n_error::double / per_run.n)::double as error_rate
 from per_run
-left join {{ ref('model_cost') }} as cost on cost.run_id = per_run.run_id
+left join (select * from {{ ref('model_cost') }} where {{ runs_to_build(plan, 'run_id') }}) as cost on cost.run_id = per_run.run_id

@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- Per run of any benchmark and terminated_by value: n, share of the run's final trajectories, and the
 -- accuracy and mean score within the value (NULL when n = 0). The harness's five terminations are listed for every run (zero rows
 -- included), the other limits of the shared vocabulary (imported runs) where they occur. Display order:
@@ -11,8 +13,10 @@ with terminations as (
     ) as t(terminated_by, termination_order, always_listed)
 ),
 counts as (
-    select run_id, terminated_by, count(*) as n, count_if(is_correct) as correct, avg(score) as mean_score
+    select run_id, terminated_by, count(*) as n, count_if(is_correct) as correct,
+           avg(score order by sample_id) as mean_score  -- ordered: the same bits on every build
     from {{ ref('int_core_trajectories_final') }}
+    where {{ runs_to_build(plan, 'run_id') }}
     group by all
 ),
 totals as (

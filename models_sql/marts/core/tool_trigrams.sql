@@ -1,3 +1,5 @@
+{{ config(materialized="incremental") }}
+{%- set plan = incremental_plan() %}
 -- docs/metrics.md#trigrams: trigrams of consecutive calls (a>b>c) per run; share = n / all trigrams of the run.
 -- Trigram concentration (model_summary) = the largest share.
 with trigrams as (
@@ -6,7 +8,7 @@ with trigrams as (
         prev_tool || '>' || tool || '>' || next_tool as trigram,
         count(*) as n
     from {{ ref('int_core_tool_calls_final') }}
-    where prev_tool is not null and next_tool is not null
+    where prev_tool is not null and next_tool is not null and {{ runs_to_build(plan, 'run_id') }}
     group by all
 )
 select

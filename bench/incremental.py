@@ -1,0 +1,130 @@
+"""Incremental builds at 95 runs (docs/ingest.md#incremental-builds), all ratios from one run of this.
+
+On 95 runs of the 1,011-item benchmark (panels/paper19.yaml, 5 replicates), built once: one more run
+is ingested and `dbt build` recomputes it (incremental), against `dbt build --full-refresh` of the same
+96 runs; both minus dbt's fixed start-up (`dbt ls` of an empty selection). And the ingest of that one
+run into the 95-run warehouse against the same ingest into a warehouse holding only the benchmark.
+
+Standalone: `.venv/bin/python bench/incremental.py [--work DIR] [--benchmark DIR]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import StageResult, run_stage  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+#: targets: incremental dbt build / full-refresh build, ingest of one run / into the bare benchmark
+MAX_DBT_RATIO = 0.4
+MAX_INGEST_RATIO = 1.5
+
+
+def _cli(name: str) -> str:
+    return str(BIN / name)
+
+
+def measure(work: Path, bench_dir: Path, env: dict[str, str], replicates: int = 5) -> list[StageResult]:
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    logs = work / "logs"
+    logs.mkdir()
+    panel = yaml.safe_load((REPO / "panels" / "paper19.yaml").read_text())
+    for m in panel["models"]:
+        m["replicates"] = replicates
+    (work / "panel.yaml").write_text(yaml.safe_dump(panel, sort_keys=False))
+    extra = dict(panel, models=[dict(panel["models"][0], replicates=replicates + 1)])
+    (work / "panel_extra.yaml").write_text(yaml.safe_dump(extra, sort_keys=False))
+    runs, extra_runs = work / "runs", work / "runs_extra"
+    out: list[StageResult] = []
+
+    def stage(name: str, cmd: list[str], db: Path) -> StageResult:
+        r = run_stage(name, cmd, env=dict(env, AGENTHOP_DB=str(db)), cwd=REPO, log=logs / f"{name}.log")
+        out.append(r)
+        return r
+
+    scratch = work / "scratch.duckdb"
+    stage("incremental_harness_95", [_cli("agenthop-harness"), "run", "--panel", str(work / "panel.yaml"), "--data",
+                                     str(bench_dir), "--out", str(runs), "--no-progress"], scratch)
+    run_stage("harness_extra", [_cli("agenthop-harness"), "run", "--panel", str(work / "panel_extra.yaml"), "--data",
+                                str(bench_dir), "--out", str(extra_runs), "--no-progress"], env=env, cwd=REPO)
+    have = {p.name for p in runs.iterdir()}
+    for p in list(extra_runs.iterdir()):
+        if p.name in have:
+            shutil.rmtree(p)  # the replicates the 95 runs already hold: one new run remains
+
+    base, bare = work / "base.duckdb", work / "bare.duckdb"
+    stage("incremental_ingest_95", [_cli("agenthop-ingest"), "--db", str(base), "--benchmark", str(bench_dir),
+                                    "--runs", str(runs), "--quiet"], base)
+    stage("incremental_ingest_benchmark", [_cli("agenthop-ingest"), "--db", str(bare), "--benchmark",
+                                           str(bench_dir), "--quiet"], bare)
+    dbt = [_cli("dbt")]
+    common = ["--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path", str(work / "target"),
+              "--log-path", str(work / "dbtlogs")]
+    stage("incremental_first_build_95", [*dbt, "build", *common], base)
+    one_bare = stage("ingest_one_run_bare", [_cli("agenthop-ingest"), "--db", str(bare), "--runs", str(extra_runs),
+                                             "--quiet"], bare)
+    one_95 = stage("ingest_one_run_95", [_cli("agenthop-ingest"), "--db", str(base), "--runs", str(extra_runs),
+                                         "--quiet"], base)
+    full = work / "full.duckdb"
+    shutil.copyfile(base, full)
+    run_stage("warm-up", [*dbt, "ls", "--select", "tag:__none__", *common], env=dict(env, AGENTHOP_DB=str(base)),
+              cwd=REPO)
+    startup = stage("dbt_ls_nothing", [*dbt, "ls", "--select", "tag:__none__", *common], base)
+    inc = stage("dbt_build_incremental_one_run", [*dbt, "build", *common], base)
+    ref = stage("dbt_build_full_refresh_96", [*dbt, "build", "--full-refresh", *common], full)
+    net_inc, net_full = max(inc.wall_s - startup.wall_s, 0.0), max(ref.wall_s - startup.wall_s, 1e-9)
+    inc.extra["minus_startup_s"] = round(net_inc, 3)
+    ref.extra["minus_startup_s"] = round(net_full, 3)
+    inc.extra["summary"] = (f"{net_inc:.2f} s without start-up = {net_inc / net_full:.2f}x the full refresh "
+                            f"({net_full:.2f} s)")
+    inc.extra["ratio_to_full_refresh"] = round(net_inc / net_full, 3)
+    ratio = one_95.wall_s / max(one_bare.wall_s, 1e-9)
+    one_95.extra["summary"] = f"{ratio:.2f}x the same ingest into the benchmark alone ({one_bare.wall_s:.2f} s)"
+    one_95.extra["ratio_to_bare"] = round(ratio, 3)
+    return out
+
+
+def verdicts(results: list[StageResult]) -> list[str]:
+    by_name = {r.name: r for r in results}
+    missed = []
+    inc, one = by_name.get("dbt_build_incremental_one_run"), by_name.get("ingest_one_run_95")
+    if inc is not None and float(inc.extra.get("ratio_to_full_refresh", 0)) > MAX_DBT_RATIO:
+        missed.append(f"dbt_build_incremental_one_run: {inc.extra['ratio_to_full_refresh']}x the full refresh "
+                      f"(> {MAX_DBT_RATIO}x)")
+    if one is not None and float(one.extra.get("ratio_to_bare", 0)) > MAX_INGEST_RATIO:
+        missed.append(f"ingest_one_run_95: {one.extra['ratio_to_bare']}x the ingest into the benchmark alone "
+                      f"(> {MAX_INGEST_RATIO}x)")
+    return missed + [f"{r.name}: failed with exit code {r.returncode}" for r in results if r.returncode != 0]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--work", default=str(REPO / "out" / "bench" / "incremental"))
+    ap.add_argument("--benchmark", default=None, help="an existing 1,011-item release (default: make one)")
+    args = ap.parse_args()
+    work = Path(args.work)
+    env = dict(os.environ, DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    bench_dir = Path(args.benchmark) if args.benchmark else work.parent / "incremental_benchmark"
+    if not args.benchmark:
+        run_stage("make_benchmark", [_cli("agenthop-harness"), "make-benchmark", "--out", str(bench_dir), "--items",
+                                     "1011", "--seed", "0"], env=env)
+    results = measure(work, bench_dir, env)
+    for r in results:
+        print(f"{r.name}: {r.wall_s:.2f} s (exit {r.returncode}) {r.extra.get('summary', '')}")
+    missed = verdicts(results)
+    print("missed: " + "; ".join(missed) if missed else "targets met")
+    return 1 if any(r.returncode != 0 for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

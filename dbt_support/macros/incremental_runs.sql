@@ -1,0 +1,275 @@
+{#- Incremental builds by run (docs/ingest.md#incremental-builds).
+
+    A per-run model (its rows depend only on one run's data and its benchmark's release) is
+    materialized `incremental`; at each build it recomputes only the runs whose *version* changed
+    since it last built them, and drops the rows of runs that are gone from the warehouse:
+
+      version(run) = checksum of the model's SQL and of every model and seed upstream of it
+                     : the run's last load in raw.ingest_log (inserted or replaced)
+                     / the run's benchmark release in raw.benchmarks
+
+    A run loaded without an ingest_log row (a warehouse written by other means) has no version and
+    is recomputed at every build. What each model built is recorded per run in
+    intermediate.incremental_runs (model, run_id, version, invocation_id, built_at), written by the
+    model's post-hook in the same transaction as its rows.
+
+    A model uses it like this:
+        {{ config(materialized='incremental') }}
+        {%- set plan = incremental_plan() %}
+        ... from {{ ref('x') }} as x where {{ runs_to_build(plan, 'x.run_id') }}
+    and dbt_project.yml adds the pre-hook (delete the rows of changed and gone runs) and the post-hook
+    (record the versions) to every model; both do nothing for other materializations. -#}
+
+{#- The SQL checksums of `node` and of every model and seed upstream of it, as one hash: editing one of
+    them makes the next build recompute every run (a macro's edit is not seen: --full-refresh). -#}
+{% macro incremental_checksum(node) -%}
+    {%- set cache = incremental_cache() -%}
+    {%- if ('checksum', node.unique_id) in cache -%}{{ return(cache[('checksum', node.unique_id)]) }}{%- endif -%}
+    {%- set seen = [] -%}
+    {%- do incremental_ancestors(node.unique_id, seen) -%}
+    {%- set parts = [node.checksum.checksum] -%}
+    {%- for uid in seen | sort -%}
+        {%- do parts.append(uid ~ '=' ~ graph.nodes[uid].checksum.checksum) -%}
+    {%- endfor -%}
+    {%- set checksum = local_md5(parts | join(',')) -%}
+    {%- do cache.update({('checksum', node.unique_id): checksum}) -%}
+    {{ return(checksum) }}
+{%- endmacro %}
+
+{#- Per-invocation memo of checksums and plans, kept in the run's graph (one object for every node of
+    an invocation): a model's plan is decided once, when it is compiled, and its hooks reuse it. -#}
+{% macro incremental_cache() -%}
+    {%- set key = 'agenthop_incremental_' ~ invocation_id -%}
+    {%- if key not in graph -%}{%- do graph.update({key: {}}) -%}{%- endif -%}
+    {{ return(graph[key]) }}
+{%- endmacro %}
+
+{% macro incremental_ancestors(unique_id, seen) -%}
+    {%- for parent in graph.nodes[unique_id].depends_on.nodes -%}
+        {%- if parent in graph.nodes and parent not in seen -%}
+            {%- do seen.append(parent) -%}
+            {%- do incremental_ancestors(parent, seen) -%}
+        {%- endif -%}
+    {%- endfor -%}
+{%- endmacro %}
+
+{% macro incremental_state_relation() -%}
+intermediate.incremental_runs
+{%- endmacro %}
+
+{#- on-run-start: the bookkeeping table (created once; `dbt build --full-refresh` rewrites each model's rows) -#}
+{% macro create_incremental_state() -%}
+create schema if not exists intermediate;
+create table if not exists {{ incremental_state_relation() }} (
+    model varchar not null,
+    run_id varchar not null,
+    version varchar,
+    invocation_id varchar not null,
+    built_at timestamptz not null
+)
+{%- endmacro %}
+
+{#- SQL: (run_id, version) of every run in the warehouse (raw.runs, and run ids that only
+    trajectories name, which the data-quality models report), for the model with SQL `checksum`. -#}
+{% macro run_versions_sql(checksum) -%}
+    {%- set log = adapter.get_relation(database=target.database, schema='raw', identifier='ingest_log') -%}
+    {%- set releases = adapter.get_relation(database=target.database, schema='raw', identifier='benchmarks') -%}
+    with all_runs as (
+        select run_id, benchmark from raw.runs
+        union all
+        select distinct run_id, null from raw.trajectories where run_id not in (select run_id from raw.runs)
+    ),
+    loads as (
+        {%- if log %}
+        select run_id, max(load_id) as load_id
+        from {{ log }}
+        where run_id is not null and action in ('inserted', 'replaced')
+        group by run_id
+        {%- else %}
+        select null::varchar as run_id, null::bigint as load_id where false
+        {%- endif %}
+    ),
+    releases as (
+        {%- if releases %}
+        select benchmark, sha256 || '@' || loaded_at::varchar as release from {{ releases }}
+        {%- else %}
+        select null::varchar as benchmark, ''::varchar as release where false
+        {%- endif %}
+    )
+    select
+        all_runs.run_id,
+        '{{ checksum }}:' || loads.load_id::varchar || '/' || coalesce(releases.release, '') as version
+    from all_runs
+    left join loads using (run_id)
+    left join releases on releases.benchmark = all_runs.benchmark
+{%- endmacro %}
+
+{%- macro incremental_sql_list(values) -%}
+({% for v in values %}'{{ v | replace("'", "''") }}'{{ ", " if not loop.last }}{% endfor %})
+{%- endmacro -%}
+
+{#- What this build of the current model does: {'mode': 'all'} (a full build: first build, --full-refresh,
+    or no recorded state) or {'mode': 'runs', 'build': [changed run ids], 'gone': [run ids no longer
+    loaded]}. Queries the warehouse only when executing an incremental build. -#}
+{% macro incremental_plan() -%}
+    {%- if not execute or this is none or model.resource_type == 'unit_test' -%}
+        {{ return({'mode': 'all', 'build': [], 'gone': []}) }}
+    {%- endif -%}
+    {%- set cache = incremental_cache() -%}
+    {%- if ('plan', model.unique_id) not in cache -%}
+        {%- do cache.update({('plan', model.unique_id): incremental_decide()}) -%}
+    {%- endif -%}
+    {{ return(cache[('plan', model.unique_id)]) }}
+{%- endmacro %}
+
+{% macro incremental_decide() -%}
+    {%- if not is_incremental() -%}
+        {{ return({'mode': 'all', 'build': [], 'gone': []}) }}
+    {%- endif -%}
+    {%- set plan_sql -%}
+        with current_versions as ({{ run_versions_sql(incremental_checksum(model)) }}),
+        recorded as (
+            select run_id, version from {{ incremental_state_relation() }} where model = '{{ this.identifier }}'
+        )
+        select 'build' as what, current_versions.run_id
+        from current_versions
+        left join recorded using (run_id)
+        where not coalesce(recorded.version = current_versions.version, false)
+        union all
+        select 'gone', run_id from recorded anti join current_versions using (run_id)
+        union all
+        select 'recorded', null where exists (select 1 from recorded)
+        union all
+        select 'all_changed', null
+        where not exists (
+            select 1 from current_versions join recorded using (run_id)
+            where recorded.version = current_versions.version
+        )
+    {%- endset -%}
+    {%- set rows = run_query(plan_sql).rows -%}
+    {%- set build = [] -%}
+    {%- set gone = [] -%}
+    {%- set flags_seen = [] -%}
+    {%- for row in rows -%}
+        {%- if row[0] == 'build' -%}{%- do build.append(row[1]) -%}
+        {%- elif row[0] == 'gone' -%}{%- do gone.append(row[1]) -%}
+        {%- else -%}{%- do flags_seen.append(row[0]) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {#- nothing recorded, or no run kept its version: rebuild everything (cheaper than a long IN list) -#}
+    {%- if 'recorded' not in flags_seen or ('all_changed' in flags_seen and build | length > 0) -%}
+        {{ return({'mode': 'all', 'build': [], 'gone': []}) }}
+    {%- endif -%}
+    {{ return({'mode': 'runs', 'build': build | sort, 'gone': gone | sort}) }}
+{%- endmacro %}
+
+{#- A predicate on `column` (a run id) selecting the runs this build computes. -#}
+{% macro runs_to_build(plan, column) -%}
+    {%- if plan.mode == 'all' -%}
+        true
+    {%- elif plan.build | length == 0 -%}
+        false
+    {%- else -%}
+        {{ column }} in {{ incremental_sql_list(plan.build) }}
+    {%- endif -%}
+{%- endmacro %}
+
+{#- pre-hook of every model: an incremental model drops the rows it is about to recompute and those of runs
+    that are gone (inside the model's transaction, so a failed build changes nothing). -#}
+{% macro incremental_runs_pre_hook() -%}
+    {%- if execute and model.config.materialized == 'incremental' and is_incremental() -%}
+        {%- set plan = incremental_plan() -%}
+        {%- if plan.mode == 'all' -%}
+            delete from {{ this }}
+        {%- elif plan.build or plan.gone -%}
+            delete from {{ this }} where run_id in {{ incremental_sql_list(plan.build + plan.gone) }}
+        {%- endif -%}
+    {%- endif -%}
+{%- endmacro %}
+
+{#- post-hook of every model: an incremental model records the versions of the runs it built. -#}
+{% macro incremental_runs_post_hook() -%}
+    {%- if execute and model.config.materialized == 'incremental' -%}
+        {%- set plan = incremental_plan() -%}
+        {%- set name = this.identifier -%}
+        {%- if plan.mode == 'all' -%}
+            delete from {{ incremental_state_relation() }} where model = '{{ name }}';
+            insert into {{ incremental_state_relation() }}
+            select '{{ name }}', run_id, version, '{{ invocation_id }}', current_timestamp
+            from ({{ run_versions_sql(incremental_checksum(model)) }})
+        {%- elif plan.build or plan.gone -%}
+            delete from {{ incremental_state_relation() }}
+            where model = '{{ name }}' and run_id in {{ incremental_sql_list(plan.build + plan.gone) }};
+            {%- if plan.build %}
+            insert into {{ incremental_state_relation() }}
+            select '{{ name }}', run_id, version, '{{ invocation_id }}', current_timestamp
+            from ({{ run_versions_sql(incremental_checksum(model)) }})
+            where run_id in {{ incremental_sql_list(plan.build) }}
+            {%- endif -%}
+        {%- endif -%}
+    {%- endif -%}
+{%- endmacro %}
+
+{#- Data tests of an incremental model, and of the raw run tables, check only the runs of the latest
+    build ("where dbt allows": generic tests, whose input goes through this macro); the other runs were
+    checked when they were built. `dbt build --full-refresh` tests every row. A test's own `where`
+    config still applies. -#}
+{% macro duckdb__get_where_subquery(relation) -%}
+    {%- set where = config.get('where', '') -%}
+    {%- set runs = none -%}
+    {%- if execute and not flags.FULL_REFRESH -%}
+        {%- set runs = incremental_test_runs(relation) -%}
+    {%- endif -%}
+    {%- set conditions = [] -%}
+    {%- if where -%}{%- do conditions.append('(' ~ where ~ ')') -%}{%- endif -%}
+    {%- if runs -%}{%- do conditions.append(runs) -%}{%- endif -%}
+    {%- if conditions -%}
+        {%- set filtered -%}
+            (select * from {{ relation }} where {{ conditions | join(' and ') }}) dbt_subquery
+        {%- endset -%}
+        {% do return(filtered) %}
+    {%- else -%}
+        {% do return(relation) %}
+    {%- endif -%}
+{%- endmacro %}
+
+{#- The run filter of a test on `relation` (none: test every row). -#}
+{% macro incremental_test_runs(relation) -%}
+    {%- set state = incremental_state_relation() -%}
+    {%- if relation.schema == 'raw' and relation.identifier in ('runs', 'trajectories', 'turns', 'tool_calls', 'messages', 'scores') -%}
+        {#- raw run tables: the runs whose rows the first per-run model has not built yet -#}
+        {%- set first = 'int_core_trajectories_final' -%}
+        {%- set node = graph.nodes.get('model.' ~ project_name ~ '.' ~ first) -%}
+        {%- set recorded = adapter.get_relation(database=target.database, schema='intermediate', identifier='incremental_runs') -%}
+        {%- if node is none or recorded is none -%}{{ return(none) }}{%- endif -%}
+        {%- set test_sql -%}
+            run_id not in (
+                select recorded.run_id
+                from {{ state }} as recorded
+                join ({{ run_versions_sql(incremental_checksum(node)) }}) as current_versions
+                    on current_versions.run_id = recorded.run_id and current_versions.version = recorded.version
+                where recorded.model = '{{ first }}'
+            )
+        {%- endset -%}
+        {{ return(test_sql) }}
+    {%- endif -%}
+    {%- set node = graph.nodes.get('model.' ~ project_name ~ '.' ~ relation.identifier) -%}
+    {%- if node is none or node.config.materialized != 'incremental' -%}{{ return(none) }}{%- endif -%}
+    {%- set test_sql -%}
+        run_id in (
+            select run_id from {{ state }}
+            where model = '{{ relation.identifier }}'
+                and invocation_id = (select arg_max(invocation_id, built_at) from {{ state }} where model = '{{ relation.identifier }}')
+        )
+    {%- endset -%}
+    {{ return(test_sql) }}
+{%- endmacro %}
+
+{#- Column and table comments (persist_docs) are written when a table is created; an incremental build
+    that only adds rows to an existing table leaves them as they are. -#}
+{% macro duckdb__persist_docs(relation, model, for_relation, for_columns) -%}
+    {%- if model.config.materialized == 'incremental' and incremental_plan().mode == 'runs' -%}
+        {{ return('') }}
+    {%- endif -%}
+    {{ return(default__persist_docs(relation, model, for_relation, for_columns)) }}
+{%- endmacro %}

@@ -1,0 +1,71 @@
+"""AgentHop's report sections: its own pages for compare, reruns and item, registered in the report
+registry (reports/core/registry.py).
+
+AgentHop's pages are built from its marts (model_summary, fct_trajectory, fct_tool_call, ...): the
+shared analyses (terminations, transitions and trigrams, tokens, reruns, paired exact tests, item pages)
+as every benchmark gets them, computed for AgentHop's runs by the same definitions, plus its own
+sections (the four-axis profile with recall and conversion, the accuracy split, stopping behaviour,
+wrong-paper reads, evidence contact, bigram effects, cells and reasoning types; on item pages the
+question, options, papers and labelled sections). The modules are reports/{compare,reruns,item}.py,
+reports/queries/ and reports/sections.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.registry import ReportSections
+from .marts import MART_COLUMNS
+from ..core.runs import RunInfo
+from ..warehouse import Warehouse
+
+
+def _own_runs(wh: Warehouse, runs: Sequence[RunInfo]) -> list[RunInfo]:
+    """The same runs as model_summary describes them (AgentHop's columns), labelled for the page."""
+    from ..queries import label_runs, resolve_runs
+
+    mine = resolve_runs(wh, run_ids=[r.run_id for r in runs])
+    label_runs(mine)
+    return mine
+
+
+def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo]) -> tuple[str, dict[str, Any]]:
+    from .. import compare
+    from ..render import Provenance
+
+    mine = _own_runs(wh, runs)
+    prov = Provenance.build(wh.path, mine)
+    context, box = compare.build(wh, mine)
+    site.write_item_pages(wh, context["item_ids"], mine, prov)
+    return site.render_page("compare.html.j2", context, box, prov), context
+
+
+def reruns_page(wh: Warehouse, site: Any, model: str) -> tuple[str, dict[str, Any]]:
+    from .. import reruns
+    from ..render import Provenance
+    from ..site import MAX_ITEM_RUNS
+
+    context, box, runs = reruns.build(wh, model)
+    prov = Provenance.build(wh.path, runs)
+    grouped = [r for g in context["groups"] for r in g["runs"]]
+    for g in context["groups"]:  # one page per item: every replicate of every group when they fit
+        shown = grouped if len(grouped) <= MAX_ITEM_RUNS else g["runs"][:MAX_ITEM_RUNS]
+        site.write_item_pages(wh, [u["sample_id"] for u in g["unstable"]], shown, prov)
+    return site.render_page("reruns.html.j2", context, box, prov), context
+
+
+def item_page(wh: Warehouse, site: Any, sample_id: str, runs: Sequence[RunInfo]) -> tuple[str, dict[str, Any]]:
+    from .. import item
+    from ..render import Provenance
+
+    mine = _own_runs(wh, runs)
+    context, box = item.build(wh, sample_id, mine)
+    return site.render_page("item.html.j2", context, box, Provenance.build(wh.path, mine)), context
+
+
+SECTIONS = ReportSections(
+    name="agenthop",
+    pages={"compare": compare_page, "reruns": reruns_page, "item": item_page},
+    mart_columns=MART_COLUMNS,
+)

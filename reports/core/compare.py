@@ -1,0 +1,152 @@
+"""The shared `compare` page: two runs of one benchmark, any benchmark, from the shared marts.
+
+Sections: a summary; outcomes (accuracy with Wilson intervals, mean score with a bootstrap interval,
+every scorer); the paired test on the shared items (exact McNemar for binary outcomes, the graded tests
+otherwise, named on the page); item groups when the benchmark defines them; terminations; tool use,
+call statuses, transitions and trigrams; tokens, turns, time and cost; the items the runs differ on,
+each linked to its item page; then the benchmark's own sections from the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agenthop.harness.errors import AgentHopError
+
+from .. import charts, stats
+from ..render import Charts
+from ..values import as_float
+from ..warehouse import Warehouse
+from . import marts, outcome, queries, registry
+from .pivot import ordered, share_chart, side_by_side
+from .runs import RunInfo
+
+#: The shared terminated_by vocabulary in display order (docs/formats.md#trajectory-store).
+TERMINATION_ORDER = ("answer", "max_turns", "budget", "token_limit", "time_limit", "cost_limit", "message_limit",
+                     "context_limit", "other_limit", "error")
+#: The shared call statuses, ok first.
+STATUS_ORDER = ("ok",)
+MAX_DIFFERING = 400  # item pages a compare report writes at most
+
+
+def outcome_chart(outs: Sequence[outcome.RunOutcome], kind: str, title: str) -> dict[str, Any] | None:
+    rows = []
+    for o in outs:
+        if kind == outcome.BINARY and o.accuracy is not None and o.accuracy_ci:
+            rows.append({"run": o.run.chart_label, "value": o.accuracy, "lo": o.accuracy_ci[0], "hi": o.accuracy_ci[1]})
+        elif kind == outcome.GRADED and o.mean_score is not None and o.score_ci:
+            rows.append({"run": o.run.chart_label, "value": o.mean_score, "lo": o.score_ci[0], "hi": o.score_ci[1]})
+    if not rows:
+        return None
+    if kind == outcome.BINARY:
+        return charts.points_with_ci(rows, category="run", value="value", lo="lo", hi="hi", title=title)
+    return charts.points_with_ci(rows, category="run", value="value", lo="lo", hi="hi", title=title,
+                                 x_title="mean score (bootstrap 95%)", fmt=".3f")
+
+
+def scorer_table(rows: Sequence[dict[str, Any]], runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
+    """One row per (scorer, key): each run's mean numeric value and n."""
+    by = {(r["run_id"], r["scorer"], r["score_key"]): r for r in rows}
+    keys = list(dict.fromkeys((r["scorer"], r["score_key"]) for r in rows))
+    return [{"scorer": s, "key": k, "cells": [by.get((run.run_id, s, k)) for run in runs]} for s, k in keys]
+
+
+def group_table(rows: Sequence[dict[str, Any]], runs: Sequence[RunInfo], kind: str) -> list[dict[str, Any]]:
+    by = {(r["run_id"], r["item_group"]): r for r in rows}
+    out = []
+    for g in ordered([r["item_group"] for r in rows]):
+        cells = []
+        for run in runs:
+            r = by.get((run.run_id, g))
+            if r is None:
+                cells.append({"text": "n/a", "n": 0})
+            elif kind == outcome.BINARY:
+                cells.append({"text": stats.format_acc_pm(int(r["correct"]), int(r["n"])), "n": int(r["n"])})
+            else:
+                ms = as_float(r["mean_score"])
+                cells.append({"text": "n/a" if ms is None else f"{ms:.3f}", "n": int(r["n"])})
+        out.append({"group": g, "cells": cells})
+    return out
+
+
+def tool_order(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Tools by their calls over both runs, most called first (ties by name)."""
+    total: dict[str, int] = {}
+    for r in rows:
+        total[r["tool"]] = total.get(r["tool"], 0) + int(r["n"])
+    return sorted(total, key=lambda t: (-total[t], t))
+
+
+def distributions(wh: Warehouse, runs: Sequence[RunInfo], box: Charts) -> list[str]:
+    label = {r.run_id: r.chart_label for r in runs}
+    ids = []
+    for column, (title, _) in queries.HIST_COLUMNS.items():
+        rows = queries.histogram(wh, [r.run_id for r in runs], column)
+        data = [{"run": label[r["run_id"]], "bin_start": as_float(r["bin_start"]), "bin_end": as_float(r["bin_end"]),
+                 "n": int(r["n"]), "share": as_float(r["share"])} for r in rows]
+        cid = box.add(charts.histogram(data, runs=[r.chart_label for r in runs], title=f"Distribution of {title}",
+                                       x_title=title) if data else None)
+        if cid:
+            ids.append(cid)
+    return ids
+
+
+def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Charts]:
+    """The shared compare page's context (template core_compare.html.j2) and its charts."""
+    if len(runs) != 2:
+        raise AgentHopError(f"compare needs exactly two runs, got {len(runs)}")
+    marts.require_shared(wh)
+    a, b = runs
+    ids = [a.run_id, b.run_id]
+    box = Charts()
+    kind = outcome.kind_of(wh, runs)
+    outs = outcome.run_outcomes(wh, runs)
+    for o in outs:
+        if o.n == 0:
+            raise AgentHopError(f"run {o.run.run_id} ({o.run.model}) has no final trajectories")
+    test = outcome.paired(wh, a, b, kind)
+    term_rows = queries.terminations(wh, ids)
+    usage = queries.tool_usage(wh, ids)
+    tools = tool_order(usage)
+    trans = queries.transitions(wh, ids)
+    label = {r.run_id: r.chart_label for r in runs}
+    heat = [{"run": label[r["run_id"]], "prev_tool": r["prev_tool"], "next_tool": r["next_tool"], "n": int(r["n"]),
+             "p_next": float(r["p_next"])} for r in trans]
+    heat_tools = [t for t in tools if any(t in (h["prev_tool"], h["next_tool"]) for h in heat)]
+    differing = queries.differing_items(wh, a.run_id, b.run_id, graded=kind == outcome.GRADED)
+    res = queries.resources(wh, ids)
+    extra = registry.sections_for(a.benchmark)
+    context: dict[str, Any] = {
+        "title": f"Compare {a.label} vs {b.label}",
+        "benchmark": a.benchmark,
+        "runs": list(runs),
+        "a": a,
+        "b": b,
+        "kind": kind,
+        "outcomes": outs,
+        "outcome_chart": box.add(outcome_chart(outs, kind, "Mean score per run (bootstrap 95%)" if kind == outcome.GRADED
+                                               else "Accuracy per run (Wilson 95%)")),
+        "test": test,
+        "headline": outcome.summary_line(test),
+        "scorers": scorer_table(queries.scorers(wh, ids), runs),
+        "groups": group_table(queries.group_outcomes(wh, ids), runs, kind),
+        "terminations": side_by_side([r for r in term_rows if r["n"] or r["terminated_by"] == "answer"], runs,
+                                     key="terminated_by", order=TERMINATION_ORDER, fields=("n", "share", "accuracy")),
+        "terminations_chart": box.add(share_chart(term_rows, runs, key="terminated_by", order=TERMINATION_ORDER,
+                                                  title="How the trajectories ended")),
+        "tools": side_by_side(usage, runs, key="tool", order=tools, fields=("n", "share", "n_failed")),
+        "tools_chart": box.add(share_chart(usage, runs, key="tool", order=tools, title="Share of the calls per tool")),
+        "statuses": side_by_side(queries.statuses(wh, ids), runs, key="status", order=STATUS_ORDER),
+        "heatmap_chart": box.add(charts.heatmaps(heat, runs=[r.chart_label for r in runs], tools=heat_tools,
+                                                 title="Tool transitions P(next | prev)") if heat else None),
+        "transition_diffs": queries.transition_differences(wh, a.run_id, b.run_id),
+        "trigrams": {r.run_id: queries.trigrams(wh, r.run_id) for r in runs},
+        "resources": [res.get(r.run_id, {}) for r in runs],
+        "dist_charts": distributions(wh, runs, box),
+        "differing": differing[:MAX_DIFFERING],
+        "n_differing": len(differing),
+        "item_ids": [d["sample_id"] for d in differing[:MAX_DIFFERING]],
+        "benchmark_sections": list(extra.compare(wh, runs, box)) if extra and extra.compare else [],
+    }
+    return context, box

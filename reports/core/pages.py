@@ -1,0 +1,60 @@
+"""The compare, reruns and item commands: pick the runs (any benchmark), then render the benchmark's own
+page when its report sections bring one (reports/core/registry.py), else the shared page with the
+benchmark's extra sections. Each returns the page's HTML and its template context."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agenthop.harness.errors import AgentHopError
+
+from ..render import Provenance
+from ..site import MAX_ITEM_RUNS, Site
+from ..warehouse import Warehouse
+from . import compare as shared_compare
+from . import item as shared_item
+from . import registry
+from . import reruns as shared_reruns
+from .runs import label_runs, one_benchmark, runs_of, select_runs
+
+
+def compare(wh: Warehouse, site: Site, models: Sequence[str], run_ids: Sequence[str], condition: str,
+            benchmark: str | None) -> tuple[str, dict[str, Any]]:
+    runs = select_runs(wh, models=models, run_ids=run_ids, condition=condition, benchmark=benchmark)
+    bench = one_benchmark(runs, "compare")
+    own = registry.own_page(bench, "compare")
+    if own is not None:
+        return own(wh, site, runs)
+    label_runs(runs)
+    prov = Provenance.build(wh.path, runs)
+    context, box = shared_compare.build(wh, runs)
+    site.write_item_pages(wh, context["item_ids"], runs, prov, pages=shared_item.PAGES)
+    return site.render_page("core_compare.html.j2", context, box, prov), context
+
+
+def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None) -> tuple[str, dict[str, Any]]:
+    runs = runs_of(wh, model, benchmark)
+    own = registry.own_page(str(runs[0].benchmark), "reruns")
+    if own is not None:
+        return own(wh, site, model)
+    context, box, runs = shared_reruns.build(wh, model, benchmark)
+    prov = Provenance.build(wh.path, runs)
+    for g in context["groups"]:  # one page per unstable item, with the group's replicates (up to six)
+        site.write_item_pages(wh, [u["sample_id"] for u in g["unstable"]], g["runs"][:MAX_ITEM_RUNS], prov,
+                              pages=shared_item.PAGES)
+    return site.render_page("core_reruns.html.j2", context, box, prov), context
+
+
+def item(wh: Warehouse, site: Site, sample_id: str, models: Sequence[str], run_ids: Sequence[str], condition: str,
+         benchmark: str | None) -> tuple[str, dict[str, Any]]:
+    runs = select_runs(wh, models=models, run_ids=run_ids, condition=condition, benchmark=benchmark)
+    if len(runs) > MAX_ITEM_RUNS:
+        raise AgentHopError(f"item: shows at most {MAX_ITEM_RUNS} runs side by side, got {len(runs)}")
+    bench = one_benchmark(runs, "item")
+    own = registry.own_page(bench, "item")
+    if own is not None:
+        return own(wh, site, sample_id, runs)
+    label_runs(runs)
+    context, box = shared_item.build(wh, sample_id, runs)
+    return site.render_page("core_item.html.j2", context, box, Provenance.build(wh.path, runs)), context

@@ -1,0 +1,126 @@
+"""The registry of report sections per benchmark: how a benchmark adds its own sections to the shared
+pages, or brings a page of its own.
+
+A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
+
+- ``compare`` / ``reruns``: functions ``(wh, runs, charts) -> list[Section]``, sections appended to the
+  shared page after the shared sections;
+- ``item``: ``(wh, sample_ids, runs) -> {sample_id: Section}``, the item itself (its question, target,
+  ...) shown at the top of the shared item page;
+- ``mart_columns``: the columns its queries read from its own marts (a mart built without one is a
+  user error naming it);
+- ``pages``: a page of its own for a command (``"compare"``, ``"reruns"``, ``"item"``), a callable the
+  CLI hands the warehouse, the site and the runs; used when every run of the report is of this benchmark.
+
+:data:`ENTRIES` maps a benchmark name to the module that defines its ``SECTIONS`` (imported on first
+use); a name ending in ``:`` covers every benchmark with that prefix (``inspect:`` for every imported
+Inspect task). :func:`register` adds an object directly (tests, plugins). A benchmark without an entry
+gets the shared sections alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: benchmark name (or ``prefix:``) -> the module defining its ``SECTIONS``
+ENTRIES: dict[str, str] = {
+    "agenthop": "agenthop.reports.agenthop",
+    "inspect:": "agenthop.reports.inspect",
+}
+
+
+@dataclass
+class Section:
+    """One block of a page: a heading, an anchor and the template that renders it with its context.
+
+    ``template`` is a file under reports/templates/ that renders ``section.context`` (and may use the
+    page's macros); ``charts`` are ids the section's context refers to, registered in the page's Charts."""
+
+    title: str
+    template: str
+    context: dict[str, Any] = field(default_factory=dict)
+    anchor: str = ""
+
+
+SectionsFn = Callable[..., Sequence[Section]]
+
+
+@dataclass(frozen=True)
+class ReportSections:
+    name: str
+    compare: SectionsFn | None = None
+    reruns: SectionsFn | None = None
+    item: Callable[..., Mapping[str, Section]] | None = None
+    pages: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    #: the columns its report queries read, per mart of its own (checked before a report runs)
+    mart_columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+_REGISTERED: dict[str, ReportSections] = {}
+_LOADED: dict[str, ReportSections | None] = {}
+
+
+def register(sections: ReportSections) -> None:
+    """Add (or replace) a benchmark's report sections; ``name`` may end in ``:`` to cover a prefix."""
+    _REGISTERED[sections.name] = sections
+
+
+def unregister(name: str) -> None:
+    _REGISTERED.pop(name, None)
+
+
+def _entry(name: str) -> ReportSections | None:
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if name not in ENTRIES:
+        return None
+    if name not in _LOADED:
+        _LOADED[name] = getattr(importlib.import_module(ENTRIES[name]), "SECTIONS")
+    return _LOADED[name]
+
+
+def sections_for(benchmark: str | None) -> ReportSections | None:
+    """The report sections of `benchmark`: its own entry, else the entry of the longest prefix it has."""
+    if not benchmark:
+        return None
+    exact = _entry(benchmark)
+    if exact is not None:
+        return exact
+    prefixes = sorted((k for k in {*ENTRIES, *_REGISTERED} if k.endswith(":") and benchmark.startswith(k)),
+                      key=len, reverse=True)
+    for p in prefixes:
+        found = _entry(p)
+        if found is not None:
+            return found
+    return None
+
+
+def mart_columns() -> dict[str, tuple[str, ...]]:
+    """Every benchmark's declared mart columns (its entry imported on first use)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name in {*ENTRIES, *_REGISTERED}:
+        s = _entry(name)
+        if s is not None:
+            out.update(s.mart_columns)
+    return out
+
+
+def own_page(benchmark: str, command: str) -> Callable[..., Any] | None:
+    """The benchmark's own page for `command`, if it brings one."""
+    s = sections_for(benchmark)
+    return s.pages.get(command) if s is not None else None
+
+
+#: The template of :func:`table_section` (a benchmark that needs no template of its own uses it).
+TABLE_TEMPLATE = "_section_table.html.j2"
+
+
+def table_section(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], note: str = "",
+                  anchor: str = "") -> Section:
+    """A section that is one table: `columns` as its header, `rows` as its cells (autoescaped text;
+    numbers right-aligned), with an optional note above it."""
+    return Section(title=title, template=TABLE_TEMPLATE, anchor=anchor,
+                   context={"columns": list(columns), "rows": [list(r) for r in rows], "note": note})

@@ -1,0 +1,131 @@
+"""The shared `reruns` page: how much a model's results move between replicates (or Inspect epochs) of
+one configuration, for any benchmark.
+
+Per rerun group (benchmark, model, condition with two or more replicates): each replicate's accuracy
+(Wilson) and mean score (bootstrap), the spread of the run-level metrics over the replicates (mean, std
+with ddof = 0, range), items by how many replicates got them right, the noise floor, the replicates
+compared pairwise (exact McNemar for binary outcomes, the graded tests otherwise) and the items that
+flip, each linked to its item page with the replicates side by side.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+from .. import charts, stats
+from ..render import Charts
+from ..values import as_float
+from ..warehouse import Warehouse
+from . import marts, outcome, queries, registry
+from .runs import RunInfo, label_runs, runs_of
+
+MAX_PAIRS = 45  # pairwise tests up to 10 replicates
+#: run_summary metrics whose spread over the replicates is shown: (column, label, kind)
+METRICS: tuple[tuple[str, str, str], ...] = (
+    ("accuracy", "accuracy", "pct"),
+    ("mean_score", "mean score", "num3"),
+    ("answer_rate", "ended with an answer", "pct"),
+    ("avg_tokens", "tokens per item", "num0"),
+    ("avg_turns", "turns per item", "num2"),
+    ("total_usd", "cost (USD)", "num4"),
+)
+
+
+def spread(runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
+    """Mean, std (ddof = 0), range and each replicate's value of the run-level metrics."""
+    out = []
+    for col, label, kind in METRICS:
+        vals = [as_float(r.summary.get(col)) for r in runs]
+        present = [v for v in vals if v is not None]
+        if not present:
+            continue
+        out.append({"metric": label, "kind": kind, "values": vals, "n_runs": len(present),
+                    "mean": sum(present) / len(present), "std": stats.std_pop(present),
+                    "range": max(present) - min(present)})
+    return out
+
+
+def _pattern_rank(pattern: Sequence[int | None]) -> tuple[int, int]:
+    known = [c for c in pattern if c is not None]
+    return abs(2 * sum(known) - len(known)), -len(known)
+
+
+def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> dict[str, Any]:
+    runs = sorted(runs, key=lambda r: (r.replicate, r.run_id))
+    ids = [r.run_id for r in runs]
+    kind = outcome.kind_of(wh, runs)
+    outs = outcome.run_outcomes(wh, runs)
+    points = []
+    for o in outs:
+        if kind == outcome.BINARY and o.accuracy is not None and o.accuracy_ci:
+            points.append({"replicate": o.run.chart_label, "value": o.accuracy, "lo": o.accuracy_ci[0],
+                           "hi": o.accuracy_ci[1]})
+        elif kind == outcome.GRADED and o.mean_score is not None and o.score_ci:
+            points.append({"replicate": o.run.chart_label, "value": o.mean_score, "lo": o.score_ci[0],
+                           "hi": o.score_ci[1]})
+    rep_chart = box.add(charts.points_with_ci(
+        points, category="replicate", value="value", lo="lo", hi="hi",
+        title=f"{'Mean score' if kind == outcome.GRADED else 'Accuracy'} per replicate ({condition})",
+        **({"x_title": "mean score (bootstrap 95%)", "fmt": ".3f"} if kind == outcome.GRADED else {}))
+        if points else None)
+
+    flips = queries.flips(wh, str(runs[0].benchmark), runs[0].model, condition)
+    complete = [f for f in flips if int(f["n_runs"]) == len(runs)]  # items every replicate answered
+    tally: dict[int, int] = {}
+    for f in complete:
+        tally[int(f["n_correct"])] = tally.get(int(f["n_correct"]), 0) + 1
+    hist = [{"n_correct": k, "n_runs": len(runs), "n_items": n} for k, n in sorted(tally.items())]
+    hist_chart = box.add(charts.simple_bars(
+        [{"correct in": f"{h['n_correct']} of {h['n_runs']}", "items": h["n_items"]} for h in hist],
+        x="correct in", y="items", x_title="correct in k of n replicates", y_title="items",
+        title=f"Per-item consistency ({condition})", integer=True) if hist else None)
+    floor = stats.noise_floor([int(f["n_correct"]) for f in complete], len(runs))
+
+    pairs = []
+    for a, b in list(itertools.combinations(runs, 2))[:MAX_PAIRS]:
+        res = outcome.paired(wh, a, b, kind)
+        diff = res.mcnemar.diff if res.mcnemar is not None else (res.graded.mean_diff if res.graded else None)
+        pairs.append({"a": a, "b": b, "res": res, "diff": diff,
+                      "within_floor": kind == outcome.BINARY and floor is not None and diff is not None
+                      and abs(diff) <= floor.floor})
+
+    patterns = queries.item_patterns(wh, ids)
+    unstable = []
+    for f in flips:
+        moved = bool(f["flipped"]) or (kind == outcome.GRADED and (as_float(f["score_spread"]) or 0) > 0)
+        if not moved:
+            continue
+        p = patterns.get(f["sample_id"], {"correct": [], "scores": []})
+        unstable.append({**f, "pattern": p["correct"], "scores": p["scores"]})
+    unstable.sort(key=lambda u: (_pattern_rank(u["pattern"]), -(as_float(u["score_spread"]) or 0), u["sample_id"]))
+    return {"condition": condition, "runs": runs, "kind": kind, "outcomes": outs, "rep_chart": rep_chart,
+            "spread": spread(runs), "hist": hist, "hist_chart": hist_chart, "floor": floor, "pairs": pairs,
+            "n_pairs_total": len(runs) * (len(runs) - 1) // 2, "unstable": unstable,
+            "n_items": len(flips), "n_complete": len(complete)}
+
+
+def build(wh: Warehouse, model: str, benchmark: str | None = None) -> tuple[dict[str, Any], Charts, list[RunInfo]]:
+    marts.require_shared(wh)
+    runs = runs_of(wh, model, benchmark)
+    label_runs(runs)
+    by_cond: dict[str, list[RunInfo]] = {}
+    for r in runs:
+        by_cond.setdefault(r.condition, []).append(r)
+    box = Charts()
+    groups = [group(wh, cond, members, box) for cond, members in sorted(by_cond.items())
+              if len({m.replicate for m in members}) >= 2]
+    singles = [r for _, members in sorted(by_cond.items()) if len({m.replicate for m in members}) < 2 for r in members]
+    bench = str(runs[0].benchmark)
+    extra = registry.sections_for(bench)
+    context = {
+        "title": f"Reruns of {model}",
+        "model": model,
+        "benchmark": bench,
+        "simulated": any(r.simulated for r in runs),
+        "groups": groups,
+        "singles": singles,
+        "benchmark_sections": list(extra.reruns(wh, runs, box)) if extra and extra.reruns else [],
+    }
+    return context, box, runs

@@ -1,0 +1,167 @@
+"""The runs of every benchmark as the shared `run_summary` mart lists them: loading, display labels,
+picking runs by model or run id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenthop.harness.errors import AgentHopError
+
+from ..warehouse import Warehouse
+from . import marts
+
+
+@dataclass
+class RunInfo:
+    """One run as the marts describe it (optional columns default to None)."""
+
+    run_id: str
+    model: str
+    condition: str
+    replicate: int
+    backend: str | None = None
+    family: str | None = None
+    tier: str | None = None
+    benchmark_sha256: str | None = None
+    n_items: int | None = None
+    is_simulated: bool | None = None
+    summary: dict[str, Any] = field(default_factory=dict)
+    label: str = ""  # display name, unique within one report
+    benchmark: str | None = None
+
+    @property
+    def simulated(self) -> bool:
+        """The mart's is_simulated when it has it, else backend = 'sim' (docs/simulated_agents.md)."""
+        if self.is_simulated is not None:
+            return bool(self.is_simulated)
+        return self.backend == "sim"
+
+    @property
+    def chart_label(self) -> str:
+        """Label for chart axes/legends, where no HTML badge is possible."""
+        return f"{self.label} [SIM]" if self.simulated else self.label
+
+
+def label_runs(runs: Sequence[RunInfo]) -> None:
+    """Give each run a display label: the model name, plus condition/replicate where needed."""
+    by_model: dict[str, list[RunInfo]] = {}
+    for r in runs:
+        by_model.setdefault(r.model, []).append(r)
+    for group in by_model.values():
+        conds = {r.condition for r in group}
+        for r in group:
+            if len(group) == 1:
+                r.label = r.model
+            elif len(group) == len(conds):
+                r.label = f"{r.model} · {r.condition}"
+            else:
+                r.label = f"{r.model} · {r.condition} #{r.replicate}"
+    seen: dict[str, int] = {}
+    for r in runs:  # still ambiguous (same model passed twice): fall back to the run id
+        seen[r.label] = seen.get(r.label, 0) + 1
+    ambiguous = {label for label, n in seen.items() if n > 1}
+    for r in runs:
+        if r.label in ambiguous:
+            r.label = f"{r.label} ({r.run_id})"
+
+
+def shared_runs(wh: Warehouse) -> list[RunInfo]:
+    """Every run of every benchmark (run_summary), ordered by benchmark, model, condition, replicate."""
+    marts.require_shared(wh)
+    (n,) = wh.con.execute(f"SELECT count(*) FROM {marts.RUN_SUMMARY}").fetchone()  # type: ignore[misc]
+    if n == 0:
+        raise AgentHopError(
+            f"warehouse {wh.path} is empty (run_summary has no runs): load runs with agenthop-ingest "
+            "(--runs DIR, --inspect-log LOG, ...), then run dbt build")
+    rows = wh.rows(
+        f"""SELECT s.*, r.benchmark_sha256, r.family, r.tier
+            FROM {marts.RUN_SUMMARY} AS s LEFT JOIN {marts.RUNS} AS r USING (run_id)
+            ORDER BY s.benchmark, s.model, s.condition, s.replicate, s.run_id""")
+    return [
+        RunInfo(
+            run_id=str(r["run_id"]), model=str(r["model"]), condition=str(r.get("condition") or "full"),
+            replicate=int(r.get("replicate") or 0), backend=r.get("backend"), family=r.get("family"),
+            tier=r.get("tier"), benchmark_sha256=r.get("benchmark_sha256"), n_items=r.get("n"),
+            is_simulated=r.get("is_simulated"), summary=dict(r), benchmark=str(r["benchmark"]),
+        )
+        for r in rows
+    ]
+
+
+def _known(values: Sequence[str], limit: int = 40) -> str:
+    vals = sorted(set(values))
+    return ", ".join(vals[:limit]) + (f", … ({len(vals)} in all)" if len(vals) > limit else "")
+
+
+def select_runs(
+    wh: Warehouse,
+    models: Sequence[str] | None = None,
+    run_ids: Sequence[str] | None = None,
+    condition: str = "full",
+    benchmark: str | None = None,
+) -> list[RunInfo]:
+    """Runs named by run id, or by model (its `condition` run with the lowest replicate), of any benchmark.
+
+    A model that has runs in several benchmarks needs `benchmark` to say which."""
+    runs = shared_runs(wh)
+    if benchmark is not None:
+        if benchmark not in {r.benchmark for r in runs}:
+            raise AgentHopError(f"unknown benchmark {benchmark!r}; the warehouse holds runs of: "
+                                f"{_known([str(r.benchmark) for r in runs])}")
+    picked: list[RunInfo] = []
+    by_id = {r.run_id: r for r in runs}
+    for rid in run_ids or ():
+        if rid not in by_id:
+            raise AgentHopError(f"unknown run id {rid!r}; known run ids: {_known(list(by_id))}")
+        picked.append(by_id[rid])
+    for m in models or ():
+        cands = [r for r in runs if r.model == m and (benchmark is None or r.benchmark == benchmark)]
+        if not cands:
+            raise AgentHopError(f"unknown model {m!r}; known models: {_known([r.model for r in runs])}")
+        benches = sorted({str(r.benchmark) for r in cands})
+        if len(benches) > 1:
+            raise AgentHopError(f"model {m!r} has runs of several benchmarks ({', '.join(benches)}); "
+                                "say which with --benchmark, or pass --runs")
+        in_cond = [r for r in cands if r.condition == condition]
+        if not in_cond:
+            have = ", ".join(sorted({r.condition for r in cands}))
+            raise AgentHopError(f"model {m!r} has no {condition!r} run (it has: {have}); use --condition or --runs")
+        picked.append(min(in_cond, key=lambda r: (r.replicate, r.run_id)))
+    seen: set[str] = set()
+    for r in picked:
+        if r.run_id in seen:
+            if run_ids and r.run_id in run_ids:
+                raise AgentHopError(f"run {r.run_id!r} is given twice; name different runs")
+            raise AgentHopError(
+                f"model {r.model!r} is given twice (both pick run {r.run_id!r}); to compare its "
+                f"replicates pass --runs RUN_A,RUN_B, or use: agenthop-report reruns --model {r.model}")
+        seen.add(r.run_id)
+    return picked
+
+
+def one_benchmark(runs: Sequence[RunInfo], what: str) -> str:
+    """The benchmark all `runs` belong to; a user error when they mix benchmarks (their items differ)."""
+    benches = sorted({str(r.benchmark) for r in runs})
+    if len(benches) != 1:
+        detail = ", ".join(f"{r.run_id} ({r.benchmark})" for r in runs)
+        raise AgentHopError(f"{what}: the runs belong to different benchmarks ({detail}); their items are not "
+                            "the same, so pick runs of one benchmark")
+    return benches[0]
+
+
+def runs_of(wh: Warehouse, model: str, benchmark: str | None = None) -> list[RunInfo]:
+    """Every run of `model` (of `benchmark` when given; a model of several benchmarks needs it)."""
+    runs = shared_runs(wh)
+    mine = [r for r in runs if r.model == model and (benchmark is None or r.benchmark == benchmark)]
+    if not mine:
+        if benchmark is not None and any(r.model == model for r in runs):
+            raise AgentHopError(f"model {model!r} has no runs of benchmark {benchmark!r}; it has runs of: "
+                                f"{_known([str(r.benchmark) for r in runs if r.model == model])}")
+        raise AgentHopError(f"unknown model {model!r}; known models: {_known([r.model for r in runs])}")
+    benches = sorted({str(r.benchmark) for r in mine})
+    if len(benches) > 1:
+        raise AgentHopError(f"model {model!r} has runs of several benchmarks ({', '.join(benches)}); say which "
+                            "with --benchmark")
+    return mine

@@ -1,0 +1,53 @@
+"""Report sections of imported Inspect tasks (benchmarks ``inspect:<task>``, docs/inspect.md#reports).
+
+The shared sections cover an Inspect eval's runs (compare, reruns across epochs, item pages with the
+transcript); an item page opens with the sample as the log carries it: its input, its target and its
+metadata (``raw.inspect_items``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ..core.registry import ReportSections, Section
+from ..core.runs import RunInfo
+from ..warehouse import Warehouse
+
+ITEMS = "inspect_items"
+
+
+def _has_items(wh: Warehouse) -> bool:
+    (n,) = wh.con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = ? "
+        "AND table_catalog = current_database()", [ITEMS]).fetchone()  # type: ignore[misc]
+    return bool(n)
+
+
+def _metadata(text: str | None) -> list[tuple[str, str]]:
+    if not text:
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return [("metadata", text)]
+    if not isinstance(value, dict):
+        return [] if value is None else [("metadata", json.dumps(value, ensure_ascii=False))]
+    return [(str(k), v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in value.items()]
+
+
+def item_sections(wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunInfo]) -> dict[str, Section]:
+    """Per item: the sample's input, target and metadata as the log recorded them."""
+    if not sample_ids or not runs or not _has_items(wh):
+        return {}
+    rows = wh.rows(
+        f"SELECT sample_id, input, target, metadata_json FROM raw.{ITEMS} WHERE benchmark = ? "
+        f"AND sample_id IN ({', '.join('?' * len(sample_ids))})", [runs[0].benchmark, *sample_ids])
+    return {r["sample_id"]: Section(title="", template="inspect_item_header.html.j2",
+                                    context={**r, "metadata": _metadata(r.get("metadata_json"))})
+            for r in rows}
+
+
+SECTIONS = ReportSections(name="inspect:", item=item_sections)
+
+__all__ = ["SECTIONS", "item_sections"]

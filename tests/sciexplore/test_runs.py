@@ -1,0 +1,132 @@
+"""SciExplore through the harness: its registry entry, the simulated panel played by the shared loop,
+resume, and ingest of the run directories into SciExplore's tables (what its marts read)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from agenthop.harness import benchmarks
+from agenthop.harness.benchmarks.sciexplore.generator import write_release
+from agenthop.harness.cli import main as harness_main
+from agenthop.harness.errors import AgentHopError
+from agenthop.harness.panel import load_panel
+from agenthop.ingest.cli import main as ingest_main
+
+REPO = Path(__file__).resolve().parents[2]
+PANEL = REPO / "panels" / "sciexplore_demo.yaml"
+
+
+@pytest.fixture(scope="session")
+def sx_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """The synthetic release, the demo panel's runs on it (one replicate) and a warehouse of both."""
+    work = tmp_path_factory.mktemp("sx_runs")
+    rel, runs, db = work / "release", work / "runs", work / "w.duckdb"
+    write_release(rel, 0)
+    panel = work / "panel.yaml"
+    panel.write_text(PANEL.read_text().replace("replicates: 4", "replicates: 1"))
+    r = CliRunner().invoke(harness_main, ["run", "--panel", str(panel), "--data", str(rel), "--out", str(runs),
+                                          "--no-progress", "--processes", "1"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(ingest_main, ["--db", str(db), "--benchmark", str(rel), "--runs", str(runs)],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return rel, runs, db
+
+
+def _q(db: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def test_registry_entry(tmp_path: Path) -> None:
+    bench = benchmarks.get("sciexplore")
+    assert bench.conditions == ("foundation", "search", "deep_research")
+    assert bench.tool_names == ("web_search", "scholar_search", "db_search", "open_page")
+    write_release(tmp_path, 0)
+    assert benchmarks.detect(tmp_path) is bench
+    rel = benchmarks.load(tmp_path)
+    assert len(rel.items) == 103 and rel.benchmark_sha256 == benchmarks.release_sha256(tmp_path)
+    assert bench.default_caps("deep_research")["budget"] > bench.default_caps("search")["budget"]
+    assert bench.run_options("search", {}) == {"search": "corpus"}
+    assert bench.run_options("foundation", {}) == {}
+    with pytest.raises(AgentHopError, match="no tools"):
+        bench.run_options("foundation", {"search": "native"})
+    ep = bench.episode(*bench.sample_parts(rel, rel.items[0]), condition="search", caps=None, seed=0, attempt=0,
+                       options={"search": "native"})
+    assert ep.context.native_search and ep.context.tools == [] and ep.text_is_answer
+    ep = bench.episode(*bench.sample_parts(rel, rel.items[0]), condition="foundation", caps=None, seed=0, attempt=0)
+    assert not ep.context.native_search and ep.context.tools == []
+    assert load_panel(PANEL).benchmark == "sciexplore"
+
+
+def test_panel_runs_store_paradigm_answers_and_calls(sx_runs) -> None:
+    rel, runs, db = sx_runs
+    rows = _q(db, "SELECT benchmark, paradigm, condition, budget_total, max_turns FROM raw.runs ORDER BY model")
+    assert rows == [("sciexplore", "deep_research", "deep_research", 150, 80),
+                    ("sciexplore", "search", "search", 30, 20),
+                    ("sciexplore", "foundation", "foundation", 0, 1),
+                    ("sciexplore", "search", "search", 30, 20)]
+    # the final text and its parsed answer; score is left to the judges
+    [(text, aj, score)] = _q(db, "SELECT predicted_answer, answer_json, score FROM raw.trajectories t JOIN raw.runs "
+                                 "USING (run_id) WHERE model = 'delve-dr' AND sample_id = 't1_001'")
+    assert text.startswith("Final answer:") and json.loads(aj) == text.split(":", 1)[1].strip() and score is None
+    calls = _q(db, "SELECT tool, search_query IS NOT NULL, paper_id IS NOT NULL, status, output_chars > 0 "
+                   "FROM raw.tool_calls c JOIN raw.runs USING (run_id) WHERE model = 'delve-dr' "
+                   "AND sample_id = 't1_001' ORDER BY seq")
+    assert calls and all(s == "ok" and size for _, _, _, s, size in calls)
+    assert all(q for t, q, _, _, _ in calls if t != "open_page") and all(p for t, _, p, _, _ in calls if t == "open_page")
+    # every harness run reaches SciExplore's tables, judged by normalized-match
+    assert _q(db, "SELECT count(*) FROM raw.sciexplore_runs") == [(4,)]
+    assert _q(db, "SELECT count(*) FROM raw.sciexplore_responses") == [(4 * 103,)]
+    assert _q(db, "SELECT count(DISTINCT run_id) FROM raw.judgments WHERE judge = 'normalized-match'") == [(4,)]
+
+
+def test_the_panel_shows_the_papers_findings(sx_runs) -> None:
+    _, _, db = sx_runs
+    per = dict(_q(db, "SELECT r.model, count(t.seq) FILTER (WHERE t.is_search) FROM raw.sciexplore_runs r "
+                      "LEFT JOIN raw.sciexplore_trace t USING (run_id) GROUP BY 1"))
+    assert per["mnemo-guess"] == 0 and per["delve-dr"] == max(per.values())
+    right = dict(_q(db, "SELECT r.model, count(*) FILTER (WHERE j.verdict = 'correct') FROM raw.sciexplore_runs r "
+                        "JOIN raw.judgments j USING (run_id) WHERE j.unit = 'answer' GROUP BY 1"))
+    assert right["delve-dr"] == max(right.values())
+    # premature abandonment: skim-search's unattempted tasks came after at most two searches
+    abandoned = _q(db, "SELECT s.task_id, count(t.seq) FILTER (WHERE t.is_search) FROM raw.sciexplore_responses s "
+                       "JOIN raw.sciexplore_runs r USING (run_id) LEFT JOIN raw.sciexplore_trace t "
+                       "USING (run_id, task_id) WHERE r.model = 'skim-search' AND s.status = 'not_attempted' GROUP BY 1")
+    assert abandoned and all(n <= 2 for _, n in abandoned)
+    # deep research is good but not perfect on T1
+    [(t1,)] = _q(db, "SELECT avg((j.verdict = 'correct')::int) FROM raw.judgments j JOIN raw.sciexplore_runs r "
+                     "USING (run_id) JOIN raw.sciexplore_tasks k USING (task_id) WHERE r.model = 'delve-dr' "
+                     "AND k.type = 'T1'")
+    assert 0.5 < t1 < 1.0
+
+
+def test_rerun_resumes_and_reingest_is_unchanged(sx_runs, tmp_path: Path) -> None:
+    rel, runs, db = sx_runs
+    before = _q(db, "SELECT count(*) FROM raw.judgments")
+    panel = tmp_path / "panel.yaml"
+    panel.write_text(PANEL.read_text().replace("replicates: 4", "replicates: 1"))
+    r = CliRunner().invoke(harness_main, ["run", "--panel", str(panel), "--data", str(rel), "--out", str(runs),
+                                          "--no-progress", "--processes", "1"], catch_exceptions=False)
+    assert r.exit_code == 0 and "n=103/103" in r.output
+    copy = tmp_path / "w.duckdb"
+    copy.write_bytes(db.read_bytes())
+    r = CliRunner().invoke(ingest_main, ["--db", str(copy), "--benchmark", str(rel), "--runs", str(runs)],
+                           catch_exceptions=False)
+    assert r.exit_code == 0 and "4 unchanged" in r.output, r.output
+    assert _q(copy, "SELECT count(*) FROM raw.judgments") == before
+
+
+def test_bad_run_options_are_refused(sx_runs) -> None:
+    rel, _, _ = sx_runs
+    r = CliRunner().invoke(harness_main, ["run", "--benchmark", "sciexplore", "--data", str(rel), "--model",
+                                          "mnemo-guess", "--paradigm", "foundation", "--search", "native"])
+    assert r.exit_code == 2 and "no tools" in r.output
+    r = CliRunner().invoke(harness_main, ["run", "--benchmark", "sciexplore", "--data", str(rel), "--model",
+                                          "mnemo-guess", "--paradigm", "closed_book"])
+    assert r.exit_code == 2 and "not a condition of sciexplore" in r.output

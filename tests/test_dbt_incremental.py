@@ -1,0 +1,158 @@
+"""Incremental builds (docs/ingest.md#incremental-builds): after adding, replacing and deleting a run,
+an incremental `dbt build` gives the same tables as `dbt build --full-refresh`, row for row, and it
+recomputed only the runs that changed.
+
+Starts from a copy of the session's warehouse (tests/conftest.py::built_warehouse, already built);
+each step builds incrementally, then builds a copy of the result with --full-refresh and compares
+every table of `main` and `intermediate` exactly (no rounding).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import BuiltWarehouse, _check, cli, dbt_env, run_dbt_build
+
+#: what describes a build rather than the data (timestamps of the build)
+NOT_DATA = frozenset({"build_info", "sciexplore_build_info", "incremental_runs"})
+
+EXTRA_PANEL = """\
+defaults: {backend: sim, conditions: [full], replicates: 1}
+models:
+  - {name: incremental-probe, backend: sim, family: sim-test, tier: open_frontier, sim: {archetype: balanced}}
+"""
+
+
+def table_digests(db: Path) -> dict[str, tuple[int, str]]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        names = con.execute(
+            "select table_schema, table_name from information_schema.tables "
+            "where table_schema in ('main', 'intermediate') and table_type = 'BASE TABLE'"
+        ).fetchall()
+        out = {}
+        for schema, name in names:
+            if name in NOT_DATA:
+                continue
+            rows = sorted(repr(r) for r in con.execute(f'select * from {schema}."{name}"').fetchall())
+            out[f"{schema}.{name}"] = (len(rows), hashlib.sha256("\n".join(rows).encode()).hexdigest())
+        return out
+    finally:
+        con.close()
+
+
+def rebuilt_runs(db: Path, model: str) -> set[str]:
+    """The runs the latest build of ``model`` computed."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute(
+            "select run_id from intermediate.incremental_runs where model = ? and invocation_id = "
+            "(select arg_max(invocation_id, built_at) from intermediate.incremental_runs where model = ?)",
+            [model, model],
+        ).fetchall()
+        return {r[0] for r in rows}
+    finally:
+        con.close()
+
+
+def run_ids(db: Path, table: str = "main.fct_trajectory") -> set[str]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {r[0] for r in con.execute(f"select distinct run_id from {table}").fetchall()}
+    finally:
+        con.close()
+
+
+def assert_equals_full_refresh(db: Path, work: Path, step: str) -> None:
+    _check(run_dbt_build(db, work), f"incremental dbt build after {step}")
+    full = work / f"full_{step}.duckdb"
+    shutil.copyfile(db, full)
+    _check(run_dbt_build(full, work, "--full-refresh"), f"dbt build --full-refresh after {step}")
+    inc, ref = table_digests(db), table_digests(full)
+    assert "main.fct_trajectory" in inc and "intermediate.int_tool_calls_final" in inc
+    differ = sorted(k for k in set(inc) | set(ref) if inc.get(k) != ref.get(k))
+    assert not differ, f"after {step}, incremental and full-refresh builds differ in {differ}"
+
+
+@pytest.fixture(scope="module")
+def incremental_steps(built_warehouse: BuiltWarehouse, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """Runs the three steps in order (each test below checks one of them)."""
+    work = tmp_path_factory.mktemp("incremental")
+    db = work / "warehouse.duckdb"
+    shutil.copyfile(built_warehouse.db, db)
+    env = dbt_env(db)
+    before = run_ids(db)
+    out: dict[str, object] = {"before": before}
+
+    # (1) add a run
+    panel, runs = work / "panel.yaml", work / "runs"
+    panel.write_text(EXTRA_PANEL)
+    _check(subprocess.run([cli("agenthop-harness"), "run", "--panel", str(panel), "--data", str(built_warehouse.benchmark),
+                           "--out", str(runs), "--no-progress"], env=env, capture_output=True, text=True), "harness run")
+    (new_dir,) = [p for p in runs.iterdir() if p.is_dir()]
+    _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--runs", str(runs)], env=env,
+                          capture_output=True, text=True), "ingest of the added run")
+    assert_equals_full_refresh(db, work, "adding")
+    out["added"] = new_dir.name
+    out["rebuilt_after_add"] = rebuilt_runs(db, "fct_trajectory")
+    out["runs_after_add"] = run_ids(db)
+
+    # (2) replace it: the same run, changed (its trajectories took twice as long), re-ingested
+    for part in new_dir.glob("trajectories-*.parquet"):
+        table = pq.read_table(part)
+        i = table.schema.get_field_index("wall_time_s")
+        table = table.set_column(i, table.schema.field(i), pc.multiply(table.column(i), 2.0))
+        pq.write_table(table, part)
+    proc = subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--runs", str(runs)], env=env,
+                          capture_output=True, text=True)
+    _check(proc, "ingest of the replaced run")
+    out["replace_summary"] = proc.stdout
+    assert_equals_full_refresh(db, work, "replacing")
+    out["rebuilt_after_replace"] = rebuilt_runs(db, "fct_trajectory")
+
+    # (3) delete one of the session's original runs
+    gone = sorted(before)[0]
+    _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--delete-run", gone], env=env,
+                          capture_output=True, text=True), "delete of a run")
+    assert_equals_full_refresh(db, work, "deleting")
+    out["deleted"] = gone
+    out["runs_after_delete"] = run_ids(db)
+    out["calls_after_delete"] = run_ids(db, "main.fct_tool_call")
+    out["db"] = db
+    return out
+
+
+def test_adding_a_run_builds_only_that_run(incremental_steps: dict[str, object]) -> None:
+    added = incremental_steps["added"]
+    assert incremental_steps["rebuilt_after_add"] == {added}
+    assert incremental_steps["runs_after_add"] == incremental_steps["before"] | {added}
+
+
+def test_replacing_a_run_rebuilds_it(incremental_steps: dict[str, object]) -> None:
+    assert "1 replaced" in str(incremental_steps["replace_summary"])
+    assert incremental_steps["rebuilt_after_replace"] == {incremental_steps["added"]}
+
+
+def test_deleting_a_run_drops_its_rows(incremental_steps: dict[str, object]) -> None:
+    gone = incremental_steps["deleted"]
+    assert gone not in incremental_steps["runs_after_delete"]
+    assert gone not in incremental_steps["calls_after_delete"]
+    assert incremental_steps["runs_after_delete"] == (incremental_steps["before"] | {incremental_steps["added"]}) - {gone}
+
+
+def test_delete_of_an_unknown_run_is_an_error(incremental_steps: dict[str, object], tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    shutil.copyfile(Path(str(incremental_steps["db"])), db)
+    proc = subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--delete-run", "no-such-run"],
+                          env=dbt_env(db), capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "no run 'no-such-run' is loaded; nothing was deleted" in proc.stderr
+    assert "Traceback" not in proc.stderr
