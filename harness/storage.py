@@ -185,6 +185,12 @@ def download_tree(url: str, local: Path, only: set[str] | None = None) -> list[s
     """Copy the files below ``url`` (those whose first path part is in ``only``, if given) into
     ``local``; returns their relative paths."""
     files = [rel for rel in list_files(url) if only is None or rel.split("/", 1)[0] in only]
+    download_files(url, local, files)
+    return files
+
+
+def download_files(url: str, local: Path, files: list[str]) -> None:
+    """Copy the files ``files`` (paths relative to ``url``) into ``local``."""
     fs = filesystem()
     for rel in files:
         target = local / rel
@@ -193,7 +199,6 @@ def download_tree(url: str, local: Path, only: set[str] | None = None) -> list[s
             fs.get_file(_key(f"{url}/{rel}"), str(target))
         except Exception as exc:  # noqa: BLE001
             raise _fail(f"{url}/{rel}", "download", exc) from None
-    return files
 
 
 def download_file(url: str, local: Path) -> bool:

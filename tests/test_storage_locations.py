@@ -38,7 +38,7 @@ REMOTE_OK = {"--data", "--out", "--benchmark", "--runs", "--reference-json", "--
 
 
 @pytest.mark.parametrize("cli, before, shown, after",
-                         [o for o in OPTIONS if o[2] not in REMOTE_OK or o[1][0] == "make-benchmark"])
+                         [o for o in OPTIONS if o[2] not in REMOTE_OK])
 def test_s3_where_only_a_local_path_works(cli, before: list[str], shown: str, after: list[str], tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
@@ -66,7 +66,7 @@ def test_unsupported_scheme_is_an_error(cli, before: list[str], shown: str, afte
     result = CliRunner().invoke(cli, [*before, value, *after])
     assert result.exit_code == 2, result.output
     assert shown in result.output and value in result.output, result.output
-    remote_ok = shown in REMOTE_OK and before[0] != "make-benchmark"
+    remote_ok = shown in REMOTE_OK
     expected = "malformed s3 URL" if value.startswith("s3:") and remote_ok else "not supported"
     assert expected in result.output, result.output
     assert "Traceback" not in result.output
