@@ -66,7 +66,7 @@ def _path_params() -> list[tuple[str, list[str], str, bool, bool]]:
 
 
 PATH_PARAMS = _path_params()
-#: the places that take s3://bucket/prefix (docs/running.md#object-storage lists the same)
+#: the places that take s3://bucket/prefix (docs/running.md#object-storage-s3 lists the same)
 REMOTE = {
     ("agenthop-harness", "make-benchmark", "--benchmark", "agenthop", "--out"),
     ("agenthop-harness", "make-benchmark", "--benchmark", "sciexplore", "--out"),
@@ -97,6 +97,20 @@ def test_every_path_parameter_is_found_and_the_remote_ones_are_known() -> None:
                      "agenthop-harness run --panel", "agenthop-dbt --db"):
         assert expected in shown, sorted(shown)
     assert len(PATH_PARAMS) >= 30
+
+
+def test_the_docs_name_every_remote_option() -> None:
+    text = (REPO / "docs" / "running.md").read_text(encoding="utf-8")
+    section = text[text.index("## Object storage"):text.index("## Shards")]
+    table = [line for line in section.splitlines() if line.startswith("| `agenthop-")]
+    for key in REMOTE:
+        words = []
+        for word in key[:-1]:
+            if word.startswith("--"):
+                break
+            words.append(word)
+        row = next((line for line in table if line.startswith(f"| `{' '.join(words)}`")), None)
+        assert row is not None and f"`{key[-1]}`" in row, (key, table)
 
 
 def _invoke(script: str, argv: list[str]) -> click.testing.Result:

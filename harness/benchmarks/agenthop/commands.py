@@ -21,7 +21,7 @@ from ...storage import Location, is_remote
 @click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
 @click.option("--out", "out", required=True, type=Location(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory to write (qa/, graphs/, paper_pool/, audit/, README.md), or "
-                   "s3://bucket/prefix to publish it there (docs/running.md#object-storage).")
+                   "s3://bucket/prefix to publish it there (docs/running.md#object-storage-s3).")
 @click.option("--items", "items", default=FULL_SCALE_ITEMS, show_default=True, type=click.IntRange(min=1),
               help="Number of items (the default is the full-scale preset).")
 @click.option("--seed", "seed", default=0, show_default=True, type=int, help="Random seed (same seed, same bytes).")

@@ -51,7 +51,7 @@ def _make(local: Path, out: Path | str, seed: int, responses: Path | None, judgm
 @click.command("make-benchmark")
 @click.option("--out", "out", required=True, type=Location(file_okay=False, path_type=Path, resolve_path=True),
               help="Release directory to write (tasks.jsonl, corpus/, README.md), or s3://bucket/prefix to "
-                   "publish it there (docs/running.md#object-storage).")
+                   "publish it there (docs/running.md#object-storage-s3).")
 @click.option("--seed", "seed", default=0, show_default=True, type=int, help="Random seed (same seed, same bytes).")
 @click.option("--force", is_flag=True, help="Write into a non-empty directory that is not a synthetic release.")
 @click.option("--responses", "responses", default=None,
