@@ -27,6 +27,7 @@ from typing import Any
 
 from . import storage
 from .completion import run_is_complete
+from .errors import AgentHopError
 from .writer import LOCK_FILE, SUCCESS_FILE, TMP_PREFIX, finish_from_disk
 
 PUSH_EVERY_S = 15.0
@@ -224,11 +225,16 @@ def run_store(data: str | Path, out: str | Path, run_ids: Callable[[Path], list[
     from .release_store import release_copy
 
     with release_copy(data) as release:  # an s3:// release only with its completion marker
-        if not storage.is_remote(out):
-            yield StoreRun(release, Path(out), None)
-            return
-        with mirrored_store(str(out), set(run_ids(release))) as mirror:
-            yield StoreRun(release, mirror.local, mirror)
+        try:
+            if not storage.is_remote(out):
+                yield StoreRun(release, Path(out), None)
+                return
+            with mirrored_store(str(out), set(run_ids(release))) as mirror:
+                yield StoreRun(release, mirror.local, mirror)
+        except AgentHopError as exc:  # a message naming the release's temporary copy names its URL
+            if not storage.is_remote(data) or str(release) not in str(exc):
+                raise
+            raise AgentHopError(str(exc).replace(str(release), str(data))) from None
 
 
 def scope_ids(release: Path, limit: int | None) -> list[str]:
@@ -248,7 +254,6 @@ def scope_ids(release: Path, limit: int | None) -> list[str]:
 def panel_run_ids(runs: Sequence[Any], release: Path, opts: Any) -> list[str]:
     """The run directory names a panel writes (the runner derives the same ones)."""
     from . import benchmarks
-    from .errors import AgentHopError
     from .run_identity import run_id_for
 
     try:

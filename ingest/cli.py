@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from agenthop.harness.cli_examples import epilog
-from agenthop.harness.errors import cli_errors
+from agenthop.harness.errors import AgentHopError, cli_errors
 from agenthop.harness.release_store import release_copy
 from agenthop.harness.storage import LocalPath, Location, is_remote
 from agenthop.harness.store_mirror import local_copy
@@ -137,20 +137,25 @@ def main(
             return text
 
         release = local(benchmark, release_copy) if benchmark is not None else None  # with its marker
-        result = run_ingest(
-            path,
-            benchmark=release,
-            runs=[local(r) for r in runs],
-            reference_json=[local(r) for r in reference_json],
-            inspect_logs=[local(r) for r in inspect_log],
-            inspect_score=inspect_score,
-            inspect_reader=inspect_reader,
-            partial=partial,
-            force=force,
-            accept_dq=accept_dq,
-            progress=Progress(quiet=quiet),
-            rename=rename if names else None,
-            imports={"responses": [local(r) for r in responses], "judgments": [local(j) for j in judgments]},
-        )
+        try:
+            result = run_ingest(
+                path,
+                benchmark=release,
+                runs=[local(r) for r in runs],
+                reference_json=[local(r) for r in reference_json],
+                inspect_logs=[local(r) for r in inspect_log],
+                inspect_score=inspect_score,
+                inspect_reader=inspect_reader,
+                partial=partial,
+                force=force,
+                accept_dq=accept_dq,
+                progress=Progress(quiet=quiet),
+                rename=rename if names else None,
+                imports={"responses": [local(r) for r in responses], "judgments": [local(j) for j in judgments]},
+            )
+        except AgentHopError as exc:  # a message naming a temporary copy of an s3:// input names its URL
+            if rename(str(exc)) == str(exc):
+                raise
+            raise AgentHopError(rename(str(exc))) from None
     if not quiet:
         click.echo(result.summary())

@@ -211,3 +211,17 @@ def test_make_benchmark_to_a_prefix_holding_something_else(s3: S3Server, tmp_pat
     _publish(env, tmp_path, url)  # a synthetic release there now: replaced without --force
     res = _run(["agenthop-harness", "make-benchmark", "--benchmark", "sciexplore", "--out", url], env, tmp_path)
     assert res.returncode == 2 and "not a synthetic SciExplore release" in res.stderr, res.stderr
+
+
+def test_a_broken_published_release_is_named_by_its_url(s3: S3Server, tmp_path: Path) -> None:
+    env = s3.env(dbt_env(tmp_path / "unused.duckdb"))
+    url = f"s3://{BUCKET}/broken"
+    _publish(env, tmp_path, url)
+    c = client(s3)
+    c.put_object(Bucket=BUCKET, Key="broken/qa/full.jsonl", Body=b"{not json\n")
+    c.put_object(Bucket=BUCKET, Key=f"broken/{MARKER}", Body=b"")  # complete by the uploader's word
+    for args in _readers(url, tmp_path):
+        res = _run(args, env, tmp_path)
+        assert res.returncode == 2, (args, res.stderr)
+        assert url in res.stderr and "agenthop-download-" not in res.stderr, (args, res.stderr)
+        assert "Traceback" not in res.stderr

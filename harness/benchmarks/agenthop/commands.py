@@ -49,7 +49,12 @@ def make_benchmark(out: Path | str, items: int, seed: int, force: bool) -> None:
 def describe_benchmark(release_dir: Path, as_json: bool, limit: int | None) -> None:
     """Validate a release (synthetic or real) and print its statistics."""
     with release_copy(release_dir) as local:  # an s3:// release is read from a checked temporary copy
-        release = load_release(local, limit=limit)
+        try:
+            release = load_release(local, limit=limit)
+        except AgentHopError as exc:
+            if not is_remote(release_dir):
+                raise
+            raise AgentHopError(str(exc).replace(str(local), str(release_dir))) from None  # the URL, not the copy
         stats = describe(release)
     if is_remote(release_dir):
         stats["root"] = str(release_dir)  # the URL, not the temporary copy
