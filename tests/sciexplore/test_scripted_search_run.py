@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,41 +19,14 @@ import pyarrow.parquet as pq
 import pytest
 from servers.openai_server import OpenAIServer
 from servers.search_agent import ABSTAIN, MISSING_DOC, responder, slow_responder
+from sx_fixtures import N_SMALL, clean_env, harness, small_release  # noqa: F401 (fixture)
 
 from agenthop.harness.writer import finished_samples
 
-BIN = Path(sys.executable).parent
 #: columns that hold clock readings (they differ between any two runs)
 TIMING = frozenset({"wall_time_s", "t_offset_s", "wait_s", "started_at", "finished_at", "created_at", "ts"})
 TABLES = ("trajectories", "turns", "tool_calls", "messages")
-
-
-def harness() -> list[str]:
-    exe = BIN / "agenthop-harness"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "agenthop.harness.cli"]
-
-
-def clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_"))
-           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
-    env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
-    return env
-
-
-@pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("sx_scripted") / "release"
-    made = subprocess.run([*harness(), "make-benchmark", "--benchmark", "sciexplore", "--out", str(root)],
-                          capture_output=True, text=True, env=clean_env(), timeout=120)
-    assert made.returncode == 0, made.stderr
-    tasks = (root / "tasks.jsonl").read_text().splitlines()
-    keep = [line for line in tasks if json.loads(line)["id"].endswith(("_001", "_002"))]
-    (root / "tasks.jsonl").write_text("\n".join(keep) + "\n")
-    return root
-
-
-N_TASKS = 8
+N_TASKS = N_SMALL
 
 
 def run_args(release: Path, out: Path, base_url: str) -> list[str]:
@@ -92,11 +64,11 @@ def conversations(srv: OpenAIServer) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def reference(release: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+def reference(small_release: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     """An uninterrupted run and the requests its agent received."""
     out = tmp_path_factory.mktemp("sx_scripted_ref")
     with OpenAIServer(responder=responder) as srv:
-        done = run(release, out, srv.base_url)
+        done = run(small_release, out, srv.base_url)
         requests = conversations(srv)
     assert done.returncode == 0, done.stderr
     assert f"n={N_TASKS}/{N_TASKS}" in done.stdout, done.stdout
@@ -142,11 +114,11 @@ def test_the_scripted_agent_searches_the_corpus(reference: tuple[Path, list[str]
         assert t["total_completion_tokens"] == 40 * n
 
 
-def test_two_runs_give_the_same_trajectories(release: Path, reference: tuple[Path, list[str]],
+def test_two_runs_give_the_same_trajectories(small_release: Path, reference: tuple[Path, list[str]],
                                              tmp_path: Path) -> None:
     ref_dir, ref_requests = reference
     with OpenAIServer(responder=responder) as srv:
-        again = run(release, tmp_path, srv.base_url)
+        again = run(small_release, tmp_path, srv.base_url)
         requests = conversations(srv)
     assert again.returncode == 0, again.stderr
     run_dir = run_dir_of(tmp_path)
@@ -171,12 +143,13 @@ def wait_mid_run(run_dir_root: Path, srv: OpenAIServer, proc: subprocess.Popen[s
         time.sleep(0.02)
 
 
-def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(release: Path, reference: tuple[Path, list[str]],
+def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(small_release: Path,
+                                                                   reference: tuple[Path, list[str]],
                                                                    tmp_path: Path) -> None:
     ref_dir, _ = reference
     out = tmp_path / "runs"
     with OpenAIServer(responder=slow_responder(0.15)) as slow:
-        proc = subprocess.Popen([*harness(), *run_args(release, out, slow.base_url)], stdout=subprocess.PIPE,
+        proc = subprocess.Popen([*harness(), *run_args(small_release, out, slow.base_url)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=clean_env(), start_new_session=True)
         try:
             wait_mid_run(out, slow, proc)
@@ -189,14 +162,14 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(release: Path, 
     killed_done = finished_samples(run_dir)
     assert 2 <= len(killed_done) < N_TASKS
     with OpenAIServer(responder=responder) as fast:
-        again = run(release, out, fast.base_url)
+        again = run(small_release, out, fast.base_url)
         prompts = {r.body["messages"][1]["content"] for r in fast.requests}
     assert again.returncode == 0, again.stderr
     assert run_dir_of(out) == run_dir and (run_dir / "_SUCCESS").exists()
     assert f"n={N_TASKS}/{N_TASKS}" in again.stdout, again.stdout
     # the resume asked the model about exactly the samples that were not on disk, none of the others
     questions = {json.loads(line)["id"]: json.loads(line)["question"]
-                 for line in (release / "tasks.jsonl").read_text().splitlines()}
+                 for line in (small_release / "tasks.jsonl").read_text().splitlines()}
     asked = {tid for tid, q in questions.items() if any(p.startswith(q + "\n") for p in prompts)}
     assert asked == set(questions) - killed_done
     # every sample exactly once, one attempt, each tool call once

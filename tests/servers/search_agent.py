@@ -13,6 +13,10 @@ before, and the tool results so far (so two runs over the same corpus make the s
   with the prompt's columns.
 
 Usage per turn: prompt 500 + 100 per turn, completion 40 (nothing cached).
+
+:func:`native_responder` plays the same kind of agent over the OpenAI Responses API with the provider's
+own search (``--search native``): one response per task with ``native_searches(prompt)`` queries as
+``web_search_call`` items (with sources) and the final message, usage :func:`native_usage`.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import json
 import re
 from typing import Any
 
-from . import openai_server
+from . import openai_server, responses_server
 from .scripted_http import Recorded, Reply
 
 ABSTAIN = "I could not find the answer."
@@ -103,3 +107,28 @@ def slow_responder(delay_s: float):
         reply.delay_s = delay_s
         return reply
     return answer
+
+
+def native_searches(prompt: str) -> list[str]:
+    """The queries the native agent's provider runs for a task: one to three, from the question."""
+    question = prompt.split("\n\nAnswer format:", 1)[0]
+    words = _WORD.findall(question)
+    return [" ".join(words[k: k + 4]) for k in range(1 + digest(question) % 3)]
+
+
+def native_usage(prompt: str) -> tuple[int, int, int]:
+    """(input_tokens, cached tokens, output_tokens) the Responses API reports for a task."""
+    n = len(native_searches(prompt))
+    return 4000 + 1000 * n, 1500, 300 + 7 * n
+
+
+def native_responder(rec: Recorded) -> Reply:
+    body = rec.body
+    prompt = next(i["content"] for i in body["input"] if i.get("role") == "user")
+    conv = digest(prompt) % 10**8
+    queries = native_searches(prompt)
+    output = [responses_server.web_search_call(f"ws_{conv}_{k}", q, sources=[f"https://search.example/{conv}/{k}"])
+              for k, q in enumerate(queries)]
+    output.append(responses_server.message(f"msg_{conv}", final_text(prompt, [f"doc_x: {queries[0]}"])))
+    inp, cached, out = native_usage(prompt)
+    return responses_server.response(output, input_tokens=inp, output_tokens=out, cached=cached)
