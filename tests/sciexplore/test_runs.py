@@ -154,3 +154,51 @@ def test_bad_run_options_are_refused(sx_runs) -> None:
     r = CliRunner().invoke(harness_main, ["run", "--benchmark", "sciexplore", "--data", str(rel), "--model",
                                           "mnemo-guess", "--paradigm", "closed_book"])
     assert r.exit_code == 2 and "not a condition of sciexplore" in r.output
+
+
+def test_delete_run_removes_the_sciexplore_rows(sx_runs, tmp_path: Path) -> None:
+    """``--delete-run`` of a harness run and of a responses-file run: no row of either stays in any
+    SciExplore table (verdicts of every judge included); the other runs keep theirs."""
+    rel, _, db = sx_runs
+    copy = tmp_path / "w.duckdb"
+    copy.write_bytes(db.read_bytes())
+    line = {"model": "ext-dr", "paradigm": "deep_research", "replicate": 0, "task_id": "t1_001", "status": "answered",
+            "answer": "X", "trace": [{"tool": "web_search", "query": "q", "result_chars": 5}], "prompt_tokens": 1,
+            "completion_tokens": 1, "wall_time_s": None}
+    resp = tmp_path / "r.jsonl"
+    resp.write_text(json.dumps(line) + "\n")
+    judg = tmp_path / "j.jsonl"
+    judg.write_text(json.dumps({"model": "ext-dr", "paradigm": "deep_research", "replicate": 0, "task_id": "t1_001",
+                                "unit": "answer", "verdict": "correct", "judge": "human", "judge_version": "1"}) + "\n")
+    for args in (["--responses", str(resp)], ["--judgments", str(judg)]):
+        r = CliRunner().invoke(ingest_main, ["--db", str(copy), *args], catch_exceptions=False)
+        assert r.exit_code == 0, r.output
+    [(harness_run,)] = _q(copy, "SELECT run_id FROM raw.runs WHERE model = 'skim-search'")
+    [(file_run,)] = _q(copy, "SELECT run_id FROM raw.sciexplore_runs WHERE model = 'ext-dr'")
+    sx_tables = ("sciexplore_runs", "sciexplore_responses", "sciexplore_trace", "judgments")
+    core_tables = ("runs", "trajectories", "turns", "tool_calls")
+
+    def counts(tables: tuple[str, ...], run_id: str) -> dict[str, int]:
+        return {t: _q(copy, f"SELECT count(*) FROM raw.{t} WHERE run_id = '{run_id}'")[0][0] for t in tables}
+
+    def others(tables: tuple[str, ...]) -> dict[str, int]:
+        return {t: _q(copy, f"SELECT count(*) FROM raw.{t} WHERE run_id NOT IN ('{harness_run}', '{file_run}')")[0][0]
+                for t in tables}
+
+    before = counts(sx_tables, harness_run)
+    assert all(before.values()) and all(counts(sx_tables, file_run).values())
+    kept = others(sx_tables + core_tables)
+    r = CliRunner().invoke(ingest_main, ["--db", str(copy), "--delete-run", harness_run], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert f"sciexplore_responses={before['sciexplore_responses']}" in r.output
+    assert f"judgments={before['judgments']}" in r.output
+    assert counts(sx_tables + core_tables, harness_run) == dict.fromkeys(sx_tables + core_tables, 0)
+    # a responses-file run has no raw.runs row: the SciExplore entry names it, and its rows go too
+    r = CliRunner().invoke(ingest_main, ["--db", str(copy), "--delete-run", file_run], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert counts(sx_tables, file_run) == dict.fromkeys(sx_tables, 0)
+    assert others(sx_tables + core_tables) == kept
+    assert _q(copy, "SELECT run_id, action FROM raw.ingest_log WHERE action = 'deleted' ORDER BY load_id") == [
+        (harness_run, "deleted"), (file_run, "deleted")]
+    r = CliRunner().invoke(ingest_main, ["--db", str(copy), "--delete-run", file_run])
+    assert r.exit_code != 0 and "no run" in r.output and "nothing was deleted" in r.output
