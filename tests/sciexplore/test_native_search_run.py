@@ -18,6 +18,7 @@ from servers.responses_server import ResponsesServer
 from servers.search_agent import native_responder, native_searches, native_usage
 from sx_fixtures import N_SMALL, clean_env, harness, small_release  # noqa: F401 (fixture)
 
+from agenthop.harness.benchmarks.sciexplore.prompts import system_prompt
 from agenthop.ingest.cli import main as ingest_main
 
 SELECT = ("--select", "path:models_sql/staging/sciexplore", "path:models_sql/intermediate/sciexplore",
@@ -39,6 +40,8 @@ def test_native_search_run_reaches_the_marts(small_release: Path, tmp_path: Path
     # each request declared the provider's search tool and no function tools
     assert all([t["type"] for t in r.body["tools"]] == ["web_search"] for r in requests)
     assert all("web_search_call.action.sources" in r.body["include"] for r in requests)
+    # the system prompt names the built-in search, not the corpus tools a native run does not declare
+    assert {r.body["instructions"] for r in requests} == {system_prompt("search", native=True)}
     prompts = {r.body["input"][0]["content"] for r in requests}
     tasks = {json.loads(line)["id"]: json.loads(line) for line in (small_release / "tasks.jsonl").read_text().splitlines()}
     prompt_of = {tid: next(p for p in prompts if p.startswith(t["question"] + "\n")) for tid, t in tasks.items()}
