@@ -31,7 +31,7 @@ from agenthop.harness.errors import AgentHopError
 from . import stats
 from .bundle import javascript_bundle
 from .doc_links import Definitions
-from .values import jsonable
+from .values import control_pictures, jsonable
 from .core.runs import RunInfo
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -130,18 +130,12 @@ def anchor(*parts: Any) -> str:
     return "a-" + _ID_RE.sub("-", raw)[:40].strip("-") + "-" + hashlib.sha1(raw.encode()).hexdigest()[:8]
 
 
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-
-
 def visible_controls(value: Any) -> Any:
     """A text value with its control characters (NUL, ESC, ...) shown as control pictures (U+2400...;
-    C1 controls as U+FFFD), which HTML may not hold raw; markup and other values as they are."""
-    if isinstance(value, str) and not isinstance(value, Markup) and _CONTROL_RE.search(value):
-        def picture(m: re.Match[str]) -> str:
-            code = ord(m.group())
-            return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
-
-        return _CONTROL_RE.sub(picture, value)
+    C1 controls as U+FFFD; values.control_pictures), which HTML may not hold raw; markup and other values
+    as they are."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return control_pictures(value)
     return value
 
 
