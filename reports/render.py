@@ -73,6 +73,12 @@ def pp(v: Any, digits: int = 1) -> str:
     return "n/a" if x is None else f"{100 * x:+.{digits}f}"
 
 
+def signed(v: Any, digits: int = 1) -> str:
+    """A difference already in its unit, with its sign: 24.12 -> '+24.1' (as every Δ column prints)."""
+    x = _num(v)
+    return "n/a" if x is None else f"{x:+.{digits}f}"
+
+
 def num(v: Any, digits: int = 1) -> str:
     x = _num(v)
     if x is None:
@@ -139,6 +145,20 @@ def visible_controls(value: Any) -> Any:
     return value
 
 
+#: Soft hyphens (U+00AD) in the long words of table headers: a narrow numeric column may break its header
+#: there ("Conver-" / "sion") instead of growing as wide as the word.
+HYPHENATION = {"Conversion": "Conver\u00adsion", "Concentration": "Concen\u00adtration",
+               "Discordant": "Discor\u00addant"}
+_HYPHEN_RE = re.compile("|".join(sorted(HYPHENATION, key=len, reverse=True)))
+
+
+def header_breaks(text: Any) -> str:
+    """A table header with break opportunities: after "(", ".", "/" (zero-width spaces) and inside its
+    long words (soft hyphens, HYPHENATION)."""
+    s = _HYPHEN_RE.sub(lambda m: HYPHENATION[m.group()], str(text))
+    return s.replace("(", "\u200b(").replace(".", ".\u200b").replace("/", "/\u200b")
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -150,8 +170,8 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        script_json=script_json, cell=cell, pct=pct, pp=pp, num=num, pval=pval, pstat=pstat, pretty_json=pretty_json, clip=clip,
-        anchor=lambda v, *rest: anchor(v, *rest),
+        script_json=script_json, cell=cell, pct=pct, pp=pp, signed=signed, num=num, pval=pval, pstat=pstat, pretty_json=pretty_json, clip=clip,
+        anchor=lambda v, *rest: anchor(v, *rest), header_breaks=header_breaks,
     )
     env.globals.update(acc_pm=acc_pm, anchor=anchor, significant=stats.significant)
     return env
