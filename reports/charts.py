@@ -53,7 +53,8 @@ def _spec(chart: Any, *, container: bool = False) -> dict[str, Any]:
     """Configure fonts (never below 11 px) and, for single and layered views, the page's content width."""
     chart = (
         chart.configure_view(stroke=None)
-        .configure_axis(labelLimit=260, labelFontSize=FONT, titleFontSize=FONT, titleFontWeight="normal")
+        .configure_axis(labelLimit=260, labelFontSize=FONT, titleFontSize=FONT, titleFontWeight="normal",
+                        labelSeparation=6)  # with labelOverlap: no two tick labels closer than 6 px
         .configure_legend(labelFontSize=FONT, titleFontSize=FONT, labelLimit=420, symbolSize=90)
         .configure_title(fontSize=14, anchor="start", offset=8)
         .configure_header(labelFontSize=FONT, titleFontSize=FONT)
@@ -77,7 +78,10 @@ def _config() -> dict[str, Any]:
     """The shared Vega-Lite config (fonts never below 11 px), as `_spec` sets it through Altair."""
     return {
         "view": {"continuousWidth": 300, "continuousHeight": 300, "stroke": None},
-        "axis": {"labelFontSize": FONT, "labelLimit": 260, "titleFontSize": FONT, "titleFontWeight": "normal"},
+        # labelSeparation: a tick label closer than 6 px to its neighbour is left out (labelOverlap, on
+        # by default for continuous axes), so no axis reads "220240"
+        "axis": {"labelFontSize": FONT, "labelLimit": 260, "titleFontSize": FONT, "titleFontWeight": "normal",
+                 "labelSeparation": 6},
         "header": {"labelFontSize": FONT, "titleFontSize": FONT},
         "legend": {"labelFontSize": FONT, "labelLimit": 420, "symbolSize": 90, "titleFontSize": FONT},
         "text": {"fontSize": LABEL_FONT},
@@ -339,7 +343,9 @@ def points_with_ci(
     dot_color = alt.Color(f"{color}:N") if color else alt.value("#2458a6")
     chart = alt.layer(
         base.mark_rule(strokeWidth=2, color="#5a6570").encode(
-            x=alt.X(f"{lo}:Q", title=x_title, axis=alt.Axis(format=fmt, tickCount=6), scale=scale),
+            # ticks without trailing zeros ("78%", "78.5%"), the dots' labels with the table's decimals
+            x=alt.X(f"{lo}:Q", title=x_title, axis=alt.Axis(format=fmt.replace("%", "~%") if "~" not in fmt else fmt,
+                                                            tickCount=6), scale=scale),
             x2=alt.X2(f"{hi}:Q")),
         base.mark_point(filled=True, size=90, opacity=1).encode(x=alt.X(f"{value}:Q", scale=scale), color=dot_color,
                                                                 tooltip=tooltip),

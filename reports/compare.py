@@ -8,6 +8,7 @@ from typing import Any
 from agenthop.harness.errors import AgentHopError
 
 from . import charts, queries, sections, stats
+from .conditions import applies
 from .queries import TOOLS, RunInfo
 from .render import Charts
 from .warehouse import Warehouse
@@ -33,38 +34,79 @@ def _rates(c: dict[str, int], scope: str | None) -> stats.RunRates:
     )
 
 
+def recall_applies(run: RunInfo) -> bool:
+    """False for a run whose condition reads no paper (closed_book): its paper recall is undefined, not 0."""
+    return applies(run.condition, "paper_recall")
+
+
+def recall_na_note(runs: Sequence[RunInfo]) -> str | None:
+    """Why recall and conversion print n/a for some of `runs` (None when they apply to all of them)."""
+    which = [f"{'AB'[i]} ({r.label}) is a {r.condition} run" for i, r in enumerate(runs) if not recall_applies(r)]
+    if not which:
+        return None
+    return (f"{' and '.join(which)}, which reads no paper: there is no evidence for it to find, so its paper "
+            "recall and conversion are undefined and no statistic counts them as 0")
+
+
 def decomposition(counts: dict[str, dict[str, int]], a: RunInfo, b: RunInfo) -> list[dict[str, Any]]:
+    """The accuracy split per scope. With a run whose recall is undefined (closed_book) the split is n/a
+    (`d` None; `delta_acc` still given): treating its recall as 0 would credit all of Δacc to recall."""
     out = []
+    ok = {r.run_id: recall_applies(r) for r in (a, b)}
     for scope, label in ((None, "all items"), ("ST", "ST items"), ("MT", "MT items")):
         ra, rb = _rates(counts.get(a.run_id, {}), scope), _rates(counts.get(b.run_id, {}), scope)
-        d = stats.decompose_accuracy(ra, rb)
-        out.append({"scope": label, "a": ra, "b": rb, "d": d})
+        split = all(ok.values())
+        d = stats.decompose_accuracy(ra, rb) if split else None
+        acc_a, acc_b = ra.accuracy, rb.accuracy
+        shown = {}
+        for side, run, rr in (("a", a, ra), ("b", b, rb)):
+            shown[side] = {"recall": rr.recall if ok[run.run_id] else None,
+                           "conversion": rr.conversion if ok[run.run_id] else None,
+                           "acc_norecall": rr.acc_norecall if ok[run.run_id] else rr.accuracy,
+                           "applies": ok[run.run_id]}
+        out.append({"scope": label, "a": shown["a"], "b": shown["b"], "d": d, "split": split,
+                    "n": min(ra.n, rb.n),
+                    "delta_acc": None if acc_a is None or acc_b is None else acc_a - acc_b})
     return out
 
 
 def paired_tests(wh: Warehouse, a: RunInfo, b: RunInfo) -> list[dict[str, Any]]:
+    """Exact McNemar per comparison; conversion is n/a (t None) when either run's recall is undefined."""
     out = []
+    both = recall_applies(a) and recall_applies(b)
     for row in queries.paired_counts(wh, a.run_id, b.run_id):
+        if row["comparison"] == "conversion" and not both:
+            out.append({"comparison": row["comparison"], "scope": row["scope"], "t": None})
+            continue
         t = stats.paired_test_from_counts(int(row["n"]), int(row["a_only"]), int(row["b_only"]))
         out.append({"comparison": row["comparison"], "scope": row["scope"], "t": t})
     return out
 
 
-def _pattern(row: dict[str, Any]) -> str:
+def _pattern(row: dict[str, Any], a_applies: bool = True, b_applies: bool = True) -> str:
     a, b = bool(row["a_recall"]), bool(row["b_recall"])
+    if not (a_applies and b_applies):
+        if not (a_applies or b_applies):
+            return "n/a (no run reads papers)"
+        who, found = ("A", a) if a_applies else ("B", b)
+        other = "B" if a_applies else "A"
+        return f"{who} recalled ({other}: n/a)" if found else f"{who} did not recall ({other}: n/a)"
     return RECALL_PATTERNS[0 if a and b else 1 if a else 2 if b else 3]
 
 
-def win_loss_strata(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Win/loss items grouped by cell and recall pattern: per stratum the items A won and B won."""
+def win_loss_strata(rows: Sequence[dict[str, Any]], a_applies: bool = True,
+                    b_applies: bool = True) -> list[dict[str, Any]]:
+    """Win/loss items grouped by cell and recall pattern: per stratum the items A won and B won. A run
+    whose recall is undefined (closed_book) is n/a in the pattern, never "did not recall"."""
     strata: dict[tuple[str, str], dict[str, Any]] = {}
     for r in rows:
-        key = (str(r["cell"]), _pattern(r))
+        key = (str(r["cell"]), _pattern(r, a_applies, b_applies))
         s = strata.setdefault(key, {"cell": key[0], "recall": key[1], "a_wins": [], "b_wins": []})
         (s["a_wins"] if r["a_correct"] else s["b_wins"]).append(r)
     cells = [c for c in queries.CELLS if any(k[0] == c for k in strata)] + sorted(
         {k[0] for k in strata} - set(queries.CELLS))
-    return [strata[(c, p)] for c in cells for p in RECALL_PATTERNS if (c, p) in strata]
+    patterns = list(dict.fromkeys([*RECALL_PATTERNS, *sorted({k[1] for k in strata}, key=lambda p: ('not' in p, p))]))
+    return [strata[(c, p)] for c in cells for p in patterns if (c, p) in strata]
 
 
 def summary(a: RunInfo, b: RunInfo, counts: dict[str, dict[str, int]], paired: list[dict[str, Any]],
@@ -72,7 +114,7 @@ def summary(a: RunInfo, b: RunInfo, counts: dict[str, dict[str, int]], paired: l
     """The few numbers the page opens with: accuracies, the paired test, the main driver."""
     ca, cb = counts.get(a.run_id, {}), counts.get(b.run_id, {})
     acc = next((p for p in paired if p["comparison"] == "accuracy"), None)
-    d = decomposition_rows[0]["d"] if decomposition_rows else None
+    d = decomposition_rows[0]["d"] if decomposition_rows else None  # None: no split (undefined recall)
     driver = None
     if d is not None:
         parts = {"finding the evidence (paper recall)": d.recall_driven,
@@ -83,7 +125,8 @@ def summary(a: RunInfo, b: RunInfo, counts: dict[str, dict[str, int]], paired: l
                   if any(parts.values()) else None}
     return {"acc_a": stats.format_acc_pm(ca.get("correct", 0), ca.get("n", 0)),
             "acc_b": stats.format_acc_pm(cb.get("correct", 0), cb.get("n", 0)),
-            "test": acc["t"] if acc else None, "d": d, "driver": driver}
+            "test": acc["t"] if acc else None, "d": d, "driver": driver,
+            "recall_na": recall_na_note((a, b))}
 
 
 def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Charts]:
@@ -169,7 +212,9 @@ def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Chart
         "a_wins": a_wins,
         "b_wins": b_wins,
         "win_loss": wl,
-        "strata": win_loss_strata(wl),
+        "strata": win_loss_strata(wl, recall_applies(a), recall_applies(b)),
+        "recall_na": recall_na_note(runs),
+        "recall_applies": {"a": recall_applies(a), "b": recall_applies(b)},
         "item_ids": [r["sample_id"] for r in wl],
     }
     return context, box

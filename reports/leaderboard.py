@@ -14,6 +14,7 @@ from agenthop.harness.errors import AgentHopError
 
 from . import charts, queries, stats
 from .conditions import applicable_summary, applies
+from .paper.layouts import tier_label
 from .queries import RunInfo
 from .render import Charts
 from .values import as_float as _f
@@ -110,7 +111,7 @@ def build(wh: Warehouse, condition: str = "full") -> tuple[dict[str, Any], Chart
     groups = []
     for t in tier_names:
         members = sorted(tiers[t], key=lambda r: (-(_f(r.summary.get("accuracy")) or 0), r.label))
-        groups.append({"tier": t, "rows": [{"run": r, "c": counts.get(r.run_id, {}),
+        groups.append({"tier": t, "tier_label": tier_label(t), "rows": [{"run": r, "c": counts.get(r.run_id, {}),
                                              "s": applicable_summary(r.condition, r.summary),
                                              "usd": cost.get(r.run_id)} for r in members]})
 
@@ -120,7 +121,7 @@ def build(wh: Warehouse, condition: str = "full") -> tuple[dict[str, Any], Chart
             {"run": r.chart_label, "accuracy": _f(r.summary.get("accuracy")),
              "paper_recall": _f(r.summary.get("paper_recall")) if r.summary.get("paper_recall") is not None
              else recall.get(r.run_id),
-             "tier": r.tier or UNTIERED, "kind": "simulated" if r.simulated else (r.backend or "unknown")}
+             "tier": tier_label(r.tier or UNTIERED), "kind": "simulated" if r.simulated else (r.backend or "unknown")}
             for r in panel
         ]
         scatter_rows = [s for s in scatter_rows if s["accuracy"] is not None and s["paper_recall"] is not None]

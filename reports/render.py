@@ -31,7 +31,7 @@ from agenthop.harness.errors import AgentHopError
 from . import stats
 from .bundle import javascript_bundle
 from .doc_links import Definitions
-from .values import jsonable
+from .values import control_pictures, jsonable
 from .core.runs import RunInfo
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -71,6 +71,12 @@ def pp(v: Any, digits: int = 1) -> str:
     """A fraction difference in signed percentage points: 0.031 -> '+3.1'."""
     x = _num(v)
     return "n/a" if x is None else f"{100 * x:+.{digits}f}"
+
+
+def signed(v: Any, digits: int = 1) -> str:
+    """A difference already in its unit, with its sign: 24.12 -> '+24.1' (as every Δ column prints)."""
+    x = _num(v)
+    return "n/a" if x is None else f"{x:+.{digits}f}"
 
 
 def num(v: Any, digits: int = 1) -> str:
@@ -130,19 +136,27 @@ def anchor(*parts: Any) -> str:
     return "a-" + _ID_RE.sub("-", raw)[:40].strip("-") + "-" + hashlib.sha1(raw.encode()).hexdigest()[:8]
 
 
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-
-
 def visible_controls(value: Any) -> Any:
     """A text value with its control characters (NUL, ESC, ...) shown as control pictures (U+2400...;
-    C1 controls as U+FFFD), which HTML may not hold raw; markup and other values as they are."""
-    if isinstance(value, str) and not isinstance(value, Markup) and _CONTROL_RE.search(value):
-        def picture(m: re.Match[str]) -> str:
-            code = ord(m.group())
-            return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
-
-        return _CONTROL_RE.sub(picture, value)
+    C1 controls as U+FFFD; values.control_pictures), which HTML may not hold raw; markup and other values
+    as they are."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return control_pictures(value)
     return value
+
+
+#: Soft hyphens (U+00AD) in the long words of table headers: a narrow numeric column may break its header
+#: there ("Conver-" / "sion") instead of growing as wide as the word.
+HYPHENATION = {"Conversion": "Conver\u00adsion", "Concentration": "Concen\u00adtration",
+               "Discordant": "Discor\u00addant"}
+_HYPHEN_RE = re.compile("|".join(sorted(HYPHENATION, key=len, reverse=True)))
+
+
+def header_breaks(text: Any) -> str:
+    """A table header with break opportunities: after "(", ".", "/" (zero-width spaces) and inside its
+    long words (soft hyphens, HYPHENATION)."""
+    s = _HYPHEN_RE.sub(lambda m: HYPHENATION[m.group()], str(text))
+    return s.replace("(", "\u200b(").replace(".", ".\u200b").replace("/", "/\u200b")
 
 
 @lru_cache(maxsize=1)
@@ -156,8 +170,8 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        script_json=script_json, cell=cell, pct=pct, pp=pp, num=num, pval=pval, pstat=pstat, pretty_json=pretty_json, clip=clip,
-        anchor=lambda v, *rest: anchor(v, *rest),
+        script_json=script_json, cell=cell, pct=pct, pp=pp, signed=signed, num=num, pval=pval, pstat=pstat, pretty_json=pretty_json, clip=clip,
+        anchor=lambda v, *rest: anchor(v, *rest), header_breaks=header_breaks,
     )
     env.globals.update(acc_pm=acc_pm, anchor=anchor, significant=stats.significant)
     return env

@@ -15,6 +15,9 @@ from .warehouse import Warehouse
 MARTS = ("model_summary", "fct_trajectory", "rerun_variance")
 METRIC_ORDER = ("accuracy", "section_recall", "conversion", "avg_tokens_k")
 FRACTION_METRICS = {"accuracy", "section_recall", "conversion", "paper_recall"}
+#: How Table 17 names each rerun_variance metric (the mart's column name is the row's tooltip).
+METRIC_LABELS = {"accuracy": "accuracy %", "section_recall": "section recall %", "conversion": "conversion %",
+                 "paper_recall": "paper recall %", "avg_tokens_k": "avg tokens (K)"}
 MAX_PAIRS = 45  # pairwise McNemar tables up to 10 replicates
 
 
@@ -29,7 +32,7 @@ def _group(wh: Warehouse, model: str, condition: str, runs: list[RunInfo], box: 
     var_rows = sorted((v for v in variance if v["condition"] == condition),
                       key=lambda v: (METRIC_ORDER.index(v["metric"]) if v["metric"] in METRIC_ORDER else 99,
                                      v["metric"]))
-    table17 = [{"metric": v["metric"], "fraction": v["metric"] in FRACTION_METRICS, "n_runs": v["n_runs"],
+    table17 = [{"metric": v["metric"], "label": METRIC_LABELS.get(v["metric"], v["metric"]), "fraction": v["metric"] in FRACTION_METRICS, "n_runs": v["n_runs"],
                 **({k: _f(v[k]) for k in ("mean", "std", "range")} if applies(condition, v["metric"])
                    else {"mean": None, "std": None, "range": None})}  # n/a, e.g. a closed-book recall
                for v in var_rows]

@@ -135,8 +135,12 @@ def side_by_side_shares(
     group_order: Sequence[str] = (),
     extra: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """Pivot mart rows (run_id, [group], key, n, share, ...) into one table row per (group, key)."""
+    """Pivot mart rows (run_id, [group], key, n, share, ...) into one table row per (group, key).
+
+    A run with no row at all in a group has nothing in scope there (a closed-book run reaches no gold
+    paper, reads no wrong one): its shares are None (n/a), not 0."""
     by = {(r["run_id"], r.get(group) if group else None, r[key]): r for r in rows}
+    in_scope = {(r["run_id"], r.get(group) if group else None) for r in rows}  # the marts list scopes with items
     groups = _order([r[group] for r in rows], group_order) if group else [None]
     out = []
     for g in groups:
@@ -147,7 +151,7 @@ def side_by_side_shares(
                 r = by.get((run.run_id, g, k))
                 cells.append({
                     "n": r.get("n") if r else 0,
-                    "share": _f(r.get("share")) if r else 0.0,
+                    "share": _f(r.get("share")) if r else (0.0 if (run.run_id, g) in in_scope else None),
                     **{e: _f(r.get(e)) if r else None for e in extra},
                 })
             shares = [c["share"] for c in cells]

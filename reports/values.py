@@ -5,7 +5,22 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import re
 from typing import Any
+
+#: Control characters a page or a table file must not hold raw (tab, newline and CR are text).
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _picture(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+
+def control_pictures(text: str) -> str:
+    """`text` with its control characters shown as Unicode control pictures (NUL -> U+2400 '␀', ESC ->
+    '␛', DEL -> '␡'; C1 controls -> U+FFFD): what every report page and every paper CSV prints."""
+    return CONTROL_RE.sub(_picture, text) if CONTROL_RE.search(text) else text
 
 
 def jsonable(v: Any) -> Any:

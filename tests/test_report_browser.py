@@ -148,6 +148,27 @@ OVERLAPS_JS = """() => {
 }"""
 
 
+#: Neighbouring tick labels of one axis closer than 4 px (e.g. "90%" and "100%" touching at the end of a
+#: short percentage axis): legible apart only by squinting.
+AXIS_GAPS_JS = """() => {
+  const out = [];
+  document.querySelectorAll('div.chart svg').forEach((svg, ci) => {
+    svg.querySelectorAll('g.role-axis').forEach(ax => {
+      const horiz = (ax.getAttribute('aria-label') || '').startsWith('X');
+      const labels = Array.from(ax.querySelectorAll('g.role-axis-label text'))
+        .filter(t => t.textContent.trim() && t.getAttribute('opacity') !== '0')
+        .map(t => ({s: t.textContent, r: t.getBoundingClientRect()}))
+        .sort((a, b) => horiz ? a.r.left - b.r.left : a.r.top - b.r.top);
+      for (let i = 1; i < labels.length; i++) {
+        const a = labels[i - 1].r, b = labels[i].r, gap = horiz ? b.left - a.right : b.top - a.bottom;
+        if (gap < 4) out.push(`chart ${ci}: '${labels[i - 1].s}' and '${labels[i].s}' ${gap.toFixed(1)} px apart`);
+      }
+    });
+  });
+  return out;
+}"""
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("kind", KINDS)
 def test_report_renders_offline(browser, demo: dict, kind: str, width: int) -> None:
@@ -168,6 +189,8 @@ def test_report_renders_offline(browser, demo: dict, kind: str, width: int) -> N
     text = page.evaluate(OVERLAPS_JS)
     assert not text["problems"], f"{kind} at {width}px: {text['problems'][:10]}"
     assert not text["small"], f"{kind} at {width}px: chart text below 11px: {text['small'][:10]}"
+    crowded = page.evaluate(AXIS_GAPS_JS)
+    assert not crowded, f"{kind} at {width}px: crowded axis labels: {crowded[:10]}"
     ARTIFACTS.mkdir(exist_ok=True)
     # the single file holds every item page: its full height is too tall for one screenshot
     page.screenshot(path=str(ARTIFACTS / f"report-{kind}-{width}.png"), full_page=kind != "compare-single")
@@ -457,3 +480,40 @@ def test_heatmap_labels_every_nonzero_cell_in_the_papers_tool_order(browser, dem
     assert y_axis == ["get_paper_info", "get_references", "list_sections", "search_papers", "read_section", "think",
                       "submit_answer"]
     assert not errors
+
+
+TIER_NAMES = {"Closed Frontier", "Open Frontier", "Compute-Efficient", "Untiered"}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_names_and_number_formats_a_paper_appendix_can_take(browser, demo: dict, width: int) -> None:
+    """What the visual review of the demo reports fixed: tiers by name (not their ids), Table 17's metrics by
+    name with one precision per row, signed bigram effects like every other difference, and replicate axes
+    without trailing zeros."""
+    page, errors, _, _ = _open(browser, demo["paths"]["leaderboard"], width)
+    tiers = page.evaluate("Array.from(document.querySelectorAll('#table2 ~ .tablewrap tr.axis-row td, "
+                          "main table tr.axis-row td')).map(td => td.textContent.trim())")
+    legend = page.evaluate("Array.from(document.querySelectorAll('div.chart svg g.role-legend-label text'))"
+                           ".map(t => t.textContent)")
+    page.close()
+    assert tiers and set(tiers) <= TIER_NAMES, tiers
+    assert TIER_NAMES & set(legend) and not [t for t in legend if "_" in t], legend
+
+    page, errors2, _, _ = _open(browser, demo["paths"]["reruns"], width)
+    t17 = page.evaluate("""() => Array.from(document.querySelector('main table').tBodies[0].rows).map(r =>
+        Array.from(r.cells).map(c => c.textContent.trim()))""")
+    ticks = page.evaluate("Array.from(document.querySelectorAll('div.chart svg g.role-axis-label text'))"
+                          ".map(t => t.textContent)")
+    page.close()
+    assert t17 and all("_" not in row[0] for row in t17), t17
+    for row in t17:  # mean, std and range with the same number of decimals
+        decimals = {len(c.split(".")[1]) if "." in c else 0 for c in row[2:5] if c != "n/a"}
+        assert len(decimals) <= 1, row
+    assert not [t for t in ticks if t.endswith(".0%")], ticks
+
+    page, errors3, _, _ = _open(browser, demo["paths"]["compare"], width)
+    effects = page.evaluate("""() => Array.from(document.querySelectorAll('#bigrams ~ .cols2.wide table')).flatMap(t =>
+        Array.from(t.tBodies[0].rows).map(r => r.cells[4].textContent.trim()))""")
+    page.close()
+    assert effects and all(e[0] in "+-" or e == "n/a" for e in effects), effects[:10]
+    assert not (errors or errors2 or errors3)

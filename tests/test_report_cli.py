@@ -303,7 +303,8 @@ def test_leaderboard_groups_by_tier(tmp_path: Path, db: Path) -> None:
     code, _, _ = run("leaderboard", "--db", str(db), "--out", str(out))
     assert code == 0
     text = _text(out.read_text())
-    assert "tier: closed_frontier" in text and "tier: compute_efficient" in text
+    assert "Closed Frontier" in text and "Compute-Efficient" in text  # the tiers' names, not their ids
+    assert "closed_frontier" not in text and "compute_efficient" not in text
     assert "closed_book->full" in text or "closed_book → full" in text  # balanced has three conditions
     assert "Cronbach" in text
 

@@ -3,6 +3,8 @@ characters (NUL, ESC) never reach the HTML raw."""
 
 from __future__ import annotations
 
+import csv
+import io
 import shutil
 from pathlib import Path
 
@@ -41,11 +43,9 @@ def test_control_characters_are_shown_not_written_raw() -> None:
     assert "\x00" not in html and "id\u2400&lt;x&gt;" in html
 
 
-@pytest.fixture(scope="module")
-def long_id_db(built_warehouse, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the built warehouse whose every sample id is about 300 characters long."""
-    dst = tmp_path_factory.mktemp("long_ids") / "wh.duckdb"
-    shutil.copyfile(built_warehouse.db, dst)
+def _append_to_ids(src: Path, dst: Path, tail: str) -> Path:
+    """A copy of the warehouse at `src` whose every sample id ends in `tail` (views made tables first)."""
+    shutil.copyfile(src, dst)
     con = duckdb.connect(str(dst))
     rels = con.execute("SELECT table_schema, table_name, table_type FROM information_schema.tables "
                        "WHERE table_schema IN ('main', 'raw')").fetchall()
@@ -58,9 +58,41 @@ def long_id_db(built_warehouse, tmp_path_factory: pytest.TempPathFactory) -> Pat
             con.execute(f'CREATE TABLE {schema}."__t_{name}" AS SELECT * FROM {schema}."{name}"')
             con.execute(f'DROP VIEW {schema}."{name}" CASCADE')
             con.execute(f'ALTER TABLE {schema}."__t_{name}" RENAME TO "{name}"')
-        con.execute(f'UPDATE {schema}."{name}" SET sample_id = sample_id || ?', [LONG_TAIL])
+        con.execute(f'UPDATE {schema}."{name}" SET sample_id = sample_id || ?', [tail])
     con.close()
     return dst
+
+
+@pytest.fixture(scope="module")
+def long_id_db(built_warehouse, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the built warehouse whose every sample id is about 300 characters long."""
+    return _append_to_ids(built_warehouse.db, tmp_path_factory.mktemp("long_ids") / "wh.duckdb", LONG_TAIL)
+
+
+NUL_TAIL = "\x00x"  # every id ends in a NUL and one more character
+
+
+def test_a_nul_in_an_id_reaches_no_paper_file_raw(built_warehouse, tmp_path: Path) -> None:
+    """The paper's CSV files show a NUL in an id the way its page does (the control picture U+2400),
+    in every file that lists ids; no file of the report holds a raw control character."""
+    db = _append_to_ids(built_warehouse.db, tmp_path / "nul.duckdb", NUL_TAIL)
+    out = tmp_path / "paper"
+    res = CliRunner().invoke(main, ["paper", "--db", str(db), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    files = [p for p in out.rglob("*") if p.is_file()]
+    raw = [p.name for p in files if b"\x00" in p.read_bytes()]
+    assert not raw, f"raw NUL in {raw}"
+    shown = visible_controls(NUL_TAIL)
+    assert shown == "\u2400x"
+    with_ids = {}
+    for key in ("figure04_difficulty", "reliability_items"):
+        rows = list(csv.DictReader(io.StringIO((out / "tables" / f"{key}.csv").read_text(encoding="utf-8"))))
+        assert rows and all(r["sample_id"].endswith(shown) for r in rows), key
+        with_ids[key] = {r["sample_id"] for r in rows}
+    html = (out / "index.html").read_text(encoding="utf-8")
+    # the page links the hardest and easiest items under the same spelling the CSV gives them
+    linked = [s for s in with_ids["figure04_difficulty"] if s in html]
+    assert len(linked) >= 10
 
 
 def test_compare_with_300_character_ids_writes_every_item_page(long_id_db: Path, tmp_path: Path) -> None:

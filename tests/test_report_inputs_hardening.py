@@ -56,6 +56,35 @@ def test_duplicate_covariate_columns_are_refused(tmp_path: Path) -> None:
         read_external(g)
 
 
+def test_covariate_columns_that_differ_only_in_case_are_refused(tmp_path: Path, built_warehouse) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "cov.csv"
+    f.write_text("sample_id,Size,hops,size\nst_0001,1,2,3\n")
+    with pytest.raises(AgentHopError, match=r"cov\.csv: the header names columns that differ only in case "
+                                            r"\('Size' and 'size'\)"):
+        read_covariates(f)
+    g = tmp_path / "sid.csv"
+    g.write_text("sample_id,SAMPLE_ID\nst_0001,1\n")
+    with pytest.raises(AgentHopError, match="'sample_id' and 'SAMPLE_ID'"):
+        read_covariates(g)
+    h = tmp_path / "ext.csv"
+    h.write_text("model,benchmark,score,Score\nm,b,1,2\n")
+    with pytest.raises(AgentHopError, match="'score' and 'Score'"):
+        read_external(h)
+    ok = tmp_path / "ok.csv"
+    ok.write_text("sample_id,size,size_rank\nst_0001,1,2\n")
+    assert set(read_covariates(ok).numeric) == {"size", "size_rank"}
+    # through the command: a usage error (exit code 2, one line naming the file), nothing written
+    from agenthop.reports.cli import main
+
+    out = tmp_path / "paper"
+    res = CliRunner().invoke(main, ["paper", "--db", str(built_warehouse.db), "--covariates", str(f),
+                                    "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln]
+    assert len(lines) == 1 and str(f) in lines[0] and "differ only in case" in lines[0], res.stderr
+    assert "Traceback" not in res.output and not out.exists()
+
+
 def test_sql_warns_on_stale_marts_and_still_answers(messages_warehouse) -> None:  # type: ignore[no-untyped-def]
     from agenthop.reports.cli import main
 

@@ -732,7 +732,7 @@ def test_run_files_without_generation_still_conform() -> None:
 # The report-site browser checks on the paper page (skipped loudly without Chromium)
 # ----------------------------------------------------------------------------------------------
 
-from test_report_browser import OVERLAPS_JS, _check_links, _open, browser  # noqa: E402,F401
+from test_report_browser import AXIS_GAPS_JS, OVERLAPS_JS, _check_links, _open, browser  # noqa: E402,F401
 
 
 #: Tables wider than their box whose first column does not stay in place (position: sticky).
@@ -768,6 +768,17 @@ def test_paper_page_passes_the_browser_checks(browser, report: Path, width: int)
     text = page.evaluate(OVERLAPS_JS)
     assert not text["problems"] and not text["small"], (text["problems"][:5], text["small"][:5])
     assert not page.evaluate(UNSTICKY_WIDE_TABLES_JS)
+    crowded = page.evaluate(AXIS_GAPS_JS)  # e.g. "90%" against "100%" on Figures 2 and 4's short axes
+    assert not crowded, crowded[:10]
+    facets = page.evaluate("Array.from(document.querySelectorAll('#budget div.chart svg g.role-column-header text'))"
+                           ".map(t => t.textContent)")
+    assert facets == ["cap on budget points", "cap on turns", "cap on tokens"], facets
+    # Table 2 fits the page at 1,024 px too (compact numeric columns, headers that break), as in the paper
+    fit = page.evaluate("""() => { const t = document.querySelector('#table2 table.paper'), box = t.parentElement;
+        return [box.scrollWidth, box.clientWidth, t.getBoundingClientRect().right,
+                document.documentElement.clientWidth]; }""")
+    assert fit[0] <= fit[1] and fit[2] <= fit[3], f"Table 2 at {width}px: {fit}"
+    assert page.locator("#table2 .scroll-cue:visible").count() == 0
     # Figure 5 labels every model (the label texts are the marks of its text layers)
     labels = page.evaluate("""() => Array.from(document.querySelectorAll('#figure5 div.chart svg g.mark-text.role-mark text'))
         .map(t => t.textContent)""")
@@ -824,7 +835,7 @@ class _PageTables(HTMLParser):
         if self.cur is None:
             return
         if tag in ("th", "td") and self.cell is not None:
-            text = "".join(self.cell).replace("\u200b", "").strip()  # break opportunities in headers
+            text = "".join(self.cell).replace("\u200b", "").replace("\u00ad", "").strip()  # break opportunities
             if self.kind == "col":
                 self.cur["headers"].append(text)
             elif self.kind == "group":

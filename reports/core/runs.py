@@ -95,17 +95,17 @@ def _known(values: Sequence[str], limit: int = 40) -> str:
     return ", ".join(vals[:limit]) + (f", … ({len(vals)} in all)" if len(vals) > limit else "")
 
 
-def select_runs(
-    wh: Warehouse,
+def pick_runs(
+    runs: Sequence[RunInfo],
     models: Sequence[str] | None = None,
     run_ids: Sequence[str] | None = None,
     condition: str = "full",
     benchmark: str | None = None,
 ) -> list[RunInfo]:
-    """Runs named by run id, or by model (its `condition` run with the lowest replicate), of any benchmark.
+    """The run picker (the only one): from `runs`, the runs named by run id, then by model (its
+    `condition` run with the lowest replicate); each run at most once.
 
     A model that has runs in several benchmarks needs `benchmark` to say which."""
-    runs = shared_runs(wh)
     if benchmark is not None:
         if benchmark not in {r.benchmark for r in runs}:
             raise AgentHopError(f"unknown benchmark {benchmark!r}; the warehouse holds runs of: "
@@ -141,6 +141,17 @@ def select_runs(
     return picked
 
 
+def select_runs(
+    wh: Warehouse,
+    models: Sequence[str] | None = None,
+    run_ids: Sequence[str] | None = None,
+    condition: str = "full",
+    benchmark: str | None = None,
+) -> list[RunInfo]:
+    """Runs of any benchmark (run_summary) named by run id, or by model (`pick_runs`)."""
+    return pick_runs(shared_runs(wh), models, run_ids, condition, benchmark)
+
+
 def one_benchmark(runs: Sequence[RunInfo], what: str) -> str:
     """The benchmark all `runs` belong to; a user error when they mix benchmarks (their items differ)."""
     benches = sorted({str(r.benchmark) for r in runs})
@@ -151,9 +162,8 @@ def one_benchmark(runs: Sequence[RunInfo], what: str) -> str:
     return benches[0]
 
 
-def runs_of(wh: Warehouse, model: str, benchmark: str | None = None) -> list[RunInfo]:
-    """Every run of `model` (of `benchmark` when given; a model of several benchmarks needs it)."""
-    runs = shared_runs(wh)
+def model_runs(runs: Sequence[RunInfo], model: str, benchmark: str | None = None) -> list[RunInfo]:
+    """Every run of `model` among `runs` (of `benchmark` when given; a model of several benchmarks needs it)."""
     mine = [r for r in runs if r.model == model and (benchmark is None or r.benchmark == benchmark)]
     if not mine:
         if benchmark is not None and any(r.model == model for r in runs):
@@ -165,3 +175,8 @@ def runs_of(wh: Warehouse, model: str, benchmark: str | None = None) -> list[Run
         raise AgentHopError(f"model {model!r} has runs of several benchmarks ({', '.join(benches)}); say which "
                             "with --benchmark")
     return mine
+
+
+def runs_of(wh: Warehouse, model: str, benchmark: str | None = None) -> list[RunInfo]:
+    """Every run of `model` in run_summary (`model_runs`)."""
+    return model_runs(shared_runs(wh), model, benchmark)

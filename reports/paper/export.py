@@ -8,7 +8,7 @@ import math
 import re
 from typing import Any
 
-from ..values import jsonable
+from ..values import control_pictures, jsonable
 from .table import REPEATS, Table
 
 # -- CSV ----------------------------------------------------------------------------------------------
@@ -36,15 +36,21 @@ def spreadsheet_safe(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
+def csv_text(text: str) -> str:
+    """A text cell as the CSV holds it: control characters as the page shows them (a NUL in an id is
+    '␀', values.control_pictures), and never read as a formula (spreadsheet_safe)."""
+    return spreadsheet_safe(control_pictures(text))
+
+
 def csv_cell(v: Any) -> str:
     text = csv_value(v)
-    return spreadsheet_safe(text) if isinstance(jsonable(v), str) else text
+    return csv_text(text) if isinstance(jsonable(v), str) else text
 
 
 def to_csv(table: Table) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([spreadsheet_safe(c.key) for c in table.columns])
+    w.writerow([csv_text(c.key) for c in table.columns])
     for row in table.rows:
         w.writerow([csv_cell(row.get(c.key)) for c in table.columns])
     return buf.getvalue()

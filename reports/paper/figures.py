@@ -53,7 +53,7 @@ def generation_gap(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     base = alt.Chart(_data())
     bars = base.transform_filter("datum.kind == 'bar'").mark_bar(height=14).encode(
         y=y, yOffset=alt.YOffset("which:N", sort=["older", "newer"]),
-        x=alt.X("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%"), scale=scale),
+        x=alt.X("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%", tickCount=5), scale=scale),
         color=alt.Color("which:N", sort=["older", "newer"], title="generation",
                         scale=alt.Scale(domain=["older", "newer"], range=["#b9d4ee", "#1f4e8c"]),
                         legend=alt.Legend(orient="top")),
@@ -109,7 +109,7 @@ def difficulty_shares(rows: list[dict[str, Any]], by: str, n_models: int, title:
                         "value": "#333"}
     chart = alt.Chart(_data()).mark_bar().encode(
         y=alt.Y("group:N", title=None, sort=groups, axis=alt.Axis(labelColor=label_colour, labelFontWeight="bold")),
-        x=alt.X("share:Q", title="share of items", axis=alt.Axis(format=".0%"), stack="normalize"),
+        x=alt.X("share:Q", title="share of items", axis=alt.Axis(format=".0%", tickCount=5), stack="normalize"),
         color=alt.Color("bucket:N", title="models correct", scale=scale, sort=names, legend=alt.Legend(orient="top")),
         order=alt.Order("order:Q"),
         tooltip=["group:N", "bucket:N", "n_items:Q", "total:Q", alt.Tooltip("share:Q", format=".1%")],
@@ -263,12 +263,15 @@ def budget_curves(rows: list[dict[str, Any]], models: Sequence[str]) -> dict[str
     if not rows:
         return None
     chart = alt.Chart(_data()).mark_line(point=False).encode(
-        x=alt.X("b:Q", title="cap b"),
-        y=alt.Y("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%")),
+        x=alt.X("b:Q", title="cap b (the run stopped at b)"),
+        y=alt.Y("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%", tickCount=5),
+                scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("model:N", sort=list(models), legend=alt.Legend(orient="bottom", columns=4)),
         tooltip=["model:N", "axis:N", "b:Q", alt.Tooltip("accuracy:Q", format=".3f")],
     ).properties(width=250, height=220).facet(
-        column=alt.Column("axis:N", sort=["points", "turns", "tokens"], title=None),
+        column=alt.Column("axis:N", sort=["points", "turns", "tokens"], title=None, header=alt.Header(
+            labelFontSize=12, labelExpr="{'points': 'cap on budget points', 'turns': 'cap on turns', "
+                                       "'tokens': 'cap on tokens'}[datum.value] || datum.value")),
     ).resolve_scale(x="independent").properties(title="Accuracy at lower caps")
     return _spec(chart, rows)
 
@@ -303,7 +306,7 @@ def condition_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     bars = alt.Chart().mark_bar().encode(
         y=alt.Y("model:N", title=None),
         yOffset=alt.YOffset("condition:N", sort=order),
-        x=alt.X("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%"), scale=alt.Scale(domain=[0, 1])),
+        x=alt.X("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%", tickCount=5), scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("condition:N", sort=order, legend=alt.Legend(orient="top", title=None)),
         tooltip=["model:N", "condition:N", alt.Tooltip("accuracy:Q", format=".3f")],
     )

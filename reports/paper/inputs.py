@@ -59,6 +59,14 @@ def _open_csv(path: Path, what: str) -> tuple[list[str], list[tuple[int, list[st
     dupes = sorted({h for h in header if header.count(h) > 1})
     if dupes:
         raise AgentHopError(f"{what} {path}: the header names column(s) {', '.join(map(repr, dupes))} more than once")
+    by_case: dict[str, list[str]] = {}
+    for h in header:
+        by_case.setdefault(h.casefold(), []).append(h)
+    clashes = [names for names in by_case.values() if len(names) > 1]
+    if clashes:
+        pairs = "; ".join(" and ".join(map(repr, names)) for names in clashes)
+        raise AgentHopError(f"{what} {path}: the header names columns that differ only in case ({pairs}); "
+                            "column names must differ in more than case: rename or drop one")
     body = [(i + 2, r) for i, r in enumerate(rows[1:]) if any(cell.strip() for cell in r)]
     for line, r in body:
         if len(r) != len(header):

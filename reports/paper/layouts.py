@@ -87,7 +87,8 @@ def table2(base: Table) -> Table:
     return _view(base, cols, rows, group_by="tier_label", marks=dict(base.marks),
                  header_groups=[("", 1), ("Search↑", 4), ("Synthesis↑", 2), ("Tool-use", 1), ("Resource↓", 3),
                                 ("Failure Ratio↓", 3), ("Outcome↑", 1)],
-                 note="Fractions as in the paper; Avg.Tokens in thousands; failure ratios in % of runs. "
+                 note="Fractions as in the paper; Avg.Tokens in thousands; failure ratios in % of runs; – = undefined "
+                      "(conversion of a model that recalled no item). "
                       "* = tier leader by accuracy; bold = panel best; † on a conversion cell = the tier's "
                       "conversion leader differs from its runner-up by exact McNemar on the items both "
                       "recalled (p < 0.05).")

@@ -52,18 +52,25 @@ def trigrams(wh: Warehouse, run_ids: Sequence[str], top: int = 8) -> list[dict[s
 
 
 def transition_differences(wh: Warehouse, run_a: str, run_b: str, top: int = 12) -> list[dict[str, Any]]:
-    """Transitions whose P(next | prev) differs most between the two runs."""
+    """Transitions whose P(next | prev) differs most between the two runs.
+
+    A run that never called `prev` has no P(next | prev): NULL (n/a), not 0, and so is the difference;
+    such rows rank after every transition both runs can be compared on."""
     return wh.rows(
         f"""
         WITH a AS (SELECT prev_tool, next_tool, n, p_next FROM tool_transitions WHERE run_id = ?),
-             b AS (SELECT prev_tool, next_tool, n, p_next FROM tool_transitions WHERE run_id = ?)
-        SELECT coalesce(a.prev_tool, b.prev_tool) AS prev_tool,
-               coalesce(a.next_tool, b.next_tool) AS next_tool,
-               coalesce(a.n, 0) AS n_a, coalesce(b.n, 0) AS n_b,
-               coalesce(a.p_next, 0) AS p_a, coalesce(b.p_next, 0) AS p_b,
-               coalesce(a.p_next, 0) - coalesce(b.p_next, 0) AS diff
-        FROM a FULL OUTER JOIN b ON a.prev_tool = b.prev_tool AND a.next_tool = b.next_tool
-        ORDER BY abs(diff) DESC, prev_tool, next_tool
+             b AS (SELECT prev_tool, next_tool, n, p_next FROM tool_transitions WHERE run_id = ?),
+             pairs AS (
+                SELECT coalesce(a.prev_tool, b.prev_tool) AS prev_tool,
+                       coalesce(a.next_tool, b.next_tool) AS next_tool,
+                       coalesce(a.n, 0) AS n_a, coalesce(b.n, 0) AS n_b,
+                       CASE WHEN a.p_next IS NOT NULL THEN a.p_next
+                            WHEN coalesce(a.prev_tool, b.prev_tool) IN (SELECT prev_tool FROM a) THEN 0 END AS p_a,
+                       CASE WHEN b.p_next IS NOT NULL THEN b.p_next
+                            WHEN coalesce(a.prev_tool, b.prev_tool) IN (SELECT prev_tool FROM b) THEN 0 END AS p_b
+                FROM a FULL OUTER JOIN b ON a.prev_tool = b.prev_tool AND a.next_tool = b.next_tool)
+        SELECT *, p_a - p_b AS diff FROM pairs
+        ORDER BY abs(diff) DESC NULLS LAST, prev_tool, next_tool
         LIMIT {int(top)}
         """,
         [run_a, run_b],

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agenthop.harness.errors import AgentHopError
-
-from ..core.runs import RunInfo, label_runs
+from ..core.runs import RunInfo, label_runs, model_runs, pick_runs
 from ..warehouse import Warehouse
 
 __all__ = ["SUMMARY_METRICS", "RunInfo", "all_runs", "label_runs", "resolve_runs", "runs_of_model"]
@@ -62,43 +60,11 @@ def resolve_runs(
     run_ids: Sequence[str] | None = None,
     condition: str = "full",
 ) -> list[RunInfo]:
-    """Runs named by model (its `condition` run with the lowest replicate) or by run id."""
-    runs = all_runs(wh)
-    picked: list[RunInfo] = []
-    if run_ids:
-        by_id = {r.run_id: r for r in runs}
-        for rid in run_ids:
-            if rid not in by_id:
-                known = ", ".join(sorted(by_id)[:40])
-                raise AgentHopError(f"unknown run id {rid!r}; known run ids: {known}")
-            picked.append(by_id[rid])
-    for m in models or ():
-        cands = [r for r in runs if r.model == m]
-        if not cands:
-            known = ", ".join(sorted({r.model for r in runs}))
-            raise AgentHopError(f"unknown model {m!r}; known models: {known}")
-        in_cond = [r for r in cands if r.condition == condition]
-        if not in_cond:
-            have = ", ".join(sorted({r.condition for r in cands}))
-            raise AgentHopError(f"model {m!r} has no {condition!r} run (it has: {have}); use --condition or --runs")
-        picked.append(min(in_cond, key=lambda r: (r.replicate, r.run_id)))
-    seen: set[str] = set()
-    for r in picked:
-        if r.run_id in seen:
-            if run_ids and r.run_id in run_ids:
-                raise AgentHopError(f"run {r.run_id!r} is given twice; name different runs")
-            raise AgentHopError(
-                f"model {r.model!r} is given twice (both pick run {r.run_id!r}); to compare its "
-                f"replicates pass --runs RUN_A,RUN_B, or use: agenthop-report reruns --model {r.model}"
-            )
-        seen.add(r.run_id)
-    return picked
+    """Runs of model_summary named by model (its `condition` run with the lowest replicate) or by run id:
+    the shared picker (core/runs.py::pick_runs) over AgentHop's runs."""
+    return pick_runs(all_runs(wh), models, run_ids, condition)
 
 
 def runs_of_model(wh: Warehouse, model: str) -> list[RunInfo]:
-    runs = all_runs(wh)
-    mine = [r for r in runs if r.model == model]
-    if not mine:
-        known = ", ".join(sorted({r.model for r in runs}))
-        raise AgentHopError(f"unknown model {model!r}; known models: {known}")
-    return mine
+    """Every run of `model` in model_summary (core/runs.py::model_runs)."""
+    return model_runs(all_runs(wh), model)

@@ -94,8 +94,8 @@ def table6(systems: Sequence[System], hop_rows: Sequence[dict[str, Any]]) -> lis
 
 
 def table7(systems: Sequence[System], variance_rows: Sequence[dict[str, Any]]) -> Table:
-    metrics = (("t1", "T1"), ("t2", "T2"), ("t3", "T3"), ("t4_item", "T4_Item"), ("t4_row", "T4_Row"),
-               ("overall", "Overall"))
+    metrics = (("t1", "T1"), ("t2", "T2"), ("t3", "T3"), ("t4_item", "T4 Item"), ("t4_row", "T4 Row"),
+               ("overall", "Overall"))  # the headers of Table 3
     by_sys = {(r["model"], r["paradigm"], r["metric"]): r for r in variance_rows}
     rows = []
     for s in systems:
