@@ -35,7 +35,7 @@ import reports as reports_bench  # noqa: E402
 import paper as paper_bench  # noqa: E402
 import sciexplore as sciexplore_bench  # noqa: E402
 import incremental as incremental_bench  # noqa: E402
-from reference_import import reference_stages  # noqa: E402
+from reference_import import reference_stages, verdicts as reference_verdicts  # noqa: E402
 from inspect_import import inspect_stages  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -333,7 +333,7 @@ def main() -> int:
     info = machine()
     missed = (verdicts(results) + harness_real.missed(results) + reports_bench.verdicts(results)
               + paper_bench.verdicts(results) + sciexplore_bench.verdicts(results)
-              + incremental_bench.verdicts(results))
+              + incremental_bench.verdicts(results) + reference_verdicts(results))
     md = markdown(info, results, missed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],
