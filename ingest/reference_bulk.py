@@ -196,8 +196,8 @@ def _first_line(output: pa.Array) -> pa.Array:
     return pc.replace_substring_regex(output, pattern=r"\n[\s\S]*", replacement="", max_replacements=1)
 
 
-def _status(output: pa.Array, first: pa.Array) -> tuple[pa.Array, np.ndarray]:
-    """reference_parse.status_of and its tool-error rule, on a column of outputs (and their first lines)."""
+def _status(output: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """reference_parse.status_of and its tool-error rule, on a column of outputs."""
 
     def starts(prefix: str, text: pa.Array = output) -> np.ndarray:
         return _np(pc.starts_with(text, pattern=prefix), False)
@@ -207,6 +207,7 @@ def _status(output: pa.Array, first: pa.Array) -> tuple[pa.Array, np.ndarray]:
         mask = starts(prefix)
         if not mask.any():
             return mask
+        first = _first_line(pc.if_else(pa.array(mask), output, pa.nulls(len(output), _S)))
         return mask & _np(pc.match_substring(first, pattern=part), False)
 
     rules = [
@@ -384,8 +385,7 @@ def parse_bulk(run_id: str, samples: list[Sample]) -> dict[str, Any]:
     output = pc.if_else(exec_mask, results.field("output").take(take) if len(results) else pa.nulls(len(ci), _S),
                         pa.nulls(len(ci), _S))
     cost = np.where(executed, cost_all[np.where(executed, res_idx, 0)] if len(cost_all) else 0, 0)
-    first = _first_line(output)
-    status, tool_error = _status(output, first)
+    status, tool_error = _status(output)
     status = pc.if_else(exec_mask, status, pa.scalar("not_executed"))
     tool_errors = np.bincount(c_att[executed & tool_error], minlength=n_att)
     running = before[c_turn] - _group_cumsum(cost, c_turn, call_start)
@@ -394,7 +394,8 @@ def parse_bulk(run_id: str, samples: list[Sample]) -> dict[str, Any]:
     args = _args(att, tools)
     output_chars = _np(pc.utf8_length(output), 0)
     read_ok = pc.and_(pc.equal(tools, "read_section"), pc.equal(status, "ok"))
-    header = pc.struct_field(pc.extract_regex(first, pattern=r"^=== (?P<h>.*) ===$"), [0])
+    # the header of a first line "=== h ===" (RE2's "." stops at a newline, as the first line does)
+    header = pc.struct_field(pc.extract_regex(output, pattern=r"^=== (?P<h>.*) ===(?:\n|\z)"), [0])
     header = pc.if_else(read_ok, header, pa.nulls(len(ci), _S))
     alias = _aliases(args["section_query"], pc.is_valid(header))
 
