@@ -283,7 +283,8 @@ def markdown(info: dict[str, object], results: list[StageResult], missed: list[s
         if "ratio_to_handwritten" in r.extra:
             out.append(f"{r.extra['minus_startup_s']} s without start-up = {r.extra['ratio_to_handwritten']}x hand-written SQL")
         if "ratio_to_json_load" in r.extra:
-            out.append(f"{r.extra['ratio_to_json_load']}x json.load; with dbt build "
+            out.append(f"{r.extra['ratio_to_json_load']}x json.load ({r.extra.get('cpu_ratio_to_json_load')}x in CPU s, "
+                       f"start-up {r.extra.get('startup_s')} s included); with dbt build "
                        f"{r.extra['ingest_plus_dbt_to_evaluate_py']}x evaluate.py (estimated)")
         if "ratio_to_inspect_read" in r.extra:
             out.append(f"{r.extra['samples']:,} samples: {r.extra['ratio_to_inspect_read']}x read_eval_log_samples")
