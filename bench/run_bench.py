@@ -35,7 +35,7 @@ import reports as reports_bench  # noqa: E402
 import paper as paper_bench  # noqa: E402
 import sciexplore as sciexplore_bench  # noqa: E402
 import incremental as incremental_bench  # noqa: E402
-from reference_import import reference_stages  # noqa: E402
+from reference_import import reference_stages, verdicts as reference_verdicts  # noqa: E402
 from inspect_import import inspect_stages  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -283,7 +283,8 @@ def markdown(info: dict[str, object], results: list[StageResult], missed: list[s
         if "ratio_to_handwritten" in r.extra:
             out.append(f"{r.extra['minus_startup_s']} s without start-up = {r.extra['ratio_to_handwritten']}x hand-written SQL")
         if "ratio_to_json_load" in r.extra:
-            out.append(f"{r.extra['ratio_to_json_load']}x json.load; with dbt build "
+            out.append(f"{r.extra['ratio_to_json_load']}x json.load ({r.extra.get('cpu_ratio_to_json_load')}x in CPU s, "
+                       f"start-up {r.extra.get('startup_s')} s included); with dbt build "
                        f"{r.extra['ingest_plus_dbt_to_evaluate_py']}x evaluate.py (estimated)")
         if "ratio_to_inspect_read" in r.extra:
             out.append(f"{r.extra['samples']:,} samples: {r.extra['ratio_to_inspect_read']}x read_eval_log_samples")
@@ -333,7 +334,7 @@ def main() -> int:
     info = machine()
     missed = (verdicts(results) + harness_real.missed(results) + reports_bench.verdicts(results)
               + paper_bench.verdicts(results) + sciexplore_bench.verdicts(results)
-              + incremental_bench.verdicts(results))
+              + incremental_bench.verdicts(results) + reference_verdicts(results))
     md = markdown(info, results, missed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],

@@ -117,13 +117,16 @@ def content_sha256(folder: Path) -> str:
 
 
 def _digest(folder: Path) -> tuple[str, int]:
-    """SHA-256 of the folder's JSON files (names and bytes) and their total size."""
+    """SHA-256 of the folder's JSON files (names relative to the folder, and bytes) and their total
+    size (the files of _all_files; plain strings, as pathlib per file cost more than the hashing)."""
     h = hashlib.sha256()
     size = 0
-    for p in _all_files(folder):
-        data = p.read_bytes()
+    base = os.fspath(folder)
+    for rel in [*_json_names(folder), *(f"{FAILED_DIR}/{n}" for n in _json_names(folder / FAILED_DIR))]:
+        with open(os.path.join(base, rel), "rb") as fh:
+            data = fh.read()
         size += len(data)
-        h.update(p.relative_to(folder).as_posix().encode("utf-8", "surrogateescape") + b"\0")
+        h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
         h.update(data)
         h.update(b"\0")
     return h.hexdigest(), size
@@ -427,10 +430,12 @@ def _folder_data(plan: _Folder, results: list[dict[str, Any]], calls: pa.Table, 
     names = [n for n in tschema.TABLES if n != "runs"]
     for name in names:
         tables[name] = calls if name == "tool_calls" else _concat(results, name)
-        segments[name] = Segments()
-        for r in results:
-            for file, n in r["segments"][name]:
-                segments[name].add(file, n, "json")
+        seg = segments[name] = Segments()
+        for r in results:  # (file, rows) pairs with rows > 0, in row order
+            pairs = r["segments"][name]
+            seg.files += [file for file, _ in pairs]
+            seg.counts += [n for _, n in pairs]
+        seg.kinds = ["json"] * len(seg.files)
     known = checks.sample_ids
     sample_ids = [s for r in results for s in r["sample_ids"]]
     if known is not None and sample_ids:

@@ -13,8 +13,10 @@ Imports stay light (no DuckDB) because every worker process imports this module.
 from __future__ import annotations
 
 import json
+import json.encoder
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -216,8 +218,23 @@ TOKEN_FIELDS = ("total_prompt_tokens", "total_completion_tokens", "cache_read_to
 MERGED_COUNTS = ("api_error_count", "transient_retry_count")
 
 
-#: json.dumps(v, ensure_ascii=False) without its per-call set-up
-_dumps = json.JSONEncoder(ensure_ascii=False).encode
+def _make_dumps() -> Callable[[Any], str]:
+    """json.dumps(v, ensure_ascii=False) without its per-call set-up: the C encoder, made once
+    (values parsed from JSON need neither ``default`` nor the circular-reference check)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # a Python without the C accelerator
+        return json.JSONEncoder(ensure_ascii=False).encode
+    encode = make(None, None, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+
+    def dumps(v: Any) -> str:
+        if isinstance(v, str):
+            return json.encoder.encode_basestring(v)
+        return "".join(encode(v, 0))
+
+    return dumps
+
+
+_dumps = _make_dumps()
 
 
 def _scalar_text(v: Any) -> str | None:
