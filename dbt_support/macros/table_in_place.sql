@@ -1,4 +1,4 @@
-{#- Tables rebuilt in place (docs/ingest.md#incremental-builds).
+{#- Tables rebuilt in place, incremental models appended to in place (docs/ingest.md#incremental-builds).
 
     A `table` model is recomputed at every build (the panel-level marts, read from the per-run marts). When
     the table already exists with exactly the columns (names, order, types), the comments and the
@@ -7,7 +7,11 @@
     table, renaming the old one away, commenting every column and dropping the old one: the same rows
     at a third of the statements. The model's contract is checked first, as for a new table. Anything
     else (first build, --full-refresh, an edited query, contract or description, a Python model) goes
-    through dbt-duckdb's own table materialization. -#}
+    through dbt-duckdb's own table materialization.
+
+    Likewise an incremental build of an `incremental` model whose table passes the same check inserts the
+    rows of the runs it recomputes straight from the model's query (the pre-hook has deleted their old
+    rows), instead of going through a temporary table, comparing both tables' columns and dropping it. -#}
 {% materialization table, adapter="duckdb", supported_languages=['sql', 'python'] %}
     {%- set existing_relation = load_cached_relation(this) -%}
     {%- if model.language == 'sql' and existing_relation is not none and existing_relation.is_table
@@ -19,6 +23,17 @@
     {%- endif -%}
     {#- dbt-duckdb's own (the adapter's macros are in the `dbt` namespace) -#}
     {{ return(dbt.materialization_table_duckdb()) }}
+{% endmaterialization %}
+
+{% materialization incremental, adapter="duckdb", supported_languages=['sql', 'python'] %}
+    {%- set existing_relation = load_cached_relation(this) -%}
+    {%- if model.language == 'sql' and existing_relation is not none and is_incremental() -%}
+        {%- set wanted = adapter.get_column_schema_from_query(sql) -%}
+        {%- if table_in_place_matches(existing_relation, sql, wanted) -%}
+            {{ return(table_in_place(existing_relation, sql, wanted, clear=false)) }}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(dbt.materialization_incremental_duckdb()) }}
 {% endmaterialization %}
 
 {#- True when `relation` has the columns (`wanted`: those of `sql`), nullability and comments that
@@ -65,14 +80,17 @@
     {{ return(true) }}
 {%- endmacro %}
 
-{% macro table_in_place(relation, sql, wanted) -%}
+{#- Replaces (clear) or adds to the rows of `relation` with those of `sql`, inside the model's transaction. -#}
+{% macro table_in_place(relation, sql, wanted, clear=true) -%}
     {%- set columns = [] -%}
     {%- for col in wanted -%}{%- do columns.append(adapter.quote(col.name)) -%}{%- endfor -%}
     {{ run_hooks(pre_hooks, inside_transaction=False) }}
     {{ run_hooks(pre_hooks, inside_transaction=True) }}
+    {%- if clear %}
     {% call statement('clear') -%}
         delete from {{ relation }}
     {%- endcall %}
+    {%- endif %}
     {% call statement('main') -%}
         insert into {{ relation }} ({{ columns | join(', ') }})
         select {{ columns | join(', ') }} from ({{ sql }}) as model_rows
