@@ -2,9 +2,10 @@
 
 One job: name a location, and list / read / write files there, the same way for both kinds.
 
-- A value that looks like a URL (``scheme:`` then ``/`` or nothing) is never taken for a local
-  folder: a scheme other than ``s3`` (``gs://``, ``http://``), a malformed ``s3:/x`` or an
-  ``s3://`` URL for an option that takes only local paths is an error.
+- A value that looks like a URL (``scheme:`` then ``/`` or nothing, or a known object-store or
+  network scheme such as ``s3:`` then anything) is never taken for a local folder: a scheme other
+  than ``s3`` (``gs://``, ``http://``), a malformed ``s3:/x`` or ``s3:x``, or an ``s3://`` URL for
+  an option that takes only local paths is an error.
 - ``s3://`` goes through fsspec/s3fs, so any S3-compatible store works. Credentials, endpoint and
   region come only from the standard environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
   ``AWS_ENDPOINT_URL``, ``AWS_REGION``) and appear in no message: errors name the URL and the
@@ -26,6 +27,10 @@ from .errors import AgentHopError
 
 #: ``scheme:`` at the start of an option value, as in ``s3://b/p``, ``s3:/typo`` or ``gs:``
 _URL_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):(/|$)")
+#: object-store and network schemes: ``s3:bucket/x`` (a missing ``//``) is a URL typo too, not a local name
+_KNOWN_SCHEMES = frozenset({"s3", "s3a", "s3n", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2", "hdfs",
+                            "webhdfs", "http", "https", "ftp", "sftp", "file"})
+_PREFIX_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):")
 _S3_RE = re.compile(r"^s3://([a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])(/.*)?$")
 #: environment variables whose values never appear in a message
 SECRET_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL")
@@ -42,7 +47,10 @@ class StorageError(AgentHopError):
 def url_scheme(text: str) -> str | None:
     """The scheme of ``text`` when it looks like a URL, else None (a plain local path)."""
     m = _URL_RE.match(text)
-    return m.group(1).lower() if m else None
+    if m:
+        return m.group(1).lower()
+    m = _PREFIX_RE.match(text)
+    return m.group(1).lower() if m and m.group(1).lower() in _KNOWN_SCHEMES else None
 
 
 def is_remote(location: str | Path) -> bool:
@@ -185,6 +193,12 @@ def download_tree(url: str, local: Path, only: set[str] | None = None) -> list[s
     """Copy the files below ``url`` (those whose first path part is in ``only``, if given) into
     ``local``; returns their relative paths."""
     files = [rel for rel in list_files(url) if only is None or rel.split("/", 1)[0] in only]
+    download_files(url, local, files)
+    return files
+
+
+def download_files(url: str, local: Path, files: list[str]) -> None:
+    """Copy the files ``files`` (paths relative to ``url``) into ``local``."""
     fs = filesystem()
     for rel in files:
         target = local / rel
@@ -193,7 +207,6 @@ def download_tree(url: str, local: Path, only: set[str] | None = None) -> list[s
             fs.get_file(_key(f"{url}/{rel}"), str(target))
         except Exception as exc:  # noqa: BLE001
             raise _fail(f"{url}/{rel}", "download", exc) from None
-    return files
 
 
 def download_file(url: str, local: Path) -> bool:

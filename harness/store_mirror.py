@@ -221,7 +221,9 @@ class StoreRun:
 def run_store(data: str | Path, out: str | Path, run_ids: Callable[[Path], list[str]]) -> Iterator[StoreRun]:
     """The local release and output root of ``agenthop-harness run``: ``s3://`` ones are downloaded /
     mirrored (``run_ids(release)`` names the run directories the panel writes)."""
-    with local_copy(data) as release:
+    from .release_store import release_copy
+
+    with release_copy(data) as release:  # an s3:// release only with its completion marker
         if not storage.is_remote(out):
             yield StoreRun(release, Path(out), None)
             return

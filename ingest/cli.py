@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import click
 
 from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import cli_errors
+from agenthop.harness.release_store import release_copy
 from agenthop.harness.storage import LocalPath, Location, is_remote
 from agenthop.harness.store_mirror import local_copy
 
@@ -121,10 +124,10 @@ def main(
     with ExitStack() as stack:
         names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
 
-        def local(location: Path | str) -> Path:
+        def local(location: Path | str, copy_of: Callable[[Path | str], Any] = local_copy) -> Path:
             if not is_remote(location):
                 return Path(location)
-            copy = stack.enter_context(local_copy(location))
+            copy = stack.enter_context(copy_of(location))
             names[str(copy)] = str(location)
             return copy
 
@@ -133,7 +136,7 @@ def main(
                 text = text.replace(copy, url)
             return text
 
-        release = local(benchmark) if benchmark is not None else None
+        release = local(benchmark, release_copy) if benchmark is not None else None  # with its marker
         result = run_ingest(
             path,
             benchmark=release,

@@ -1,8 +1,10 @@
 """Deleting runs from the warehouse: every row of the given runs, in one transaction, logged.
 
-The next ``dbt build`` drops their mart rows (docs/ingest.md#incremental-builds): the incremental
-models see runs they built that are no longer loaded. An unknown run id is an error and nothing is
-deleted.
+The rows of the shared run tables go here; each benchmark deletes the rows of its own tables that
+belong to the runs (the registry's ``on_runs_deleted`` hook), and names the runs it imported without
+a ``raw.runs`` row (``imported_runs``), which can be deleted too. The next ``dbt build`` drops their
+mart rows (docs/ingest.md#incremental-builds): the incremental models see runs they built that are no
+longer loaded. An unknown run id is an error and nothing is deleted.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+
+from agenthop.harness import benchmarks
 
 from . import ddl
 from .conform import IngestError
@@ -27,7 +31,11 @@ def remove_runs(db: Path, run_ids: Sequence[str]) -> dict[str, int]:
     try:
         with open_warehouse(db) as con:
             state = read_state(con, db)
-            unknown = [r for r in wanted if r not in state.run_benchmarks]
+            known = set(state.run_benchmarks)
+            for bench in benchmarks.available():
+                if bench.imported_runs is not None:
+                    known |= bench.imported_runs(con)
+            unknown = [r for r in wanted if r not in known]
             if unknown:
                 raise IngestError(f"warehouse {db}: no run {unknown[0]!r} is loaded; nothing was deleted")
             return _delete(con, state.next_load_id, wanted)
@@ -48,6 +56,10 @@ def _delete(con: duckdb.DuckDBPyConnection, load_id: int, run_ids: list[str]) ->
                 deleted[name] = int(rows[0][0]) if rows else 0
         finally:
             con.unregister("__remove_runs")
+        for bench in benchmarks.available():
+            if bench.on_runs_deleted is not None:
+                for table, n in bench.on_runs_deleted(con, run_ids).items():
+                    deleted[table] = deleted.get(table, 0) + int(n)
         log = {f.name: [] for f in ddl.INGEST_LOG}
         for run_id in run_ids:
             row = (load_id, now, "runs", "", run_id, "", "deleted", json_counts({}))

@@ -31,7 +31,14 @@ _PID = re.compile(r"PID (\d+)")
 
 
 def default_db_path() -> str:
-    return os.environ.get("AGENTHOP_DB") or DEFAULT_DB
+    """$AGENTHOP_DB, else the default; a URL there is an error (the warehouse is a local file)."""
+    from agenthop.harness.storage import url_scheme
+
+    chosen = os.environ.get("AGENTHOP_DB") or DEFAULT_DB
+    if url_scheme(chosen) is not None:
+        raise IngestError(f"AGENTHOP_DB={chosen}: the warehouse is a local DuckDB file, not a URL "
+                          f"(for a local name that starts with '{url_scheme(chosen)}:', write ./{chosen})")
+    return chosen
 
 
 def lock_error(path: Path, exc: BaseException) -> IngestError:

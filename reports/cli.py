@@ -14,6 +14,7 @@ import click
 
 from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import AgentHopError, cli_errors
+from agenthop.harness.storage import LocalPath  # a URL-looking value is an error, not a folder named 's3:'
 
 from .values import jsonable
 from .warehouse import Warehouse
@@ -54,7 +55,7 @@ def parse_pairs(pairs: Sequence[str], what: str) -> list[tuple[str, str]]:
 
 def db_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--db", "db", type=click.Path(dir_okay=False), default=None,
+        "--db", "db", type=LocalPath(dir_okay=False), default=None,
         help="Warehouse file (default: $AGENTHOP_DB, else warehouse/agenthop.duckdb).",
     )(fn)
 
@@ -65,7 +66,7 @@ def out_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="Inline everything (chart bundle, item pages) into the one HTML file, e.g. to send by mail.",
     )(fn)
     return click.option(
-        "--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+        "--out", "out", type=LocalPath(dir_okay=False, path_type=Path), default=None,
         help="Output HTML file (default: reports_out/<kind>-<names>.html); item pages and the chart "
              "bundle go to the folder <name>_files beside it.",
     )(fn)
@@ -187,13 +188,13 @@ def item(sample_id: str, run_ids: str | None, models: str | None, condition: str
 @main.command(epilog=epilog("agenthop-report paper"))
 @click.option("--condition", default="full", show_default=True,
               help="The panel: every model's run under this condition with the lowest replicate.")
-@click.option("--external", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--external", type=LocalPath(dir_okay=False, path_type=Path), default=None,
               help="CSV model,benchmark,score of other benchmarks (Table 16).")
-@click.option("--covariates", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--covariates", type=LocalPath(dir_okay=False, path_type=Path), default=None,
               help="CSV sample_id,<columns...> of item covariates; numeric columns give quartiles (Table 19).")
 @click.option("--pair", "pairs", multiple=True, metavar="A,B",
               help="Two models whose bigram frequencies to test (repeatable; default: neighbours by accuracy).")
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--out", "out", type=LocalPath(file_okay=False, path_type=Path), default=None,
               help="Output directory (default: reports_out/paper): index.html, its folder index_files/ "
                    "(item pages, chart bundle) and tables/.")
 @click.option("--single-file", "single_file", is_flag=True, default=False,
@@ -226,7 +227,7 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
 @click.option("--pair", "pairs", multiple=True, metavar="A,B",
               help="Two systems to compare with an exact paired test on the shared T1/T2 tasks (repeatable; "
                    "default: neighbours by Overall).")
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--out", "out", type=LocalPath(file_okay=False, path_type=Path), default=None,
               help="Output directory (default: reports_out/sciexplore): index.html, index_files/ (task pages, "
                    "chart bundle) and tables/ (CSV and LaTeX).")
 @click.option("--single-file", "single_file", is_flag=True, default=False,

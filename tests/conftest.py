@@ -113,3 +113,18 @@ def messages_warehouse(built_warehouse: BuiltWarehouse, tmp_path_factory: pytest
     _check(run_dbt_build(db, work), "dbt build")
     ids = tuple(sorted(p.name for p in runs.iterdir() if p.is_dir()))
     return MessagesWarehouse(db=db, stale_db=stale, run_ids=ids)
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """One real S3-compatible server (SeaweedFS on 127.0.0.1) for the session; each test module that
+    uses it makes a bucket of its own (tests/servers/s3_server.py)."""
+    import secrets
+
+    from servers.s3_server import start_s3
+
+    server = start_s3(tmp_path_factory.mktemp("seaweedfs"), "AKAGENTHOPTEST", "sk-" + secrets.token_hex(16))
+    try:
+        yield server
+    finally:
+        server.stop()

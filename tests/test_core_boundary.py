@@ -125,3 +125,25 @@ def test_core_modules_import_no_benchmark_folder() -> None:
     assert not offenders, f"core modules importing a benchmark's folder: {offenders}"
     assert IMPORTS_A_BENCHMARK.search("from agenthop.harness.benchmarks.agenthop.tools import Sandbox")
     assert OLD_ALIASES.search("from .sandbox.tools import Sandbox")
+
+
+def test_core_modules_name_no_sciexplore_table() -> None:
+    """SciExplore's raw tables are reached through its registry hooks (release tables, runs loaded,
+    imports, runs deleted), never named by the harness or ingest core or the shared models (the
+    report core is not scanned here)."""
+    from agenthop.schemas import sciexplore as sx_schema
+
+    names = tuple(sx_schema.TABLES)
+    refs = re.compile(r"\braw\.(" + "|".join(map(re.escape, names)) + r")\b")
+    quoted = _quoted(tuple(n for n in names if n.startswith("sciexplore_")))
+    assert refs.search("DELETE FROM raw.judgments") and quoted.search("'sciexplore_trace'")
+    offenders = {}
+    reports = set(report_core_files())
+    for p, _ in core_files():
+        if p in reports:
+            continue
+        text = p.read_text()
+        found = {m.group(1) for m in refs.finditer(text)} | {m.group(1) for m in quoted.finditer(text)}
+        if found:
+            offenders[str(p.relative_to(REPO))] = sorted(found)
+    assert not offenders, f"core modules naming SciExplore tables: {offenders}"

@@ -1,11 +1,10 @@
 """More places that read s3://: ``describe-benchmark s3://…`` and SciExplore ``--responses`` /
 ``--judgments`` objects for ``agenthop-ingest``, against a real S3-compatible server (SeaweedFS on
-127.0.0.1): the same output and rows as the local files, and the secret in no written byte."""
+127.0.0.1, the session's): the same output and rows as the local files, and the secret in no written byte."""
 
 from __future__ import annotations
 
 import json
-import secrets
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,27 +13,18 @@ import duckdb
 import pytest
 
 from conftest import cli, dbt_env
-from servers.s3_server import S3Server, start_s3
+from servers.s3_server import S3Server, client
 
 BUCKET = "agenthop-inputs"
 
 
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    server = start_s3(tmp_path_factory.mktemp("seaweedfs"), "AKINPUTSTEST", "sk-" + secrets.token_hex(16))
-    try:
-        _client(server).create_bucket(Bucket=BUCKET)
-        yield server
-    finally:
-        server.stop()
+def s3(s3_server: S3Server) -> Iterator[S3Server]:
+    client(s3_server).create_bucket(Bucket=BUCKET)
+    yield s3_server
 
 
-def _client(s3: S3Server):  # type: ignore[no-untyped-def]
-    import botocore.session
-
-    return botocore.session.get_session().create_client(
-        "s3", endpoint_url=s3.endpoint, aws_access_key_id=s3.access_key, aws_secret_access_key=s3.secret_key,
-        region_name=s3.region)
+_client = client
 
 
 def _upload(s3: S3Server, local: Path, key: str) -> None:
@@ -73,9 +63,9 @@ def _content(db: Path) -> dict[str, list[tuple]]:
 def test_describe_benchmark_from_s3_equals_local(s3: S3Server, tmp_path: Path) -> None:
     env = s3.env(dbt_env(tmp_path / "unused.duckdb"))
     bench = tmp_path / "benchmark"
-    res = _run(["agenthop-harness", "make-benchmark", "--out", str(bench), "--items", "8", "--seed", "3"], env, tmp_path)
-    assert res.returncode == 0, res.stderr
-    _upload(s3, bench, "releases/eight")
+    for out in (str(bench), f"s3://{BUCKET}/releases/eight"):  # written locally, and published
+        res = _run(["agenthop-harness", "make-benchmark", "--out", out, "--items", "8", "--seed", "3"], env, tmp_path)
+        assert res.returncode == 0, res.stderr
     local = _run(["agenthop-harness", "describe-benchmark", "--json", str(bench)], env, tmp_path)
     remote = _run(["agenthop-harness", "describe-benchmark", "--json", f"s3://{BUCKET}/releases/eight"], env, tmp_path)
     assert local.returncode == 0 and remote.returncode == 0, remote.stderr

@@ -1,10 +1,12 @@
 """s3:// run stores, releases and reference logs against a real S3-compatible server (SeaweedFS on
-127.0.0.1, started here): a run to s3:// equals the same run written locally, ingest reads it back
-from s3://, and the secret key is found in no byte written anywhere (objects, warehouse, output)."""
+127.0.0.1, the session's): a release published with make-benchmark --out s3://, a run from and to
+s3:// equals the same run written locally, ingest reads it back from s3://, and the secret key is
+found in no byte written anywhere (objects, warehouse, temporary files, output)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import subprocess
 import sys
@@ -14,8 +16,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import cli, dbt_env
-from servers.s3_server import S3Server, start_s3
+from conftest import cli, dbt_env, run_dbt_build
+from servers.s3_server import S3Server, client, objects
 
 REPO = Path(__file__).resolve().parents[1]
 BUCKET = "agenthop-test"
@@ -23,46 +25,30 @@ TIMING = {"wall_time_s", "t_offset_s", "started_at", "finished_at", "wait_s"}
 
 
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    server = start_s3(tmp_path_factory.mktemp("seaweedfs"), "AKAGENTHOPTEST", "sk-" + secrets.token_hex(16))
-    try:
-        import botocore.session
+def s3(s3_server: S3Server) -> Iterator[S3Server]:
+    client(s3_server).create_bucket(Bucket=BUCKET)
+    yield s3_server
 
-        client = botocore.session.get_session().create_client(
-            "s3", endpoint_url=server.endpoint, aws_access_key_id=server.access_key,
-            aws_secret_access_key=server.secret_key, region_name=server.region)
-        client.create_bucket(Bucket=BUCKET)
-        yield server
-    finally:
-        server.stop()
+
+#: every command's captured output, for the secret scan at the end
+OUTPUTS: list[str] = []
 
 
 def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([cli(args[0]), *args[1:]], env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    res = subprocess.run([cli(args[0]), *args[1:]], env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    OUTPUTS.append(res.stdout + res.stderr)
+    return res
 
 
 def _objects(s3: S3Server) -> dict[str, bytes]:
-    import botocore.session
-
-    client = botocore.session.get_session().create_client(
-        "s3", endpoint_url=s3.endpoint, aws_access_key_id=s3.access_key, aws_secret_access_key=s3.secret_key,
-        region_name=s3.region)
-    out = {}
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
-        for obj in page.get("Contents", []):
-            out[obj["Key"]] = client.get_object(Bucket=BUCKET, Key=obj["Key"])["Body"].read()
-    return out
+    return objects(s3, BUCKET)
 
 
 def _upload_tree(s3: S3Server, local: Path, prefix: str) -> None:
-    import botocore.session
-
-    client = botocore.session.get_session().create_client(
-        "s3", endpoint_url=s3.endpoint, aws_access_key_id=s3.access_key, aws_secret_access_key=s3.secret_key,
-        region_name=s3.region)
+    c = client(s3)
     for p in sorted(local.rglob("*")):
         if p.is_file():
-            client.put_object(Bucket=BUCKET, Key=f"{prefix}/{p.relative_to(local).as_posix()}", Body=p.read_bytes())
+            c.put_object(Bucket=BUCKET, Key=f"{prefix}/{p.relative_to(local).as_posix()}", Body=p.read_bytes())
 
 
 def _rows(db: Path, table: str) -> list[tuple]:
@@ -78,13 +64,17 @@ def _rows(db: Path, table: str) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def stored(s3: S3Server, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """A release uploaded to s3://, two runs to s3:// and the same two runs written locally."""
+    """A release published to s3:// by make-benchmark (and the same one written locally), two runs
+    from it to s3:// and the same two runs written locally. Temporary files go below ``work/tmp``,
+    so the secret scan sees them too."""
     work = tmp_path_factory.mktemp("s3runs")
-    env = s3.env(dbt_env(work / "unused.duckdb"))
+    (work / "tmp").mkdir()
+    env = dict(s3.env(dbt_env(work / "unused.duckdb")), TMPDIR=str(work / "tmp"))
     bench = work / "benchmark"
-    res = _run(["agenthop-harness", "make-benchmark", "--out", str(bench), "--items", "12", "--seed", "5"], env, work)
-    assert res.returncode == 0, res.stderr
-    _upload_tree(s3, bench, "releases/small")
+    made = [_run(["agenthop-harness", "make-benchmark", "--out", out, "--items", "12", "--seed", "5"], env, work)
+            for out in (str(bench), f"s3://{BUCKET}/releases/small")]
+    for res in made:
+        assert res.returncode == 0, res.stderr
     panel = work / "panel.yaml"
     panel.write_text("defaults: {backend: sim, conditions: [full], replicates: 1}\n"
                      "models:\n  - {name: verifier, sim: {archetype: verifier}}\n"
@@ -95,7 +85,21 @@ def stored(s3: S3Server, tmp_path_factory: pytest.TempPathFactory) -> dict:
     local = _run(["agenthop-harness", "run", *common, "--data", str(bench), "--out", str(work / "runs")], env, work)
     assert remote.returncode == 0, remote.stderr
     assert local.returncode == 0, local.stderr
-    return {"work": work, "env": env, "bench": bench, "remote": remote, "local": local}
+    return {"work": work, "env": env, "bench": bench, "remote": remote, "local": local, "outputs": [*made]}
+
+
+def test_published_release_is_the_local_one_and_its_marker(stored: dict, s3: S3Server) -> None:
+    objects = {k[len("releases/small/"):]: v for k, v in _objects(s3).items() if k.startswith("releases/small/")}
+    marker = json.loads(objects.pop("_RELEASE_COMPLETE"))
+    local = {p.relative_to(stored["bench"]).as_posix(): p.read_bytes()
+             for p in stored["bench"].rglob("*") if p.is_file()}
+    assert objects == local, "the same bytes as make-benchmark writes locally"
+    assert marker["files"] == {rel: {"size": len(b), "sha256": hashlib.sha256(b).hexdigest()}
+                               for rel, b in local.items()}
+    assert marker["n_files"] == len(local) and marker["bytes"] == sum(map(len, local.values()))
+    out = stored["outputs"][1].stdout
+    assert f"wrote synthetic release s3://{BUCKET}/releases/small: 12 items" in out, out
+    assert "completion marker _RELEASE_COMPLETE last" in out and "agenthop-release-" not in out, out
 
 
 def test_run_to_s3_writes_the_run_directories(stored: dict, s3: S3Server) -> None:
@@ -187,7 +191,9 @@ def test_two_shards_on_s3_equal_the_local_run(stored: dict, s3: S3Server) -> Non
     procs = [subprocess.Popen([*cmd, "--shard", f"{k}/2"], env=env, cwd=work, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for k in range(2)]
     for p in procs:
-        assert p.wait(timeout=600) == 0, p.stderr.read()
+        out, err = p.communicate(timeout=600)
+        OUTPUTS.append(out + err)
+        assert p.returncode == 0, err
     objects = _objects(s3)
     runs = {k.split("/")[2] for k in objects if k.startswith("store/sharded/")}
     assert len(runs) == 2 and all(f"store/sharded/{r}/_SUCCESS" in objects for r in runs)
@@ -198,6 +204,22 @@ def test_two_shards_on_s3_equal_the_local_run(stored: dict, s3: S3Server) -> Non
     local_db = work / "local.duckdb"  # test_ingest_from_s3_equals_local made it
     for table in ("runs", "trajectories", "turns", "tool_calls"):
         assert _rows(db, table) == _rows(local_db, table), table
+
+
+def test_marts_of_the_s3_ingest(stored: dict) -> None:
+    """make-benchmark -> run -> ingest, all through s3://, then dbt: one run_summary row per run."""
+    db = stored["work"] / "remote.duckdb"  # test_ingest_from_s3_equals_local made it
+    res = run_dbt_build(db, stored["work"], "--select", "+run_summary")
+    OUTPUTS.append(res.stdout + res.stderr)
+    assert res.returncode == 0, res.stdout[-3000:]
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        runs = con.sql("SELECT run_id, model FROM raw.runs ORDER BY run_id").fetchall()
+        summary = con.sql("SELECT run_id, model, n, benchmark FROM run_summary ORDER BY run_id").fetchall()
+    finally:
+        con.close()
+    assert [(r, m) for r, m, _, _ in summary] == runs and len(runs) == 2
+    assert {(n, b) for _, _, n, b in summary} == {(12, "agenthop")}
 
 
 @pytest.mark.parametrize("where", ["local", "s3"])
@@ -236,6 +258,8 @@ def test_the_secret_is_in_no_written_byte(stored: dict, s3: S3Server) -> None:
         if p.is_file():
             data = p.read_bytes()
             assert secret not in data and key_id not in data, p
-    for res in (stored["remote"], stored["local"]):
-        assert s3.secret_key not in res.stdout + res.stderr
-        assert s3.endpoint not in res.stdout + res.stderr
+    assert len(OUTPUTS) >= 8
+    for text in OUTPUTS:
+        assert s3.secret_key not in text and s3.access_key not in text and s3.endpoint not in text, text[-2000:]
+    left = [p for p in (stored["work"] / "tmp").rglob("*")]
+    assert left == [], f"temporary copies are removed: {left[:5]}"

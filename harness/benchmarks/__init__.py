@@ -121,6 +121,12 @@ class Benchmark:
     #: release_loaded=) -> ImportOutcome`` (``inputs``: kind -> paths, possibly empty when only its
     #: release was loaded)
     load_imports: Callable[..., Any] | None = None
+    #: the ids of its runs that are not in ``raw.runs`` (imported ones, e.g. from responses files), so
+    #: ``agenthop-ingest --delete-run`` knows them: ``imported_runs(con) -> set[str]``
+    imported_runs: Callable[[Any], set[str]] | None = None
+    #: inside ``--delete-run``'s transaction, for the runs being deleted (of any benchmark): delete the
+    #: rows of its own tables that belong to them, ``on_runs_deleted(con, run_ids) -> {table: rows}``
+    on_runs_deleted: Callable[[Any, list[str]], Mapping[str, int]] | None = None
 
 
 @dataclass(slots=True)

@@ -7,6 +7,11 @@ verdicts, so the SciExplore marts read harness runs and imported responses alike
 trajectory's ``answer_json`` (the parsed final text), the status follows from ``terminated_by`` and
 the text (docs/sciexplore.md#final-answers); the trace is every executed tool call of the final
 attempt. A run loaded again replaces its rows, the verdicts of every judge included.
+
+``agenthop-ingest --delete-run`` reaches SciExplore through the registry entry's hooks: the runs it
+holds (``imported_run_ids``: those of responses files have no ``raw.runs`` row) and
+:func:`delete_runs`, which removes a run's rows from every SciExplore run table, verdicts of every
+judge included.
 """
 
 from __future__ import annotations
@@ -42,6 +47,38 @@ def _trace(calls: list[tuple]) -> list[dict[str, Any]]:
             step["target"] = target
         out.append(step)
     return out
+
+
+#: SciExplore's tables keyed by run: what a deleted run leaves behind otherwise
+RUN_KEYED = tuple(sx.RUN_TABLES)
+
+
+def _existing(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...]) -> list[str]:
+    """The tables of ``tables`` present in ``raw`` (a warehouse made before SciExplore has none)."""
+    rows = con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw'").fetchall()
+    present = {name for (name,) in rows}
+    return [t for t in tables if t in present]
+
+
+def imported_run_ids(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Every SciExplore run of the warehouse (harness runs and responses files alike)."""
+    if not _existing(con, ("sciexplore_runs",)):
+        return set()
+    return {r for (r,) in con.execute("SELECT run_id FROM raw.sciexplore_runs").fetchall()}
+
+
+def delete_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, int]:
+    """Delete the rows of ``run_ids`` from SciExplore's run tables; rows deleted per table."""
+    deleted: dict[str, int] = {}
+    con.register("__sx_deleted_runs", pa.table({"run_id": pa.array(run_ids, pa.string())}))
+    try:
+        for table in _existing(con, RUN_KEYED):
+            rows = con.execute(f"DELETE FROM raw.{table} WHERE run_id IN "
+                               "(SELECT run_id FROM __sx_deleted_runs)").fetchall()
+            deleted[table] = int(rows[0][0]) if rows else 0
+    finally:
+        con.unregister("__sx_deleted_runs")
+    return deleted
 
 
 def derive_from_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, int]:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -71,3 +74,37 @@ def ingest() -> Callable[..., Result]:
     def run(*args: str | Path) -> Result:
         return CliRunner().invoke(ingest_main, [str(a) for a in args], catch_exceptions=False)
     return run
+
+
+#: the tasks the small synthetic release keeps: two of each type
+SMALL_TASKS = ("_001", "_002")
+N_SMALL = 8
+
+
+def harness() -> list[str]:
+    """The installed ``agenthop-harness`` command (as a user runs it)."""
+    exe = Path(sys.executable).parent / "agenthop-harness"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "agenthop.harness.cli"]
+
+
+def clean_env() -> dict[str, str]:
+    """The environment without provider variables or proxies: loopback servers only."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_"))
+           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    return env
+
+
+@pytest.fixture(scope="module")
+def small_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``make-benchmark --benchmark sciexplore``'s release cut to two tasks of each type (its whole corpus)."""
+    root = tmp_path_factory.mktemp("sx_small") / "release"
+    made = subprocess.run([*harness(), "make-benchmark", "--benchmark", "sciexplore", "--out", str(root)],
+                          capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert made.returncode == 0, made.stderr
+    tasks = (root / "tasks.jsonl").read_text().splitlines()
+    keep = [line for line in tasks if json.loads(line)["id"].endswith(SMALL_TASKS)]
+    (root / "tasks.jsonl").write_text("\n".join(keep) + "\n")
+    assert len(keep) == N_SMALL
+    return root

@@ -24,6 +24,9 @@ T4 = Task(id="d", type="T4", domain="m", question="Build a table.", columns=("Ma
 def test_prompts_name_the_answer_shape_of_each_type() -> None:
     assert "no tools" in system_prompt("foundation") and "db_search" in system_prompt("search")
     assert system_prompt("deep_research") == system_prompt("search")
+    # --search native declares no corpus tools: its prompt names none of them
+    native = system_prompt("search", native=True)
+    assert "web search" in native and not any(t in native for t in ("db_search", "open_page", "scholar_search"))
     assert "Final answer: <the identifier>" in task_prompt(T1) and "title" in task_prompt(T2)
     p3 = task_prompt(T3)
     assert "```json" in p3 and "CITE_1, CITE_2" in p3

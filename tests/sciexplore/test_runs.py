@@ -9,6 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from conftest import run_dbt_build
 
 from agenthop.harness import benchmarks
 from agenthop.harness.benchmarks.sciexplore.generator import write_release
@@ -19,6 +20,8 @@ from agenthop.ingest.cli import main as ingest_main
 
 REPO = Path(__file__).resolve().parents[2]
 PANEL = REPO / "panels" / "sciexplore_demo.yaml"
+SELECT = ("--select", "path:models_sql/staging/sciexplore", "path:models_sql/intermediate/sciexplore",
+          "path:models_sql/marts/sciexplore")
 
 
 @pytest.fixture(scope="session")
@@ -86,23 +89,44 @@ def test_panel_runs_store_paradigm_answers_and_calls(sx_runs) -> None:
     assert _q(db, "SELECT count(DISTINCT run_id) FROM raw.judgments WHERE judge = 'normalized-match'") == [(4,)]
 
 
-def test_the_panel_shows_the_papers_findings(sx_runs) -> None:
+@pytest.fixture(scope="session")
+def sx_marts(sx_runs, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the panel's warehouse with SciExplore's dbt models built."""
     _, _, db = sx_runs
-    per = dict(_q(db, "SELECT r.model, count(t.seq) FILTER (WHERE t.is_search) FROM raw.sciexplore_runs r "
-                      "LEFT JOIN raw.sciexplore_trace t USING (run_id) GROUP BY 1"))
-    assert per["mnemo-guess"] == 0 and per["delve-dr"] == max(per.values())
-    right = dict(_q(db, "SELECT r.model, count(*) FILTER (WHERE j.verdict = 'correct') FROM raw.sciexplore_runs r "
-                        "JOIN raw.judgments j USING (run_id) WHERE j.unit = 'answer' GROUP BY 1"))
-    assert right["delve-dr"] == max(right.values())
-    # premature abandonment: skim-search's unattempted tasks came after at most two searches
-    abandoned = _q(db, "SELECT s.task_id, count(t.seq) FILTER (WHERE t.is_search) FROM raw.sciexplore_responses s "
-                       "JOIN raw.sciexplore_runs r USING (run_id) LEFT JOIN raw.sciexplore_trace t "
-                       "USING (run_id, task_id) WHERE r.model = 'skim-search' AND s.status = 'not_attempted' GROUP BY 1")
-    assert abandoned and all(n <= 2 for _, n in abandoned)
+    work = tmp_path_factory.mktemp("sx_marts")
+    copy = work / "w.duckdb"
+    copy.write_bytes(db.read_bytes())
+    proc = run_dbt_build(copy, work, *SELECT)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    return copy
+
+
+def test_the_panel_shows_the_papers_findings_in_the_marts(sx_marts: Path) -> None:
+    """The demo panel run through the harness, read back from the marts (normalized-match)."""
+    nm = "judge = 'normalized-match'"
+    effort = dict(_q(sx_marts, "SELECT s.model, sum(e.search_calls) / sum(e.n_tasks) FROM main.sciexplore_search_effort e "
+                               f"JOIN main.sciexplore_summary s USING (run_id, judge) WHERE {nm} GROUP BY 1"))
+    overall = dict(_q(sx_marts, f"SELECT model, overall FROM main.sciexplore_summary WHERE {nm}"))
+    assert set(effort) == set(overall) == {"mnemo-guess", "skim-search", "hunch-check", "delve-dr"}
+    # the deep researcher searches most and scores highest (strictly)
+    assert max(effort, key=effort.get) == "delve-dr" and sorted(effort.values())[-2] < effort["delve-dr"]
+    assert max(overall, key=overall.get) == "delve-dr" and sorted(overall.values())[-2] < overall["delve-dr"]
+    # the foundation guesser makes no search, in any task
+    assert _q(sx_marts, "SELECT max(o.n_search_calls), sum(o.n_search_calls) FROM main.sciexplore_task_outcome o "
+                        f"JOIN main.sciexplore_summary s USING (run_id, judge) WHERE {nm} AND s.model = 'mnemo-guess'") \
+        == [(0, 0)]
+    # premature abandonment: the shallow searcher's not-attempted tasks came after at most two searches
+    [(n_abandoned, most)] = _q(sx_marts, "SELECT count(*), max(o.n_search_calls) FROM main.sciexplore_task_outcome o "
+                                         f"JOIN main.sciexplore_summary s USING (run_id, judge) WHERE {nm} "
+                                         "AND s.model = 'skim-search' AND o.status = 'not_attempted'")
+    assert n_abandoned > 0 and most <= 2
+    # the marts count every search the runs recorded
+    [(recorded,)] = _q(sx_marts, "SELECT count(*) FROM raw.tool_calls WHERE tool IN "
+                                 "('web_search', 'scholar_search', 'db_search') AND status = 'ok'")
+    [(counted,)] = _q(sx_marts, f"SELECT sum(search_calls) FROM main.sciexplore_search_effort WHERE {nm}")
+    assert counted == recorded > 0
     # deep research is good but not perfect on T1
-    [(t1,)] = _q(db, "SELECT avg((j.verdict = 'correct')::int) FROM raw.judgments j JOIN raw.sciexplore_runs r "
-                     "USING (run_id) JOIN raw.sciexplore_tasks k USING (task_id) WHERE r.model = 'delve-dr' "
-                     "AND k.type = 'T1'")
+    [(t1,)] = _q(sx_marts, f"SELECT t1_fem FROM main.sciexplore_summary WHERE {nm} AND model = 'delve-dr'")
     assert 0.5 < t1 < 1.0
 
 
@@ -130,3 +154,51 @@ def test_bad_run_options_are_refused(sx_runs) -> None:
     r = CliRunner().invoke(harness_main, ["run", "--benchmark", "sciexplore", "--data", str(rel), "--model",
                                           "mnemo-guess", "--paradigm", "closed_book"])
     assert r.exit_code == 2 and "not a condition of sciexplore" in r.output
+
+
+def test_delete_run_removes_the_sciexplore_rows(sx_runs, tmp_path: Path) -> None:
+    """``--delete-run`` of a harness run and of a responses-file run: no row of either stays in any
+    SciExplore table (verdicts of every judge included); the other runs keep theirs."""
+    rel, _, db = sx_runs
+    copy = tmp_path / "w.duckdb"
+    copy.write_bytes(db.read_bytes())
+    line = {"model": "ext-dr", "paradigm": "deep_research", "replicate": 0, "task_id": "t1_001", "status": "answered",
+            "answer": "X", "trace": [{"tool": "web_search", "query": "q", "result_chars": 5}], "prompt_tokens": 1,
+            "completion_tokens": 1, "wall_time_s": None}
+    resp = tmp_path / "r.jsonl"
+    resp.write_text(json.dumps(line) + "\n")
+    judg = tmp_path / "j.jsonl"
+    judg.write_text(json.dumps({"model": "ext-dr", "paradigm": "deep_research", "replicate": 0, "task_id": "t1_001",
+                                "unit": "answer", "verdict": "correct", "judge": "human", "judge_version": "1"}) + "\n")
+    for args in (["--responses", str(resp)], ["--judgments", str(judg)]):
+        r = CliRunner().invoke(ingest_main, ["--db", str(copy), *args], catch_exceptions=False)
+        assert r.exit_code == 0, r.output
+    [(harness_run,)] = _q(copy, "SELECT run_id FROM raw.runs WHERE model = 'skim-search'")
+    [(file_run,)] = _q(copy, "SELECT run_id FROM raw.sciexplore_runs WHERE model = 'ext-dr'")
+    sx_tables = ("sciexplore_runs", "sciexplore_responses", "sciexplore_trace", "judgments")
+    core_tables = ("runs", "trajectories", "turns", "tool_calls")
+
+    def counts(tables: tuple[str, ...], run_id: str) -> dict[str, int]:
+        return {t: _q(copy, f"SELECT count(*) FROM raw.{t} WHERE run_id = '{run_id}'")[0][0] for t in tables}
+
+    def others(tables: tuple[str, ...]) -> dict[str, int]:
+        return {t: _q(copy, f"SELECT count(*) FROM raw.{t} WHERE run_id NOT IN ('{harness_run}', '{file_run}')")[0][0]
+                for t in tables}
+
+    before = counts(sx_tables, harness_run)
+    assert all(before.values()) and all(counts(sx_tables, file_run).values())
+    kept = others(sx_tables + core_tables)
+    r = CliRunner().invoke(ingest_main, ["--db", str(copy), "--delete-run", harness_run], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert f"sciexplore_responses={before['sciexplore_responses']}" in r.output
+    assert f"judgments={before['judgments']}" in r.output
+    assert counts(sx_tables + core_tables, harness_run) == dict.fromkeys(sx_tables + core_tables, 0)
+    # a responses-file run has no raw.runs row: the SciExplore entry names it, and its rows go too
+    r = CliRunner().invoke(ingest_main, ["--db", str(copy), "--delete-run", file_run], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert counts(sx_tables, file_run) == dict.fromkeys(sx_tables, 0)
+    assert others(sx_tables + core_tables) == kept
+    assert _q(copy, "SELECT run_id, action FROM raw.ingest_log WHERE action = 'deleted' ORDER BY load_id") == [
+        (harness_run, "deleted"), (file_run, "deleted")]
+    r = CliRunner().invoke(ingest_main, ["--db", str(copy), "--delete-run", file_run])
+    assert r.exit_code != 0 and "no run" in r.output and "nothing was deleted" in r.output

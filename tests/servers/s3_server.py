@@ -113,3 +113,22 @@ def start_s3(workdir: Path, access_key: str, secret_key: str) -> S3Server:
     server.stop()
     tail = (workdir / "weed.log").read_text(errors="replace")[-3000:]
     raise RuntimeError(f"SeaweedFS did not answer on {endpoint} within {START_TIMEOUT_S:.0f} s:\n{tail}")
+
+
+def client(server: S3Server):  # type: ignore[no-untyped-def]
+    """A botocore S3 client of the server's identity (for tests to create buckets and read objects)."""
+    import botocore.session
+
+    return botocore.session.get_session().create_client(
+        "s3", endpoint_url=server.endpoint, aws_access_key_id=server.access_key,
+        aws_secret_access_key=server.secret_key, region_name=server.region)
+
+
+def objects(server: S3Server, bucket: str, prefix: str = "") -> dict[str, bytes]:
+    """Every object of ``bucket`` (below ``prefix``): key -> bytes."""
+    c = client(server)
+    out = {}
+    for page in c.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for obj in page.get("Contents", []):
+            out[obj["Key"]] = c.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
+    return out

@@ -108,6 +108,18 @@ def load_imports(con: Any, inputs: Mapping[str, list[Path]], *, force: bool, rel
     return load(con, inputs, force=force, release_loaded=release_loaded)
 
 
+def imported_runs(con: Any) -> set[str]:
+    from agenthop.ingest.sources.sciexplore_runs import imported_run_ids
+
+    return imported_run_ids(con)
+
+
+def on_runs_deleted(con: Any, run_ids: list[str]) -> dict[str, int]:
+    from agenthop.ingest.sources.sciexplore_runs import delete_runs
+
+    return delete_runs(con, run_ids)
+
+
 def make_command() -> Any:
     from .commands import make_benchmark
 
@@ -143,4 +155,6 @@ BENCHMARK = Benchmark(
     on_runs_loaded=on_runs_loaded,
     import_kinds=("responses", "judgments"),
     load_imports=load_imports,
+    imported_runs=imported_runs,
+    on_runs_deleted=on_runs_deleted,
 )

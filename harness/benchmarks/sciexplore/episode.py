@@ -103,8 +103,8 @@ def context(task: Task, paradigm: str, native: bool, seed: int, attempt: int) ->
     """What a backend sees of one attempt: the prompts, the tool declarations, whether to search natively."""
     specs = [] if native else [ToolSpec(t["name"], t["description"], t["parameters"])
                                for t in paradigms.tool_schemas(paradigm)]
-    return SampleContext(item=task, system_prompt=prompts.system_prompt(paradigm), user_prompt=prompts.task_prompt(task),
-                         tools=specs, condition=paradigm, seed=seed, attempt=attempt, native_search=native,
+    return SampleContext(item=task, system_prompt=prompts.system_prompt(paradigm, native),
+                         user_prompt=prompts.task_prompt(task), tools=specs, condition=paradigm, seed=seed, attempt=attempt, native_search=native,
                          cache_after_tools=frozenset({"open_page"}))
 
 

@@ -8,6 +8,7 @@ import click
 
 from agenthop.harness.errors import AgentHopError, cli_errors
 from agenthop.harness.panel import ModelSpec
+from agenthop.harness.storage import LocalPath
 
 from .judge_run import run_judge
 
@@ -23,11 +24,11 @@ BACKENDS = ("openai", "anthropic", "google", "responses")
 @click.option("--api-key-env", default=None, help="Environment variable with the key (default: the backend's usual one).")
 @click.option("--judge-name", default=None, help="Name of the verdicts in raw.judgments (default: llm:<judge model>).")
 @click.option("--run", "runs", multiple=True, help="Only this run id (repeatable; default: every SciExplore run).")
-@click.option("--cache", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--cache", type=LocalPath(dir_okay=False, path_type=Path), default=None,
               help="Reply cache (JSONL, keyed by prompt hash; default: <warehouse>.judge-cache.jsonl). A second "
                    "call asks only what is not cached, so an interrupted judge resumes.")
 @click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True, help="Calls in flight.")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--db", type=LocalPath(dir_okay=False, path_type=Path), default=None,
               help="Warehouse file (default: $AGENTHOP_DB or warehouse/agenthop.duckdb).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @cli_errors

@@ -1,6 +1,7 @@
 """The prompts of a SciExplore run (docs/sciexplore.md#prompts).
 
-``system_prompt(paradigm)`` says whether tools exist; ``task_prompt(task)`` is the task's question
+``system_prompt(paradigm, native)`` says which tools exist (none, the four corpus tools, or with
+``--search native`` the provider's own web search); ``task_prompt(task)`` is the task's question
 followed by the answer format its type needs, the shape ``answers.parse_final_answer`` reads back:
 
 * T1, T2: reasoning is free; the last line is ``Final answer: <identifier or title>``;
@@ -27,14 +28,22 @@ _SYSTEM_TOOLS = (
     "need, check your answer against what you read, then reply without a tool call in the format the task "
     f"asks for. If the evidence is not there, say: {ABSTAIN}"
 )
+_SYSTEM_NATIVE = (
+    "You are a scientific research assistant. You can search the web with your built-in web search tool. "
+    "Search, read the sources you need, check your answer against them, then reply in the format the task "
+    f"asks for. If the evidence is not there, say: {ABSTAIN}"
+)
 _SYSTEM_NO_TOOLS = (
     "You are a scientific research assistant. Answer from your own knowledge; you have no tools. Reply in the "
     f"format the task asks for. If you do not know, say: {ABSTAIN}"
 )
 
 
-def system_prompt(paradigm: str) -> str:
-    return _SYSTEM_NO_TOOLS if paradigm == "foundation" else _SYSTEM_TOOLS
+def system_prompt(paradigm: str, native: bool = False) -> str:
+    """The system prompt of a paradigm; ``native``: the provider searches (no corpus tools declared)."""
+    if paradigm == "foundation":
+        return _SYSTEM_NO_TOOLS
+    return _SYSTEM_NATIVE if native else _SYSTEM_TOOLS
 
 
 def answer_format(task: Task) -> str:
