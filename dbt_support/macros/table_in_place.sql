@@ -6,8 +6,8 @@
     replaced inside one transaction (delete, then insert the model's query) instead of creating a new
     table, renaming the old one away, commenting every column and dropping the old one: the same rows
     in about half the statements (7 instead of 13 per table node, measured). The model's contract is
-    checked first, as for a new table. Anything else (first build, --full-refresh, an edited query, contract or description, a Python model) goes
-    through dbt-duckdb's own table materialization.
+    checked first, as for a new table. Anything else (first build, --full-refresh, an edited query,
+    contract or description, a Python model) goes through dbt-duckdb's own table materialization.
 
     Likewise an incremental build of an `incremental` model whose table passes the same check inserts the
     rows of the runs it recomputes straight from the model's query (the pre-hook has deleted their old
