@@ -5,7 +5,9 @@ is ingested and `dbt build` recomputes it (incremental), against `dbt build --fu
 96 runs; both minus dbt's fixed start-up (`dbt ls` of an empty selection). And the ingest of that one
 run into the 95-run warehouse against the same ingest into a warehouse holding only the benchmark.
 
-Standalone: `.venv/bin/python bench/incremental.py [--work DIR] [--benchmark DIR]`.
+Standalone: `.venv/bin/python bench/incremental.py [--work DIR] [--benchmark DIR] [--reuse]`; `--reuse`
+keeps the runs and the ingested warehouses of an earlier run in the same --work (copies saved before
+any dbt build) and measures only the builds, for quick iteration on the dbt project.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -32,12 +35,16 @@ def _cli(name: str) -> str:
     return str(BIN / name)
 
 
-def measure(work: Path, bench_dir: Path, env: dict[str, str], replicates: int = 5) -> list[StageResult]:
-    if work.exists():
+def measure(work: Path, bench_dir: Path, env: dict[str, str], replicates: int = 5,
+            reuse: bool = False) -> list[StageResult]:
+    base, bare = work / "base.duckdb", work / "bare.duckdb"
+    saved_base, saved_bare = work / "saved_base.duckdb", work / "saved_bare.duckdb"
+    reuse = reuse and saved_base.exists() and saved_bare.exists()
+    if work.exists() and not reuse:
         shutil.rmtree(work)
-    work.mkdir(parents=True)
+    work.mkdir(parents=True, exist_ok=True)
     logs = work / "logs"
-    logs.mkdir()
+    logs.mkdir(exist_ok=True)
     panel = yaml.safe_load((REPO / "panels" / "paper19.yaml").read_text())
     for m in panel["models"]:
         m["replicates"] = replicates
@@ -52,6 +59,11 @@ def measure(work: Path, bench_dir: Path, env: dict[str, str], replicates: int = 
         out.append(r)
         return r
 
+    if reuse:
+        for saved, db in ((saved_base, base), (saved_bare, bare)):
+            shutil.copyfile(saved, db)
+        _builds(work, base, extra_runs, stage, env)
+        return out
     scratch = work / "scratch.duckdb"
     stage("incremental_harness_95", [_cli("agenthop-harness"), "run", "--panel", str(work / "panel.yaml"), "--data",
                                      str(bench_dir), "--out", str(runs), "--no-progress"], scratch)
@@ -62,26 +74,44 @@ def measure(work: Path, bench_dir: Path, env: dict[str, str], replicates: int = 
         if p.name in have:
             shutil.rmtree(p)  # the replicates the 95 runs already hold: one new run remains
 
-    base, bare = work / "base.duckdb", work / "bare.duckdb"
     stage("incremental_ingest_95", [_cli("agenthop-ingest"), "--db", str(base), "--benchmark", str(bench_dir),
                                     "--runs", str(runs), "--quiet"], base)
     stage("incremental_ingest_benchmark", [_cli("agenthop-ingest"), "--db", str(bare), "--benchmark",
                                            str(bench_dir), "--quiet"], bare)
+    shutil.copyfile(base, saved_base)
+    shutil.copyfile(bare, saved_bare)
+    _builds(work, base, extra_runs, stage, env)
+    return out
+
+
+def _builds(work: Path, base: Path, extra_runs: Path, stage: Callable[[str, list[str], Path], StageResult],
+            env: dict[str, str]) -> None:
+    """First build of the 95 runs, ingest of one more run, then the incremental and full-refresh builds
+    (each build's run_results.json kept as run_results_<stage>.json in `work`, for its per-node profile)."""
+    bare = work / "bare.duckdb"
+
+    def timed(name: str, cmd: list[str], db: Path) -> StageResult:
+        r = stage(name, cmd, db)
+        results = work / "target" / "run_results.json"
+        if cmd[1] == "build" and results.exists():
+            shutil.copyfile(results, work / f"run_results_{name}.json")
+        return r
+
     dbt = [_cli("dbt")]
     common = ["--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path", str(work / "target"),
               "--log-path", str(work / "dbtlogs")]
-    stage("incremental_first_build_95", [*dbt, "build", *common], base)
-    one_bare = stage("ingest_one_run_bare", [_cli("agenthop-ingest"), "--db", str(bare), "--runs", str(extra_runs),
+    timed("incremental_first_build_95", [*dbt, "build", *common], base)
+    one_bare = timed("ingest_one_run_bare", [_cli("agenthop-ingest"), "--db", str(bare), "--runs", str(extra_runs),
                                              "--quiet"], bare)
-    one_95 = stage("ingest_one_run_95", [_cli("agenthop-ingest"), "--db", str(base), "--runs", str(extra_runs),
+    one_95 = timed("ingest_one_run_95", [_cli("agenthop-ingest"), "--db", str(base), "--runs", str(extra_runs),
                                          "--quiet"], base)
     full = work / "full.duckdb"
     shutil.copyfile(base, full)
     run_stage("warm-up", [*dbt, "ls", "--select", "tag:__none__", *common], env=dict(env, AGENTHOP_DB=str(base)),
               cwd=REPO)
-    startup = stage("dbt_ls_nothing", [*dbt, "ls", "--select", "tag:__none__", *common], base)
-    inc = stage("dbt_build_incremental_one_run", [*dbt, "build", *common], base)
-    ref = stage("dbt_build_full_refresh_96", [*dbt, "build", "--full-refresh", *common], full)
+    startup = timed("dbt_ls_nothing", [*dbt, "ls", "--select", "tag:__none__", *common], base)
+    inc = timed("dbt_build_incremental_one_run", [*dbt, "build", *common], base)
+    ref = timed("dbt_build_full_refresh_96", [*dbt, "build", "--full-refresh", *common], full)
     net_inc, net_full = max(inc.wall_s - startup.wall_s, 0.0), max(ref.wall_s - startup.wall_s, 1e-9)
     inc.extra["minus_startup_s"] = round(net_inc, 3)
     ref.extra["minus_startup_s"] = round(net_full, 3)
@@ -91,7 +121,6 @@ def measure(work: Path, bench_dir: Path, env: dict[str, str], replicates: int = 
     ratio = one_95.wall_s / max(one_bare.wall_s, 1e-9)
     one_95.extra["summary"] = f"{ratio:.2f}x the same ingest into the benchmark alone ({one_bare.wall_s:.2f} s)"
     one_95.extra["ratio_to_bare"] = round(ratio, 3)
-    return out
 
 
 def verdicts(results: list[StageResult]) -> list[str]:
@@ -111,6 +140,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--work", default=str(REPO / "out" / "bench" / "incremental"))
     ap.add_argument("--benchmark", default=None, help="an existing 1,011-item release (default: make one)")
+    ap.add_argument("--reuse", action="store_true", help="keep the runs and ingested warehouses of an earlier run")
     args = ap.parse_args()
     work = Path(args.work)
     env = dict(os.environ, DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
@@ -118,7 +148,7 @@ def main() -> int:
     if not args.benchmark:
         run_stage("make_benchmark", [_cli("agenthop-harness"), "make-benchmark", "--out", str(bench_dir), "--items",
                                      "1011", "--seed", "0"], env=env)
-    results = measure(work, bench_dir, env)
+    results = measure(work, bench_dir, env, reuse=args.reuse)
     for r in results:
         print(f"{r.name}: {r.wall_s:.2f} s (exit {r.returncode}) {r.extra.get('summary', '')}")
     missed = verdicts(results)

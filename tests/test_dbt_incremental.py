@@ -71,8 +71,25 @@ def run_ids(db: Path, table: str = "main.fct_trajectory") -> set[str]:
         con.close()
 
 
-def assert_equals_full_refresh(db: Path, work: Path, step: str) -> None:
+#: models whose build statement an incremental build should run in place (table_in_place.sql)
+IN_PLACE = {"panel_members": "models_sql/marts/agenthop/panel_members.sql",
+            "fct_trajectory": "models_sql/marts/agenthop/fct_trajectory.sql"}
+
+
+def main_statements(work: Path) -> dict[str, str]:
+    """The first SQL word of the statement each of IN_PLACE's models ran in the latest build."""
+    out = {}
+    for name, path in IN_PLACE.items():
+        sql = (work / "target" / "run" / "agenthop" / path).read_text()
+        out[name] = next(w for w in sql.split() if not w.startswith(("--", "/*"))).lower()
+    return out
+
+
+def assert_equals_full_refresh(db: Path, work: Path, step: str) -> dict[str, str]:
+    """Builds `db` incrementally, compares it with a --full-refresh build of a copy; returns the
+    incremental build's main_statements."""
     _check(run_dbt_build(db, work), f"incremental dbt build after {step}")
+    statements = main_statements(work)
     full = work / f"full_{step}.duckdb"
     shutil.copyfile(db, full)
     _check(run_dbt_build(full, work, "--full-refresh"), f"dbt build --full-refresh after {step}")
@@ -80,6 +97,7 @@ def assert_equals_full_refresh(db: Path, work: Path, step: str) -> None:
     assert "main.fct_trajectory" in inc and "intermediate.int_tool_calls_final" in inc
     differ = sorted(k for k in set(inc) | set(ref) if inc.get(k) != ref.get(k))
     assert not differ, f"after {step}, incremental and full-refresh builds differ in {differ}"
+    return statements
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +118,8 @@ def incremental_steps(built_warehouse: BuiltWarehouse, tmp_path_factory: pytest.
     (new_dir,) = [p for p in runs.iterdir() if p.is_dir()]
     _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--runs", str(runs)], env=env,
                           capture_output=True, text=True), "ingest of the added run")
-    assert_equals_full_refresh(db, work, "adding")
+    out["statements_after_add"] = assert_equals_full_refresh(db, work, "adding")
+    out["statements_full_refresh"] = main_statements(work)
     out["added"] = new_dir.name
     out["rebuilt_after_add"] = rebuilt_runs(db, "fct_trajectory")
     out["runs_after_add"] = run_ids(db)
@@ -134,6 +153,13 @@ def test_adding_a_run_builds_only_that_run(incremental_steps: dict[str, object])
     added = incremental_steps["added"]
     assert incremental_steps["rebuilt_after_add"] == {added}
     assert incremental_steps["runs_after_add"] == incremental_steps["before"] | {added}
+
+
+def test_incremental_build_works_in_place(incremental_steps: dict[str, object]) -> None:
+    """A table mart is refilled and an incremental mart appended to in place (no new table); a full
+    refresh creates them again."""
+    assert incremental_steps["statements_after_add"] == {"panel_members": "insert", "fct_trajectory": "insert"}
+    assert incremental_steps["statements_full_refresh"] == {"panel_members": "create", "fct_trajectory": "create"}
 
 
 def test_replacing_a_run_rebuilds_it(incremental_steps: dict[str, object]) -> None:

@@ -28,20 +28,7 @@ select
     final.predicted_answer,
     own.predicted_index,
     final.is_correct,
-    final.terminated_by,
-    final.total_turns,
-    final.budget_used,
-    final.prompt_tokens,
-    final.completion_tokens,
-    final.cache_read_tokens,
-    final.cache_creation_tokens,
-    final.total_tokens,
-    final.tool_errors,
-    final.api_error_count,
-    final.transient_retry_count,
-    final.wall_time_s,
-    final.wait_s,
-    final.repaired_chars
+    {{- trajectory_measures('final') }}
 from {{ ref('int_core_trajectories_final') }} as final
 join {{ ref('stg_harness__trajectories') }} as own
     on own.run_id = final.run_id and own.sample_id = final.sample_id and own.attempt = final.attempt

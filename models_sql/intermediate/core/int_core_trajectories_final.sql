@@ -32,20 +32,7 @@ select
     final.predicted_answer,
     final.is_correct,
     final.score,
-    final.terminated_by,
-    final.total_turns,
-    final.budget_used,
-    final.prompt_tokens,
-    final.completion_tokens,
-    final.cache_read_tokens,
-    final.cache_creation_tokens,
-    final.total_tokens,
-    final.tool_errors,
-    final.api_error_count,
-    final.transient_retry_count,
-    final.wall_time_s,
-    final.wait_s,
-    final.repaired_chars
+    {{- trajectory_measures('final') }}
 from final
 join attempt_counts on attempt_counts.run_id = final.run_id and attempt_counts.sample_id = final.sample_id
 join {{ ref('stg_harness__runs') }} as runs on runs.run_id = final.run_id
