@@ -61,8 +61,11 @@ browser:
 	  ( (apt-get update -qq && apt-get install -y -qq chromium-headless-shell) >/dev/null 2>&1 || \
 	    echo "WARNING: could not install chromium-headless-shell; browser tests will be SKIPPED" )
 
+# Two pytest workers, one test file each at a time (session fixtures are built once per worker);
+# TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 2
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_bench.py
