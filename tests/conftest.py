@@ -53,6 +53,28 @@ class BuiltWarehouse:
     work: Path
 
 
+def raw_content(db: Path) -> dict[str, list[tuple]]:
+    """Every raw table but the ingest log, sorted, without source, load-time or underscore columns:
+    what two ingests of the same inputs from different places must agree on."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        out = {}
+        tables = [t for (t,) in con.sql("SELECT table_name FROM information_schema.tables "
+                                        "WHERE table_schema = 'raw' AND table_name <> 'ingest_log'").fetchall()]
+        for t in tables:
+            cols = [c for (c,) in con.sql(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'raw' AND table_name = ? "
+                "ORDER BY ordinal_position", params=[t]).fetchall()
+                if not c.startswith("_") and "source" not in c and not c.endswith("_at")]
+            quoted = ", ".join('"' + c + '"' for c in cols)
+            out[t] = con.sql(f"SELECT {quoted} FROM raw.{t} ORDER BY ALL").fetchall()
+        return out
+    finally:
+        con.close()
+
+
 def _check(proc: subprocess.CompletedProcess[str], what: str) -> None:
     if proc.returncode != 0:
         raise AssertionError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")

@@ -9,10 +9,9 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from conftest import cli, dbt_env
+from conftest import cli, dbt_env, raw_content
 from servers.s3_server import S3Server, client
 
 BUCKET = "agenthop-inputs"
@@ -39,25 +38,6 @@ def _upload(s3: S3Server, local: Path, key: str) -> None:
 
 def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([cli(args[0]), *args[1:]], env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
-
-
-def _content(db: Path) -> dict[str, list[tuple]]:
-    """Every raw table but the ingest log, without source/timing columns."""
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        out = {}
-        tables = [t for (t,) in con.sql("SELECT table_name FROM information_schema.tables "
-                                        "WHERE table_schema = 'raw' AND table_name <> 'ingest_log'").fetchall()]
-        for t in tables:
-            cols = [c for (c,) in con.sql(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'raw' AND table_name = ? "
-                "ORDER BY ordinal_position", params=[t]).fetchall()
-                if not c.startswith("_") and "source" not in c and not c.endswith("_at")]
-            quoted = ", ".join('"' + c + '"' for c in cols)
-            out[t] = con.sql(f"SELECT {quoted} FROM raw.{t} ORDER BY ALL").fetchall()
-        return out
-    finally:
-        con.close()
 
 
 def test_describe_benchmark_from_s3_equals_local(s3: S3Server, tmp_path: Path) -> None:
@@ -95,7 +75,7 @@ def test_sciexplore_responses_and_judgments_from_s3(s3: S3Server, tmp_path: Path
                 "--responses", f"s3://{BUCKET}/sx/responses.jsonl",
                 "--judgments", f"s3://{BUCKET}/sx/judgments.jsonl", "--quiet"], env, tmp_path)
     assert res.returncode == 0, res.stderr
-    local, remote = _content(local_db), _content(remote_db)
+    local, remote = raw_content(local_db), raw_content(remote_db)
     assert sum(len(v) for v in remote.values()) > 0
     assert remote == local
     res = _run(["agenthop-ingest", "--db", str(tmp_path / "x.duckdb"), "--benchmark", str(bench),

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from agenthop.harness import release_store, storage
-from conftest import cli, dbt_env
+from conftest import cli, dbt_env, raw_content
 from servers.s3_server import S3Server, client, objects
 
 BUCKET = "agenthop-releases"
@@ -43,25 +43,6 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def _raw(db: Path) -> dict[str, list[tuple]]:
-    """The raw benchmark tables without source / load-time columns."""
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        out = {}
-        tables = [t for (t,) in con.sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw' "
-                                        "AND table_name <> 'ingest_log'").fetchall()]
-        for t in tables:
-            cols = [c for (c,) in con.sql(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'raw' AND table_name = ? "
-                "ORDER BY ordinal_position", params=[t]).fetchall()
-                if not c.startswith("_") and "source" not in c and not c.endswith("_at")]
-            out[t] = con.sql(f"SELECT {', '.join(chr(34) + c + chr(34) for c in cols)} FROM raw.{t} "
-                             "ORDER BY ALL").fetchall()
-        return out
-    finally:
-        con.close()
-
-
 def test_sciexplore_release_to_s3_and_ingest_from_it(s3: S3Server, tmp_path: Path) -> None:
     (tmp_path / "tmp").mkdir()
     env = dict(s3.env(dbt_env(tmp_path / "unused.duckdb")), TMPDIR=str(tmp_path / "tmp"))
@@ -82,8 +63,8 @@ def test_sciexplore_release_to_s3_and_ingest_from_it(s3: S3Server, tmp_path: Pat
         res = _run(["agenthop-ingest", "--db", str(dbs[name]), "--benchmark", bench, "--quiet"], env, tmp_path)
         assert res.returncode == 0, res.stderr
         outputs.append(res.stdout + res.stderr)
-    remote = _raw(dbs["remote"])
-    assert remote == _raw(dbs["local"]) and sum(map(len, remote.values())) >= 103
+    remote = raw_content(dbs["remote"])
+    assert remote == raw_content(dbs["local"]) and sum(map(len, remote.values())) >= 103
     con = duckdb.connect(str(dbs["remote"]), read_only=True)
     sources = {s for (s,) in con.sql("SELECT source FROM raw.ingest_log").fetchall()}
     con.close()
