@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import BuiltWarehouse, _check, cli, dbt_env, run_dbt_build
 
 #: what describes a build rather than the data (timestamps of the build)
-NOT_DATA = frozenset({"build_info", "sciexplore_build_info", "incremental_runs"})
+NOT_DATA = frozenset({"build_info", "sciexplore_build_info", "incremental_runs", "view_versions"})
 
 EXTRA_PANEL = """\
 defaults: {backend: sim, conditions: [full], replicates: 1}
