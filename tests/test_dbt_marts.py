@@ -34,6 +34,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -742,6 +743,31 @@ def test_every_unit_test_passes(warehouse: Path) -> None:
     assert any(".sciexplore_" in u or "int_sciexplore" in u for u in ran)  # every family's, not only AgentHop's
 
 
+def test_a_build_with_nothing_to_do_skips_views_and_tables_without_inputs(warehouse: Path, tmp_path: Path) -> None:
+    """A second `dbt build` of an unchanged warehouse (a copy, same file name) creates no view again and
+    rebuilds no table whose raw inputs are all empty (SciExplore's: this warehouse has no SciExplore
+    data), and the marts are the same (skip_unchanged.sql)."""
+    from tests.test_dbt_incremental import node_versions, table_digests
+
+    (tmp_path / "copy").mkdir()
+    db = tmp_path / "copy" / warehouse.name  # the database name (the file's) is part of a view's SQL
+    shutil.copyfile(warehouse, db)
+    before = node_versions(db)
+    assert {"stg_harness__runs", "int_gold_papers", "sciexplore_summary", "sciexplore_hop_accuracy"} <= set(before)
+    assert before["sciexplore_summary"][0].endswith(":empty inputs")
+    # tables with rows to compute are built at every build (and build_info reads the clock)
+    assert not {"model_summary", "panel_members", "build_info", "sciexplore_build_info"} & set(before)
+    env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    proc = subprocess.run(
+        [str(DBT), "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--exclude", "tag:dq_error",
+         "resource_type:unit_test", "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")],
+        cwd=REPO, env=env, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout[-8000:]
+    assert node_versions(db) == before
+    assert table_digests(db) == table_digests(warehouse)
+
+
 def test_the_everyday_build_leaves_unit_tests_out(warehouse: Path) -> None:
     """A plain `dbt build` (no --select/--exclude: the default selector of selectors.yml) lists every
     model and data test but no unit test; the `unit_tests` selector lists only unit tests."""
@@ -833,11 +859,11 @@ def test_marts_are_tables_with_spec_columns_contracts_and_docs(warehouse: Path) 
 def test_staging_and_intermediate_live_outside_main(warehouse: Path) -> None:
     rows = q(warehouse, "select table_schema, count(*) from information_schema.tables "
                         "where table_schema in ('staging', 'intermediate') and table_name not like '%sciexplore%' "
-                        "and table_name not in ('incremental_runs', 'view_versions') group by 1 order by 1")
+                        "and table_name not in ('incremental_runs', 'node_versions') group by 1 order by 1")
     assert rows == [("intermediate", 13), ("staging", 15)]  # SciExplore's own: tests/sciexplore/
     # the incremental builds' bookkeeping (docs/ingest.md#incremental-builds) is there too
     assert q(warehouse, "select count(*) from information_schema.tables where table_schema = 'intermediate' "
-                        "and table_name in ('incremental_runs', 'view_versions')") == [(2,)]
+                        "and table_name in ('incremental_runs', 'node_versions')") == [(2,)]
 
 
 def test_wilson_literals_agree_with_formula() -> None:

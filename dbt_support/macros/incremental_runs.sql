@@ -187,8 +187,8 @@ create table if not exists {{ incremental_state_relation() }} (
     {%- endif -%}
 {%- endmacro %}
 
-{#- post-hook of every model: an incremental model records the versions of the runs it built, a view the
-    version of its definition (view_if_changed.sql). -#}
+{#- post-hook of every model: an incremental model records the versions of the runs it built, a view or
+    table the version of its definition (skip_unchanged.sql). -#}
 {% macro incremental_runs_post_hook() -%}
     {%- if execute and model.config.materialized == 'incremental' -%}
         {%- set plan = incremental_plan() -%}
@@ -208,8 +208,8 @@ create table if not exists {{ incremental_state_relation() }} (
             where run_id in {{ incremental_sql_list(plan.build) }}
             {%- endif -%}
         {%- endif -%}
-    {%- elif execute and model.config.materialized == 'view' -%}
-        {{ view_record_version() }}
+    {%- elif execute and model.config.materialized in ('view', 'table') -%}
+        {{ node_record_version() }}
     {%- endif -%}
 {%- endmacro %}
 
