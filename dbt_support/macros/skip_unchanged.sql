@@ -24,11 +24,10 @@
     {{ return(dbt.materialization_view_default()) }}
 {% endmaterialization %}
 
-{#- What a skipped node returns (dbt expects a `main` statement from every model node). -#}
+{#- What a skipped node returns: no statement runs, but dbt expects the result of a `main` one from every
+    model node (its message, "unchanged", is what the log prints for the node). -#}
 {% macro node_unchanged(relation) -%}
-    {% call statement('main') -%}
-        select 'unchanged' as node_status
-    {%- endcall %}
+    {%- do store_result('main', response='unchanged') -%}
     {{ return({'relations': [relation]}) }}
 {%- endmacro %}
 

@@ -20,7 +20,7 @@
     {%- endif -%}
     {%- if model.language == 'sql' and existing_relation is not none and existing_relation.is_table
           and not should_full_refresh() -%}
-        {%- set wanted = adapter.get_column_schema_from_query(sql) -%}
+        {%- set wanted = get_column_schema_from_query(sql) -%}
         {%- if table_in_place_matches(existing_relation, sql, wanted) -%}
             {{ return(table_in_place(existing_relation, sql, wanted)) }}
         {%- endif -%}
@@ -32,7 +32,7 @@
 {% materialization incremental, adapter="duckdb", supported_languages=['sql', 'python'] %}
     {%- set existing_relation = load_cached_relation(this) -%}
     {%- if model.language == 'sql' and existing_relation is not none and is_incremental() -%}
-        {%- set wanted = adapter.get_column_schema_from_query(sql) -%}
+        {%- set wanted = get_column_schema_from_query(sql) -%}
         {%- if table_in_place_matches(existing_relation, sql, wanted) -%}
             {{ return(table_in_place(existing_relation, sql, wanted, clear=false)) }}
         {%- endif -%}
