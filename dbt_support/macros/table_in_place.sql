@@ -48,16 +48,8 @@
         {#- the check dbt makes before creating a table with a contract (raises on a mismatch) -#}
         {%- do get_assert_columns_equivalent(sql) -%}
     {%- endif -%}
-    {%- set existing_sql -%}
-        select c.column_name, c.data_type, c.is_nullable, coalesce(c.comment, ''), coalesce(t.comment, '')
-        from duckdb_columns() as c
-        join duckdb_tables() as t using (database_name, schema_name, table_name)
-        where c.database_name = '{{ relation.database }}' and c.schema_name = '{{ relation.schema }}'
-            and c.table_name = '{{ relation.identifier }}'
-        order by c.column_index
-    {%- endset -%}
-    {%- set existing = run_query(existing_sql).rows -%}
-    {%- if existing | length != wanted | length -%}{{ return(false) }}{%- endif -%}
+    {%- set existing = table_in_place_columns().get(relation.schema ~ '.' ~ relation.identifier, []) -%}
+    {%- if existing | length == 0 or existing | length != wanted | length -%}{{ return(false) }}{%- endif -%}
     {%- set docs = config.get('persist_docs', {}) -%}
     {%- set not_null = [] -%}
     {%- if contract and contract.enforced -%}
@@ -82,6 +74,30 @@
         {%- endif -%}
     {%- endfor -%}
     {{ return(true) }}
+{%- endmacro %}
+
+{#- (column name, type, nullable, column comment, table comment) of every table of the warehouse, by
+    'schema.table', read once per invocation (incremental_cache): a node's table changes only when that
+    node builds, after it has read its own columns, so one read at the first node serves every node. -#}
+{% macro table_in_place_columns() -%}
+    {%- set cache = incremental_cache() -%}
+    {%- if 'table_columns' not in cache -%}
+        {%- set columns_sql -%}
+            select c.schema_name || '.' || c.table_name, c.column_name, c.data_type, c.is_nullable,
+                coalesce(c.comment, ''), coalesce(t.comment, '')
+            from duckdb_columns() as c
+            join duckdb_tables() as t using (database_name, schema_name, table_name)
+            where c.database_name = current_database()
+            order by c.schema_name, c.table_name, c.column_index
+        {%- endset -%}
+        {%- set by_table = {} -%}
+        {%- for row in run_query(columns_sql).rows -%}
+            {%- if row[0] not in by_table -%}{%- do by_table.update({row[0]: []}) -%}{%- endif -%}
+            {%- do by_table[row[0]].append([row[1], row[2], row[3], row[4], row[5]]) -%}
+        {%- endfor -%}
+        {%- do cache.update({'table_columns': by_table}) -%}
+    {%- endif -%}
+    {{ return(cache['table_columns']) }}
 {%- endmacro %}
 
 {#- Replaces (clear) or adds to the rows of `relation` with those of `sql`, inside the model's transaction. -#}
