@@ -126,41 +126,56 @@ create table if not exists {{ incremental_state_relation() }} (
     {%- if not is_incremental() -%}
         {{ return({'mode': 'all', 'build': [], 'gone': []}) }}
     {%- endif -%}
-    {%- set plan_sql -%}
-        with current_versions as ({{ run_versions_sql(incremental_checksum(model)) }}),
-        recorded as (
-            select run_id, version from {{ incremental_state_relation() }} where model = '{{ this.identifier }}'
-        )
-        select 'build' as what, current_versions.run_id
-        from current_versions
-        left join recorded using (run_id)
-        where not coalesce(recorded.version = current_versions.version, false)
-        union all
-        select 'gone', run_id from recorded anti join current_versions using (run_id)
-        union all
-        select 'recorded', null where exists (select 1 from recorded)
-        union all
-        select 'all_changed', null
-        where not exists (
-            select 1 from current_versions join recorded using (run_id)
-            where recorded.version = current_versions.version
-        )
-    {%- endset -%}
-    {%- set rows = run_query(plan_sql).rows -%}
+    {%- set snapshot = incremental_snapshot() -%}
+    {%- set checksum = incremental_checksum(model) -%}
+    {%- set recorded = snapshot.recorded.get(this.identifier, {}) -%}
     {%- set build = [] -%}
-    {%- set gone = [] -%}
-    {%- set flags_seen = [] -%}
-    {%- for row in rows -%}
-        {%- if row[0] == 'build' -%}{%- do build.append(row[1]) -%}
-        {%- elif row[0] == 'gone' -%}{%- do gone.append(row[1]) -%}
-        {%- else -%}{%- do flags_seen.append(row[0]) -%}
+    {%- set kept = [] -%}
+    {%- for run_id, suffix in snapshot.current.items() -%}
+        {%- set version = none if suffix is none else checksum ~ suffix -%}
+        {%- if version is not none and recorded.get(run_id) == version -%}
+            {%- do kept.append(run_id) -%}
+        {%- else -%}
+            {%- do build.append(run_id) -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- set gone = [] -%}
+    {%- for run_id in recorded -%}
+        {%- if run_id not in snapshot.current -%}{%- do gone.append(run_id) -%}{%- endif -%}
+    {%- endfor -%}
     {#- nothing recorded, or no run kept its version: rebuild everything (cheaper than a long IN list) -#}
-    {%- if 'recorded' not in flags_seen or ('all_changed' in flags_seen and build | length > 0) -%}
+    {%- if not recorded or (not kept and build) -%}
         {{ return({'mode': 'all', 'build': [], 'gone': []}) }}
     {%- endif -%}
     {{ return({'mode': 'runs', 'build': build | sort, 'gone': gone | sort}) }}
+{%- endmacro %}
+
+{#- The warehouse's runs with their versions less the model checksum ('current': run_id -> ':load/release',
+    none for a run without an ingest_log row) and what every model recorded ('recorded': model -> run_id ->
+    version), read in one query at the first incremental model of an invocation: a model's recorded rows
+    change only in its own post-hook, after its plan is decided, and raw tables do not change during a build. -#}
+{% macro incremental_snapshot() -%}
+    {%- set cache = incremental_cache() -%}
+    {%- if 'snapshot' not in cache -%}
+        {%- set snapshot_sql -%}
+            with current_versions as ({{ run_versions_sql('') }})
+            select 'current', run_id, version, null from current_versions
+            union all
+            select 'recorded', run_id, version, model from {{ incremental_state_relation() }}
+        {%- endset -%}
+        {%- set current = {} -%}
+        {%- set recorded = {} -%}
+        {%- for row in run_query(snapshot_sql).rows -%}
+            {%- if row[0] == 'current' -%}
+                {%- do current.update({row[1]: row[2]}) -%}
+            {%- else -%}
+                {%- if row[3] not in recorded -%}{%- do recorded.update({row[3]: {}}) -%}{%- endif -%}
+                {%- do recorded[row[3]].update({row[1]: row[2]}) -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- do cache.update({'snapshot': {'current': current, 'recorded': recorded}}) -%}
+    {%- endif -%}
+    {{ return(cache['snapshot']) }}
 {%- endmacro %}
 
 {#- A predicate on `column` (a run id) selecting the runs this build computes. -#}
