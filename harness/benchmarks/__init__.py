@@ -110,6 +110,10 @@ class Benchmark:
     #: the run options of its own (``agenthop-harness run --search ...``) checked for a condition and
     #: completed with their defaults: ``run_options(condition, given) -> dict`` (part of the run identity)
     run_options: Callable[[str, Mapping[str, Any]], dict[str, Any]] | None = None
+    #: whether a run of a condition with its (completed) options has the provider search on its own
+    #: side (``SampleContext.native_search``): ``native_search(condition, options) -> bool``; checked
+    #: against the backend before a run starts (None: never)
+    native_search: Callable[[str, Mapping[str, Any]], bool] | None = None
     #: columns of its own in a run's ``runs`` row: ``run_columns(condition, options) -> dict``
     run_columns: Callable[[str, Mapping[str, Any]], dict[str, Any]] | None = None
     #: called by ingest inside its transaction after the runs ``run_ids`` of this benchmark were
