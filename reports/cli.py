@@ -223,7 +223,8 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
 
 @main.command(epilog=epilog("agenthop-report sciexplore"))
 @click.option("--judge", default="normalized-match", show_default=True,
-              help="Whose verdicts score the tables (a judge name in raw.judgments, e.g. llm:<model>).")
+              help="Whose verdicts score the tables: the built-in judge, or the name of a judge whose "
+                   "verdicts were loaded (agenthop-ingest --judgments), e.g. llm:<model>.")
 @click.option("--pair", "pairs", multiple=True, metavar="A,B",
               help="Two systems to compare with an exact paired test on the shared T1/T2 tasks (repeatable; "
                    "default: neighbours by Overall).")

@@ -135,6 +135,7 @@ BENCHMARK = Benchmark(
     release_tables=release_tables,
     raw_tables=tables.RELEASE_TABLES,
     raw_keys=KEYS,
+    extra_tables=tables.RUN_TABLES,
     item_ids_sql="SELECT task_id FROM raw.sciexplore_tasks",
     load_release=load_release,
     release_sha256=release_sha256,
