@@ -23,8 +23,8 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import is_dataclass, replace
 from contextlib import contextmanager
+from dataclasses import is_dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
