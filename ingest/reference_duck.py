@@ -94,32 +94,25 @@ def _text_or_null(x: str) -> str:
 _SUSPECT = r"^\s*[\[{]|^-?[0-9]+(\.[0-9]*)?[eE.]"
 
 #: a scalar argument value whose JSON text is what json.dumps(ensure_ascii=False) writes
-def _plain_value(v: str) -> str:
-    return f"({v} IS NULL OR (json_type({v}) IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'BOOLEAN') AND NOT contains({v}, '\\u')))"
+#: a JSON token (a string, or a run of other characters) and the separator after it, if any
+_TOKEN = r'("(?:[^"\\]|\\.)*"|[^",:]+)([,:]?)'
 
 
 def _args_sql(a: str) -> tuple[str, str]:
-    """(validity, args_json) of a call's ``args``: an object of plain scalar values, formatted as
-    json.dumps formats it (", " and ": "), or absent/null (``{}``)."""
-    m = f"map_entries(json_transform({a}, '\"MAP(VARCHAR, JSON)\"'))"
-    ok = (
-        f"({a} IS NULL OR (json_type({a}) = 'OBJECT' AND len(json_keys({a})) = len(list_distinct(json_keys({a}))) "
-        f"AND list_bool_and(list_transform({m}, lambda e: (NOT contains(to_json(e.key), '\\u')) AND "
-        f"{_plain_value('e.value')}))))"
-    )
-    text = (
-        f"CASE WHEN {a} IS NULL OR len(json_keys({a})) = 0 THEN '{{}}' ELSE "
-        f"'{{' || array_to_string(list_transform({m}, lambda e: to_json(e.key) || ': ' || coalesce(e.value, 'null')), ', ') "
-        f"|| '}}' END"
-    )
+    """(validity, args_json) of a call's ``args``: DuckDB's compact JSON text with a space after
+    every separator outside strings, as json.dumps writes it (``{}`` when absent or null). Text
+    that json.dumps might write differently (a \\u escape, a number with a fraction or exponent)
+    is handed back."""
+    ok = f"({a} IS NULL OR NOT regexp_matches({a}, '\\\\u|[:,\\[]-?[0-9]+[.eE]|\"(paper_id|section|query|answer)\":[\\[{{]'))"
+    spaced = f"regexp_replace({a}, '{_TOKEN}', '\\1\\2' || chr(1), 'g')"
+    text = (f"CASE WHEN {a} IS NULL THEN '{{}}' ELSE replace(replace(replace({spaced}, ',' || chr(1), ', '), "
+            f"':' || chr(1), ': '), chr(1), '') END")
     return ok, text
 
 
 def _arg(a: str, key: str) -> str:
-    """_scalar_text(args.get(key)) of reference_parse, for plain scalar values."""
-    v = f"json_extract({a}, '$.{key}')"
-    return f"CASE WHEN json_type({a}) <> 'OBJECT' THEN NULL WHEN json_type({v}) = 'VARCHAR' THEN {v} ->> '$' " \
-           f"WHEN json_type({v}) = 'NULL' THEN NULL ELSE {v}::VARCHAR END"
+    """_scalar_text(args.get(key)) of reference_parse (args that are not an object have none)."""
+    return f"json_extract_string({a}, '$.{key}')"
 
 
 _STATUS = """CASE
@@ -177,7 +170,8 @@ def parse_folders(folders: Sequence[tuple[str, list[Sample]]], threads: int | No
     if plan is None:
         return out
     con = duckdb.connect(config={"threads": threads or os.cpu_count() or 1, "autoinstall_known_extensions": False,
-                                 "autoload_known_extensions": False})
+                                 "autoload_known_extensions": False,
+                                 "preserve_insertion_order": False})
     try:
         results = _run(con, plan, len(usable))
     except duckdb.Error:
@@ -267,43 +261,51 @@ def _run(con: duckdb.DuckDBPyConnection, plan: pa.Table, n_folders: int) -> list
             CASE WHEN json_type(t.content) = 'VARCHAR' THEN length({_str('t.content')}) ELSE 0 END AS content_chars,
             coalesce(TRY_CAST(t.timestamp AS DOUBLE), 0.0) AS t_offset_s
         FROM (SELECT sord, k, unnest(r.turns) AS t, unnest(range(len(r.turns))) AS pos FROM files) AS f""")
+    # the running values need the turns in order: computed over their small columns only
     con.execute("""CREATE TEMP TABLE turns1 AS
-        SELECT t.*, a.budget_total,
+        SELECT sord, k, pos, t.ok, role, n_calls, n_results, prompt_tokens, completion_tokens, bb, ba,
+            content_chars, t_offset_s, a.budget_total,
             sum(prompt_tokens + completion_tokens) OVER w AS cumulative_tokens,
             coalesce(last_value(CASE WHEN n_results > 0 THEN ba END IGNORE NULLS)
-                     OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), a.budget_total) AS carried
+                     OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), a.budget_total) AS carried,
+            coalesce(sum(n_calls) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS calls_before
         FROM turns0 AS t JOIN att AS a USING (sord, k)
         WINDOW w AS (PARTITION BY sord, k ORDER BY pos)""")
     # ---- tool calls
-    args_ok, args_json = _args_sql("c.args")
+    args_ok, args_json = _args_sql("args")
+    cost = "coalesce(TRY_CAST(x.cost AS BIGINT), 0)"
     con.execute(f"""CREATE TEMP TABLE calls0 AS
-        SELECT sord, k, pos, ci, before, c.args AS args, executed,
-            c IS NOT NULL AND {_is_str('c.name')} AND (NOT executed OR (res IS NOT NULL AND {_is_str('res.output')}
+        SELECT sord, k, pos, ci, calls_before + ci AS seq, args, executed,
+            c_ok AND (NOT executed OR (res IS NOT NULL AND {_is_str('res.output')}
                 AND {_int_or_null('res.cost')})) AND {args_ok} AS ok,
-            {_str('c.name')} AS tool,
+            tool,
             {args_json} AS args_json,
             CASE WHEN executed THEN {_str('res.output')} END AS output,
-            CASE WHEN executed THEN {_int('res.cost', 0)} ELSE 0 END AS cost
+            CASE WHEN executed THEN {_int('res.cost', 0)} ELSE 0 END AS cost,
+            before - coalesce(list_sum(list_transform(list_slice(results, 1, ci + 1), lambda x: {cost})), 0) AS running
         FROM (
-            SELECT sord, k, pos, CASE WHEN n_results > 0 THEN bb ELSE carried END AS before, results,
-                unnest(calls) AS c, unnest(range(n_calls)) AS ci
-            FROM turns1 WHERE n_calls > 0
-        ) AS u, LATERAL (SELECT ci < coalesce(len(results), 0) AS executed, results[ci + 1] AS res)""")
+            SELECT u.*, t.calls_before, CASE WHEN t.n_results > 0 THEN t.bb ELSE t.carried END AS before,
+                c.args AS args, c IS NOT NULL AND {_is_str('c.name')} AS c_ok, {_str('c.name')} AS tool,
+                ci < t.n_results AS executed, CASE WHEN ci < t.n_results THEN results[ci + 1] END AS res
+            FROM (
+                SELECT sord, k, pos, results, unnest(calls) AS c, unnest(range(n_calls)) AS ci
+                FROM turns0 WHERE n_calls > 0
+            ) AS u JOIN turns1 AS t USING (sord, k, pos)
+        )""")
     con.execute(f"""CREATE TEMP TABLE calls1 AS
         SELECT *,
-            {_STATUS} AS status,
-            executed AND (starts_with(output, 'Unknown tool') OR starts_with(output, 'Error calling')
-                          OR starts_with(output, 'Tool ''')) AS tool_error,
-            CASE WHEN tool = 'read_section' AND executed AND ({_STATUS}) = 'ok'
-                      AND regexp_matches(first_line, '^=== (.*) ===$')
-                 THEN regexp_extract(first_line, '^=== (.*) ===$', 1) END AS resolved_header,
-            before - sum(cost) OVER (PARTITION BY sord, k, pos ORDER BY ci) AS running,
-            row_number() OVER (PARTITION BY sord, k ORDER BY pos, ci) - 1 AS seq,
-            {_arg('args', 'paper_id')} AS paper_id,
-            CASE WHEN tool = 'read_section' THEN {_arg('args', 'section')} END AS section_query,
-            CASE WHEN tool = 'search_papers' THEN {_arg('args', 'query')} END AS search_query,
-            CASE WHEN tool = 'submit_answer' THEN {_arg('args', 'answer')} END AS answer
-        FROM (SELECT *, split_part(output, chr(10), 1) AS first_line FROM calls0)""")
+            CASE WHEN tool = 'read_section' AND status = 'ok' AND regexp_matches(first_line, '^=== (.*) ===$')
+                 THEN regexp_extract(first_line, '^=== (.*) ===$', 1) END AS resolved_header
+        FROM (
+            SELECT *, {_STATUS} AS status,
+                executed AND (starts_with(output, 'Unknown tool') OR starts_with(output, 'Error calling')
+                              OR starts_with(output, 'Tool ''')) AS tool_error,
+                {_arg('args', 'paper_id')} AS paper_id,
+                CASE WHEN tool = 'read_section' THEN {_arg('args', 'section')} END AS section_query,
+                CASE WHEN tool = 'search_papers' THEN {_arg('args', 'query')} END AS search_query,
+                CASE WHEN tool = 'submit_answer' THEN {_arg('args', 'answer')} END AS answer
+            FROM (SELECT *, split_part(output, chr(10), 1) AS first_line FROM calls0)
+        )""")
     # ---- messages
     msg_ok = " AND ".join([
         "m IS NOT NULL", *(_text_or_null(f"m.{k}") for k in ("role", "type", "name", "tool_call_id", "call_id")),
@@ -404,7 +406,7 @@ def _tables(con: duckdb.DuckDBPyConnection, n_folders: int, good: set[int]) -> l
                    FROM calls1 GROUP BY sord, k) AS c USING (sord, k)
         WHERE a.is_row
         ) ORDER BY sord, attempt
-    """).fetch_arrow_table()
+    """).to_arrow_table()
     # the key columns of every row table, from the attempt rows (joined by sord and attempt file k)
     keys = "a.run_id, a.stem AS sample_id, a.attempt"
     turns = con.sql(f"""
@@ -415,19 +417,19 @@ def _tables(con: duckdb.DuckDBPyConnection, n_folders: int, good: set[int]) -> l
             t.content_chars, t.t_offset_s
         FROM turns1 AS t JOIN att2 AS a USING (sord, k) JOIN good USING (folder)
         WHERE a.is_row ORDER BY a.sord, a.attempt, t.pos
-    """).fetch_arrow_table()
+    """).to_arrow_table()
     calls = con.sql(f"""
         SELECT a.folder, {keys}, c.pos AS turn, c.ci AS call_index, c.seq, c.tool, c.args_json, c.paper_id,
             c.section_query, c.resolved_header, NULL::INTEGER AS resolved_section_index, c.search_query, c.answer,
             c.cost, c.status, coalesce(length(c.output), 0) AS output_chars, c.running AS budget_after
         FROM calls1 AS c JOIN att2 AS a USING (sord, k) JOIN good USING (folder)
         WHERE a.is_row ORDER BY a.sord, a.attempt, c.pos, c.ci
-    """).fetch_arrow_table()
+    """).to_arrow_table()
     msgs = con.sql(f"""
         SELECT a.folder, {keys}, m.idx, m.role, m.name, m.tool_call_id, m.content
         FROM msgs0 AS m JOIN att2 AS a USING (sord, k) JOIN good USING (folder)
         WHERE a.is_row ORDER BY a.sord, a.attempt, m.idx
-    """).fetch_arrow_table()
+    """).to_arrow_table()
     calls = calls.append_column(ALIAS_COLUMN, _aliases(calls.column("section_query").combine_chunks(),
                                                        pa.compute.is_valid(calls.column("resolved_header")).combine_chunks()))
     out: list[dict[str, Any] | None] = [None] * n_folders

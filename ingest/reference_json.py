@@ -461,6 +461,25 @@ def _folder_data(plan: _Folder, results: list[dict[str, Any]], calls: pa.Table, 
     )
 
 
+def _parse_folders(todo: list[_Folder], n_bytes: int) -> list[list[dict[str, Any]]]:
+    """Each folder's parse results: in DuckDB (reference_duck) where its checks pass, else (and for
+    the exact error of a bad file) record by record on every core."""
+    from . import reference_duck
+
+    per_folder: list[list[dict[str, Any]]] = [[] for _ in todo]
+    fast = reference_duck.parse_folders([(p.run_id, p.samples) for p in todo]) if todo else []
+    careful = [i for i, r in enumerate(fast) if r is None]
+    for i, r in enumerate(fast):
+        if r is not None:
+            per_folder[i].append(r)
+    tasks = [(careful[i], run_id, samples) for i, run_id, samples in _tasks([todo[j] for j in careful])]
+    for (i, _, _), result in zip(tasks, _parse_all(tasks, n_bytes)):
+        if result["error"] is not None:
+            raise IngestError(result["error"])
+        per_folder[i].append(result)
+    return per_folder
+
+
 def read_folders(
     folders: Sequence[Path],
     checks: Checks,
@@ -477,12 +496,7 @@ def read_folders(
         digests = list(pool.map(_digest, folders))
     planned = [_plan_folder(f, sha, checks, loaded_hashes) for f, (sha, _) in zip(folders, digests)]
     todo = [p for p in planned if isinstance(p, _Folder)]
-    per_folder: list[list[dict[str, Any]]] = [[] for _ in todo]
-    tasks = _tasks(todo)
-    for (i, _, _), result in zip(tasks, _parse_all(tasks, sum(n for _, n in digests))):
-        if result["error"] is not None:
-            raise IngestError(result["error"])
-        per_folder[i].append(result)
+    per_folder = _parse_folders(todo, sum(n for _, n in digests))
     index = SectionIndex(bench() if todo else None)
     try:
         calls = _resolve_all(per_folder, index)
