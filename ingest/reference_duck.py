@@ -338,11 +338,11 @@ def _run(con: duckdb.DuckDBPyConnection, plan: pa.Table, n_folders: int) -> list
             FROM att AS a JOIN sub AS s USING (sord) WHERE a.is_final
         ), turn_bad AS (
             SELECT DISTINCT sord FROM turns1
-            WHERE NOT ok OR abs(carried) > 2147483647
+            WHERE NOT coalesce(ok, false) OR abs(carried) > 2147483647
         ), call_bad AS (
-            SELECT DISTINCT sord FROM calls1 WHERE NOT ok OR abs(running) > 2147483647 OR NOT coalesce(abs(cost) <= 2147483647, false)
+            SELECT DISTINCT sord FROM calls1 WHERE NOT coalesce(ok, false) OR abs(running) > 2147483647 OR NOT coalesce(abs(cost) <= 2147483647, false)
         ), msg_bad AS (
-            SELECT DISTINCT sord FROM msgs0 WHERE NOT ok
+            SELECT DISTINCT sord FROM msgs0 WHERE NOT coalesce(ok, false)
         )
         SELECT folder FROM per_file WHERE NOT coalesce(ok, false)
         UNION SELECT folder FROM merged WHERE NOT coalesce(ok, false)
