@@ -378,7 +378,7 @@ def test_status_of_agrees_with_the_sandbox_on_every_tool_outcome() -> None:
 
 
 def test_process_pool_gives_the_same_rows(imported: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Big imports parse in spawned worker processes, one task per sample here; same rows, same order."""
+    """Big imports parse in worker processes (forked from a fork server), one task per sample here; same rows, same order."""
     from agenthop.ingest import reference_json as refjson
 
     monkeypatch.setattr(refjson, "POOL_MIN_SAMPLES", 0)
