@@ -496,4 +496,18 @@ def parse_task(run_id: str, samples: list[Sample]) -> dict[str, Any]:
             gc.enable()
 
 
-__all__ = ["Unsupported", "parse_bulk", "parse_task"]
+def spooled_task(run_id: str, samples: list[Sample], spool: str, key: int) -> dict[str, Any]:
+    """A worker task whose tables go to Arrow files in ``spool`` (the parent maps them; no pickling)."""
+    result = parse_task(run_id, samples)
+    if result["error"] is None:
+        paths = {}
+        for name, table in result["tables"].items():
+            path = os.path.join(spool, f"{key}-{name}.arrow")
+            with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+            paths[name] = path
+        result["tables"] = paths
+    return result
+
+
+__all__ = ["Unsupported", "parse_bulk", "parse_task", "spooled_task"]

@@ -377,8 +377,23 @@ def test_status_of_agrees_with_the_sandbox_on_every_tool_outcome() -> None:
     assert seen == {"ok", "unknown_paper", "no_full_text", "section_not_found", "invalid_args", "unknown_tool"}
 
 
+def _fork_servers() -> list[int]:
+    """Child processes of this one that are multiprocessing fork servers."""
+    import os
+
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(stat[1]) == os.getpid() and b"forkserver" in (d / "cmdline").read_bytes():
+                out.append(int(d.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
 def test_process_pool_gives_the_same_rows(imported: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Big imports parse in spawned worker processes, one task per sample here; same rows, same order."""
+    """Big imports parse in worker processes (forked from a fork server), one task per sample here; same rows, same order."""
     from agenthop.ingest import reference_json as refjson
 
     monkeypatch.setattr(refjson, "POOL_MIN_SAMPLES", 0)
@@ -389,6 +404,7 @@ def test_process_pool_gives_the_same_rows(imported: dict, tmp_path: Path, monkey
     for table in ("trajectories", "turns", "tool_calls", "messages"):
         sql = f"SELECT * FROM raw.{table} ORDER BY ALL"
         assert q(db, sql) == q(imported["db"], sql), table
+    assert not _fork_servers(), "the workers' fork server is stopped and reaped after the import"
     # an error found in a worker is the same one line
     bad = tmp_path / "bad" / "ref-model"
     shutil.copytree(imported["exp"] / "ref-model", bad)
