@@ -517,3 +517,19 @@ def test_names_and_number_formats_a_paper_appendix_can_take(browser, demo: dict,
     page.close()
     assert effects and all(e[0] in "+-" or e == "n/a" for e in effects), effects[:10]
     assert not (errors or errors2 or errors3)
+
+
+def test_leaderboard_scatter_legend_lists_tiers_in_table_order(browser, demo: dict) -> None:
+    """The scatter's tier legend reads in Table 2's tier order (not alphabetically), so a reader can map
+    colours to groups the way the table lists them; the paper report's Figure 5 uses the same colours."""
+    page, errors, _, _ = _open(browser, demo["paths"]["leaderboard"], 1024)
+    groups = page.evaluate("Array.from(document.querySelectorAll('main table tr.axis-row td'))"
+                           ".map(td => td.textContent.trim())")
+    legend = page.evaluate("""() => Array.from(document.querySelectorAll('div.chart svg g.role-legend'))
+        .filter(g => (g.querySelector('g.role-legend-title text') || {}).textContent === 'tier')
+        .flatMap(g => Array.from(g.querySelectorAll('g.role-legend-label text')).map(t => t.textContent))""")
+    page.close()
+    order = list(dict.fromkeys(groups))
+    assert len(legend) >= 2, legend
+    assert legend == [t for t in order if t in legend], (legend, order)
+    assert not errors

@@ -130,7 +130,7 @@ def build(
     add("figure4", "Figure 4", "Item difficulty", "paper-figure-4", list(an.figure4(wh, panel)))
     add("figure5", "Figure 5", "Accuracy vs paper recall", "paper-figure-5", [an.figure5(panel)])
     add("figure6", "Figure 6", "Transition matrices", "paper-figure-6", [an.figure6(wh, panel)])
-    add("reliability", "Reliability", "Reliability of the panel", "paper-reliability", list(an.reliability(wh, panel)))
+    add("reliability", "Reliability", "Internal consistency of the panel", "paper-reliability", list(an.reliability(wh, panel)))
     add("budget", "Beyond the paper", "Accuracy at lower caps", "paper-budget-truncated",
         [an.budget_truncated(wh, panel)])
     bf = an.bigram_frequency(wh, panel, an.bigram_frequency_pairs(panel, pairs))

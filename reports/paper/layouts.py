@@ -16,6 +16,9 @@ from .table import REPEATS, Column, Table
 #: The paper's names of the capability tiers (group rows) and their short forms (column headers).
 TIER_LABELS = {"closed_frontier": "Closed Frontier", "open_frontier": "Open Frontier",
                "compute_efficient": "Compute-Efficient", "untiered": "Untiered"}
+#: One colour per tier wherever models are plotted by tier (Figure 5, the leaderboard's scatter).
+TIER_POINT_COLOURS = {"closed_frontier": "#1f4e8c", "open_frontier": "#d4731c", "compute_efficient": "#3f9b4f",
+                      "untiered": "#777777"}
 TIER_SHORT = {"closed_frontier": "Closed", "open_frontier": "Open", "compute_efficient": "Comp.-eff."}
 #: Table 14's tool abbreviations (search_papers has none in the paper).
 TOOL_ABBREV = {"get_paper_info": "gpi", "get_references": "gr", "list_sections": "ls", "search_papers": "sp",
@@ -24,6 +27,16 @@ TOOL_ABBREV = {"get_paper_info": "gpi", "get_references": "gr", "list_sections":
 CELLS = ("st_d1", "st_d2", "mt_d1", "mt_d2")
 #: Table 13 shows this many bigrams per sign.
 TOP_BIGRAMS = 7
+
+
+#: Colours of tiers outside the paper's three (a plugin's panel), in order of appearance.
+OTHER_TIER_COLOURS = ("#8c564b", "#9467bd", "#17becf", "#bcbd22", "#e377c2")
+
+
+def tier_colours(tiers: Sequence[str]) -> list[str]:
+    """One colour per tier, the paper's tiers always in the same colour."""
+    others = iter(OTHER_TIER_COLOURS * (1 + len(tiers) // len(OTHER_TIER_COLOURS)))
+    return [TIER_POINT_COLOURS.get(t) or next(others) for t in tiers]
 
 
 def tier_label(tier: str | None) -> str:

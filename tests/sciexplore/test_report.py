@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 from statistics import mean
 
@@ -89,7 +90,12 @@ def test_tables_are_the_marts_means(panel: dict) -> None:
     assert len(_csv(tables / "paired_tests.csv")) == 5  # neighbours of six systems
     assert len(list((panel["out"] / "index_files" / "items").glob("*.html"))) == 103
     html = (panel["out"] / "index.html").read_text()
-    assert "6 of the systems are simulated" in html  # the simulated systems' responses say so
+    assert "All 6 systems are simulated" in html  # the simulated systems' responses say so
+    # every task page marks each simulated system's heading, as the other reports mark simulated runs
+    item = (panel["out"] / "index_files" / "items" / "t1_001.html").read_text()
+    headings = re.findall(r"<h2>(.*?)</h2>", item, re.S)
+    systems = [h for h in headings if "<code class=\"pid\">" in h]
+    assert systems and all('class="badge sim"' in h for h in systems), systems
 
 
 def test_other_judge_and_refusals(panel: dict, tmp_path: Path) -> None:
@@ -143,4 +149,23 @@ def test_report_renders_at_both_widths(browser, panel: dict, width: int) -> None
     assert page.locator("section.traj").count() == 6
     page.screenshot(path=str(ARTIFACTS / f"sciexplore-item-{width}.png"), full_page=True)
     page.close()
+    assert not errors and not blocked, (errors, blocked)
+
+
+@pytest.mark.browser
+def test_figure3_draws_no_empty_bar_slots(browser, panel: dict) -> None:  # noqa: F811
+    """A system without search calls (a foundation model) gets no empty slot in every group of Figure 3:
+    the legend lists only systems with bars, and the subtitle names the others."""
+    rows = _csv(panel["out"] / "tables" / "figure03_search_effort.csv")
+    searched = {r["model"] for r in rows if float(r["mean_search_calls"] or 0) > 0}
+    silent = {r["model"] for r in rows} - searched
+    assert searched and silent, "the simulated panel should have systems with and without searches"
+    page, errors, blocked, _ = _open(browser, panel["out"] / "index.html", 1024)
+    legend = page.evaluate("Array.from(document.querySelectorAll('#figure3 div.chart svg g.role-legend-label text'))"
+                           ".map(t => t.textContent)")
+    titles = page.evaluate("Array.from(document.querySelectorAll('#figure3 div.chart svg g.role-title text'))"
+                           ".map(t => t.textContent).join(' ')")
+    page.close()
+    assert set(legend) == searched, legend
+    assert all(m in titles for m in silent), titles
     assert not errors and not blocked, (errors, blocked)
