@@ -533,3 +533,14 @@ def test_leaderboard_scatter_legend_lists_tiers_in_table_order(browser, demo: di
     assert len(legend) >= 2, legend
     assert legend == [t for t in order if t in legend], (legend, order)
     assert not errors
+
+
+def test_compare_heatmap_says_how_to_read_it(browser, demo: dict) -> None:
+    """The transition heatmaps' caption sits between the heading and the chart and explains the rows
+    (each sums to 1), the blank cells and the empty submit_answer row."""
+    page, errors, _, _ = _open(browser, demo["paths"]["compare"], 1024)
+    note = page.evaluate("""() => { const h = document.getElementById('transitions');
+        const p = h && h.nextElementSibling; return p && p.matches('p.note') ? p.textContent : null; }""")
+    page.close()
+    assert note and "sums to 1" in note and "submit_answer" in note and "blank cell" in note, note
+    assert not errors

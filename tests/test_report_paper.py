@@ -783,6 +783,15 @@ def test_paper_page_passes_the_browser_checks(browser, report: Path, width: int)
     labels = page.evaluate("""() => Array.from(document.querySelectorAll('#figure5 div.chart svg g.mark-text.role-mark text'))
         .map(t => t.textContent)""")
     assert sorted(labels) == sorted(r["model"] for r in read_csv(report, "figure05_recall_accuracy")), labels
+    # a chart in an appendix explains itself: Figure 6 spells out its short tool names and its empty submit row,
+    # the condition chart names the settings as Tables 4 and 18 do (not by condition id alone)
+    fig6 = page.evaluate("Array.from(document.querySelectorAll('#figure6 div.chart svg g.role-title text'))"
+                         ".map(t => t.textContent).join(' ')")
+    for phrase in ("read = read_section", "submit = submit_answer", "its row is empty"):
+        assert phrase in fig6, fig6
+    settings = page.evaluate("Array.from(document.querySelectorAll('#table4 div.chart svg g.role-legend-label text'))"
+                             ".map(t => t.textContent)")
+    assert settings and all(s.split(" (")[0] in ("Zero-tool", "No-search", "Full-tool") for s in settings), settings
     page.close()
     assert not errors and not blocked, (errors, blocked)
 

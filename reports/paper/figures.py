@@ -253,7 +253,12 @@ def transition_matrices(rows: list[dict[str, Any]], models: Sequence[str], tools
         facet=alt.Facet("model:N", sort=list(models), title=None, header=alt.Header(labelLimit=200)), columns=4,
     ).resolve_axis(
         x="independent",  # each matrix labels its own columns: a wrapped facet's shared axis sits under empty cells
-    ).properties(title="Tool transition matrices (tools in the paper's order)")
+    ).properties(title=alt.TitleParams(
+        "Tool transition matrices (tools in the paper's order)",
+        subtitle=["Each row is the previous tool and sums to 1; a blank cell is a transition the model never made.",
+                  "submit ends the attempt, so its row is empty. Short names: paper_info = get_paper_info, "
+                  "references = get_references,",
+                  "lists = list_sections, search = search_papers, read = read_section, submit = submit_answer."]))
     return _spec(chart, data)
 
 
