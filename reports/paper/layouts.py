@@ -127,7 +127,7 @@ def table3(base: Table, members: Sequence[dict[str, Any]], order: Sequence[str])
         cols.append(Column("other", "pct", "Other", tip="no further call (the run ended)"))
     return _view(base, [*cols, Column("tier_label")], _tiered(rows, order), group_by="tier_label",
                  title="Action distribution after a wrong-paper read_section call",
-                 note="Share of a model's wrong-paper reads followed by each action.")
+                 note="Share of a model's wrong-paper reads followed by each action; – = the model made no wrong-paper read.")
 
 
 T9_BLOCKS = (("MT-fail", "MT-fail", (("zero_gold", "0-Gold"), ("premature", "Prem"), ("explored", "Explored"),
@@ -154,7 +154,8 @@ def table9(base: Table, members: Sequence[dict[str, Any]], order: Sequence[str])
     return _view(base, [*cols, Column("tier_label")], _tiered(list(per.values()), order), group_by="tier_label",
                  header_groups=groups, title="Stopping behaviour across the MT-fail, ST and MT-both scopes",
                  note="n: trajectories in scope; then the share (%) of each category. MT-fail's four "
-                      "categories sum to 100%; the ST and MT-both residual navigates without reading.")
+                      "categories sum to 100%; the ST and MT-both residual navigates without reading. – = no "
+                      "trajectory in that scope (n = 0).")
 
 
 def table14(base: Table, members: Sequence[dict[str, Any]]) -> Table:

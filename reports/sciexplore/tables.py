@@ -173,7 +173,8 @@ def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict
                   Column("run_b"), Column("n_tasks", "int", "Tasks"), Column("acc_a", "rate", "Acc A"),
                   Column("acc_b", "rate", "Acc B"), Column("a_only", "int", "A only"),
                   Column("b_only", "int", "B only"), Column("p", "p", "p (exact McNemar)")], rows,
-                 note="Each system's first replicate; a task counts as solved when the judge's verdict is correct.")
+                 note="Each system's first replicate; a task counts as solved when the judge's verdict is correct. "
+                      "Acc A, Acc B: % of the shared tasks solved.")
 
 
 def failure_taxonomy(systems: Sequence[System], outcomes: Sequence[dict[str, Any]]) -> Table:
