@@ -30,6 +30,26 @@ def _lines(lead: str, names: list[str], per_line: int = 5) -> list[str]:
     return [lead + chunks[0], *chunks[1:]]
 
 
+def header_rows(headers: list[str]) -> list[dict[str, Any]]:
+    """The first header row of a table whose adjacent headers share a first word ("T4 Item", "T4 Row"): one
+    spanning cell per such run (``sub`` holds the rest of each header, printed in a second row), else the
+    header itself over both rows. No shared words: one cell per header, ``sub`` empty, and a single row.
+    The first column never joins a group (it is the table's sticky row label)."""
+    cells: list[dict[str, Any]] = []
+    for i, h in enumerate(headers):
+        word, _, rest = h.partition(" ")
+        prev = cells[-1] if cells else None
+        if rest and prev is not None and prev["group"] == word:
+            prev["sub"].append((i, rest))
+            continue
+        nxt = headers[i + 1].partition(" ")[0] if i + 1 < len(headers) else None
+        if i and rest and nxt == word and " " in headers[i + 1]:  # never the first column: it stays sticky
+            cells.append({"group": word, "text": word, "sub": [(i, rest)]})
+        else:
+            cells.append({"group": None, "text": h, "index": i, "sub": []})
+    return cells
+
+
 def search_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Figure 3: mean search calls per task, grouped bars per type, one colour per system."""
     searched = {r["model"] for r in rows if r["mean_search_calls"]}
@@ -113,7 +133,7 @@ def render_page(wh: Warehouse, report: SciReport, site: Site) -> str:
             cid = box.add(search_chart(s.tables[0].rows))
             charts = [cid] if cid else []
         sections.append({"key": s.key, "ref": s.ref, "title": s.title, "note": s.note,
-                         "definition": "sciexplore.md#" + s.definition, "tables": [html_table(t) for t in s.tables],
+                         "definition": "sciexplore.md#" + s.definition, "tables": [{**(h := html_table(t)), "header_rows": header_rows(h["headers"])} for t in s.tables],
                          "charts": charts})
     tasks = task_list(wh, report)
     shown = sorted(report.systems, key=lambda s: (-sum(r["overall"] for r in s.runs) / len(s.runs), s.label))

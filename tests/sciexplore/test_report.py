@@ -169,3 +169,34 @@ def test_figure3_draws_no_empty_bar_slots(browser, panel: dict) -> None:  # noqa
     assert set(legend) == searched, legend
     assert all(m in titles for m in silent), titles
     assert not errors and not blocked, (errors, blocked)
+
+
+def test_header_rows_span_shared_first_words() -> None:
+    from agenthop.reports.sciexplore.page import header_rows
+
+    rows = header_rows(["Model", "T1", "T4 Item", "T4 Row", "Overall"])
+    assert [(c["text"], [s for _, s in c["sub"]]) for c in rows] == [
+        ("Model", []), ("T1", []), ("T4", ["Item", "Row"]), ("Overall", [])]
+    assert [i for c in rows for i, _ in c["sub"]] == [2, 3]  # the columns the second row heads
+    # the first column stays a header of its own (the sticky row label), and lone two-word headers stay whole
+    assert [c["text"] for c in header_rows(["System A", "System B", "Acc A", "Acc B", "A only"])] == \
+        ["System A", "System B", "Acc", "A only"]
+    assert all(not c["sub"] for c in header_rows(["Model", "Format Acc", "PK Recall"]))
+
+
+@pytest.mark.browser
+def test_table3_heads_t4_over_item_and_row(browser, panel: dict) -> None:  # noqa: F811
+    """As in the paper, T4 is one spanning header over its Item and Row columns, and the columns still sort."""
+    page, errors, blocked, _ = _open(browser, panel["out"] / "index.html", 1024)
+    heads = page.evaluate("""() => Array.from(document.querySelectorAll('#table3 table thead tr')).map(tr =>
+        Array.from(tr.cells).map(th => [th.textContent.trim(), th.colSpan, th.rowSpan]))""")
+    col = page.evaluate("""() => { const rows = () => Array.from(document.querySelectorAll('#table3 table tbody tr'))
+        .filter(r => !r.classList.contains('axis-row')).map(r => r.cells[4].textContent.trim());
+        const th = Array.from(document.querySelectorAll('#table3 table thead tr:nth-child(2) th'))
+        .find(t => t.textContent.trim() === 'Item'); th.click(); return rows(); }""")
+    page.close()
+    assert heads[0][0] == ["Model", 1, 2] and ["T4", 2, 1] in heads[0], heads
+    assert [h[0] for h in heads[1]] == ["Item", "Row"], heads
+    values = [float(v) for v in col]
+    assert values == sorted(values), values  # the lower header sorts its own column
+    assert not errors and not blocked, (errors, blocked)
