@@ -352,6 +352,9 @@ def points_with_ci(
             x=alt.X(f"{lo}:Q", title=x_title, axis=alt.Axis(format=fmt.replace("%", "~%") if "~" not in fmt else fmt,
                                                             tickCount=6), scale=scale),
             x2=alt.X2(f"{hi}:Q")),
+        # end ticks, as on the bars' whiskers: where the interval stops is readable at a glance
+        *(base.mark_tick(thickness=2, size=12, color="#5a6570").encode(x=alt.X(f"{end}:Q", scale=scale))
+          for end in (lo, hi)),
         base.mark_point(filled=True, size=90, opacity=1).encode(x=alt.X(f"{value}:Q", scale=scale), color=dot_color,
                                                                 tooltip=tooltip),
         base.mark_text(dy=-12, fontSize=LABEL_FONT).encode(x=alt.X(f"{value}:Q", scale=scale),

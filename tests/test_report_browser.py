@@ -544,3 +544,22 @@ def test_compare_heatmap_says_how_to_read_it(browser, demo: dict) -> None:
     page.close()
     assert note and "sums to 1" in note and "submit_answer" in note and "blank cell" in note, note
     assert not errors
+
+
+def test_replicate_intervals_end_in_ticks(browser, demo: dict) -> None:
+    """The per-replicate accuracy chart draws each Wilson interval as a line with a tick at both ends (as the
+    bars' whiskers are), so where an interval stops is readable in print; each tick sits on an end of its line."""
+    page, errors, _, _ = _open(browser, demo["paths"]["reruns"], 1024)
+    found = page.evaluate("""() => { const svg = document.querySelector('div.chart svg');
+        const box = e => e.getBoundingClientRect();
+        const rules = Array.from(svg.querySelectorAll('g.mark-rule.role-mark > *')).map(box);
+        const ticks = Array.from(svg.querySelectorAll('g.mark-rect.role-mark > *')).map(box);
+        return {rules: rules.map(r => [r.left, r.right, (r.top + r.bottom) / 2]),
+                ticks: ticks.map(t => [(t.left + t.right) / 2, (t.top + t.bottom) / 2])}; }""")
+    page.close()
+    rules, ticks = found["rules"], found["ticks"]
+    assert rules and len(ticks) == 2 * len(rules), found
+    for left, right, y in rules:
+        ends = [x for x, ty in ticks if abs(ty - y) < 3]
+        assert any(abs(x - left) < 3 for x in ends) and any(abs(x - right) < 3 for x in ends), (left, right, ends)
+    assert not errors
