@@ -89,3 +89,11 @@ def test_the_link_checker_itself(tmp_path: Path) -> None:
     problems = link_problems(page)
     assert {p.split("'")[1] for p in problems} == {f"missing{md}", f"other{md}#nope", "#not-a-heading", "nopic.png"}
     assert len(problems) == 4, problems
+
+
+def test_every_make_target_the_docs_name_exists() -> None:
+    """`make demo`, `make bench`, ... in the docs are targets of the Makefile (a renamed target breaks them)."""
+    targets = set(re.findall(r"^([a-z][\w-]*):", (REPO / "Makefile").read_text(encoding="utf-8"), re.M))
+    named = {m for doc in DOCS for m in re.findall(r"`make ([a-z][\w-]*)", doc.read_text(encoding="utf-8"))}
+    assert {"demo", "test"} <= named, named
+    assert named <= targets, f"the docs name make targets the Makefile lacks: {sorted(named - targets)}"
