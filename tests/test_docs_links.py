@@ -97,3 +97,15 @@ def test_every_make_target_the_docs_name_exists() -> None:
     named = {m for doc in DOCS for m in re.findall(r"`make ([a-z][\w-]*)", doc.read_text(encoding="utf-8"))}
     assert {"demo", "test"} <= named, named
     assert named <= targets, f"the docs name make targets the Makefile lacks: {sorted(named - targets)}"
+
+
+def test_every_subcommand_the_docs_name_exists() -> None:
+    """`agenthop-harness X` and `agenthop-report X` in the docs name real subcommands."""
+    from agenthop.harness.cli import main as harness_main
+    from agenthop.reports.cli import main as report_main
+
+    groups = {"agenthop-harness": set(harness_main.commands), "agenthop-report": set(report_main.commands)}
+    named = {(tool, sub) for doc in DOCS
+             for tool, sub in re.findall(r"(agenthop-harness|agenthop-report) ([a-z][a-z-]*)", doc.read_text(encoding="utf-8"))}
+    unknown = sorted(f"{tool} {sub}" for tool, sub in named if sub not in groups[tool])
+    assert named and not unknown, unknown
