@@ -109,3 +109,54 @@ def test_every_subcommand_the_docs_name_exists() -> None:
              for tool, sub in re.findall(r"(agenthop-harness|agenthop-report) ([a-z][a-z-]*)", doc.read_text(encoding="utf-8"))}
     unknown = sorted(f"{tool} {sub}" for tool, sub in named if sub not in groups[tool])
     assert named and not unknown, unknown
+
+
+#: Flags of other programs the docs quote: dbt, Slurm, vLLM, Inspect AI and the reference harness.
+OTHER_PROGRAMS_FLAGS = {
+    "--full-refresh", "--log-level", "--log-level-file", "--log-path", "--target-path", "--select", "--selector",
+    "--exclude", "--threads", "--vars", "--profiles-dir", "--project-dir",                                   # dbt
+    "--array", "--cpus-per-task", "--job-name",                                                              # Slurm
+    "--enable-auto-tool-choice", "--tool-call-parser",                                                       # vLLM
+    "--epochs", "--token-limit", "--model", "--message-limit",                                               # Inspect
+    "--disable-tools", "--text-tools",                                                                       # reference
+}
+
+
+def _our_options() -> set[str]:
+    import click
+
+    from agenthop.harness import benchmarks
+    from agenthop.harness.benchmarks.sciexplore.judge_cli import main as judge_main
+    from agenthop.harness.cli import main as harness_main
+    from agenthop.ingest.cli import main as ingest_main
+    from agenthop.ingest.dbt_command import main as dbt_main
+    from agenthop.reports.cli import main as report_main
+
+    opts: set[str] = {"--help", "--version"}
+
+    def collect(cmd: click.Command) -> None:
+        for p in cmd.params:
+            opts.update(p.opts, p.secondary_opts)
+        if isinstance(cmd, click.Group):
+            for sub in cmd.commands.values():
+                collect(sub)
+
+    for cmd in (harness_main, ingest_main, report_main, dbt_main, judge_main):
+        collect(cmd)
+    for b in benchmarks.available():
+        if b.make_command is not None:
+            collect(b.make_command())
+    return opts
+
+
+def test_every_option_the_docs_name_exists() -> None:
+    """A `--flag` in the docs is an option of one of the project's commands (a renamed option breaks the
+    docs), or a flag of a program the docs quote (dbt, Slurm, vLLM, Inspect, the reference harness)."""
+    ours = _our_options()
+    unknown: dict[str, list[str]] = {}
+    for doc in DOCS:
+        for n, line in enumerate(doc.read_text(encoding="utf-8").split("\n"), 1):
+            for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", line):
+                if flag not in ours and flag not in OTHER_PROGRAMS_FLAGS:
+                    unknown.setdefault(flag, []).append(f"{doc.name}:{n}")
+    assert not unknown, unknown
