@@ -78,7 +78,7 @@ def build(
         "" if t4.rows else "No model of the panel has runs under two conditions: give models closed_book and "
                            "no_search conditions in the panel file for Tables 4 and 18.")
     t8 = an.table8(wh, panel)
-    t8.view = lay.table8(t8)
+    t8.view = lay.table8(t8, order)
     add("table8", "Table 8", "Cost", "paper-table-8", [t8])
     t9 = an.table9(wh, panel)
     t9.view = lay.table9(t9, members, order)

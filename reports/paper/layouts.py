@@ -261,7 +261,8 @@ def table18(base: Table, order: Sequence[str]) -> Table:
 # -- Table 8 -------------------------------------------------------------------------------------------------
 
 
-def table8(base: Table) -> Table:
+def table8(base: Table, order: Sequence[str] = ()) -> Table:
+    """Table 8 in Table 2's model order (tier, family, accuracy), as the other per-model tables list them."""
     rows = []
     for r in base.rows:
         n = r.get("n_items") or 0
@@ -269,6 +270,9 @@ def table8(base: Table) -> Table:
                      "per_sample": r.get("usd_per_item"),
                      "input": (r["prompt_tokens"] / n) if n and r.get("prompt_tokens") is not None else None,
                      "output": (r["completion_tokens"] / n) if n and r.get("completion_tokens") is not None else None})
+
+    pos = {m: i for i, m in enumerate(order)}
+    rows.sort(key=lambda r: (pos.get(r["model"], len(pos)), r["model"]))
 
     def total(key: str) -> float | None:
         vals = [as_float(r[key]) for r in rows if as_float(r[key]) is not None]
