@@ -1133,3 +1133,15 @@ def test_the_demo_has_data_for_figure2_table16_and_the_ablations() -> None:
     assert {s.model for s in scores} == {m.name for m in panel.models}
     assert len({s.benchmark for s in scores}) >= 2
     assert "paper --external panels/demo_external.csv" in (REPO / "Makefile").read_text()
+
+
+def test_table8_lists_the_models_in_table2_order(report: Path) -> None:
+    """Like the other per-model tables, Table 8 (page and LaTeX) follows Table 2's order: tier, family, accuracy."""
+    from agenthop.reports.paper.export import latex_escape
+
+    order = [r["model"] for r in read_csv(report, "table02_main")]
+    tex = (report / "tables" / "table08_cost.tex").read_text(encoding="utf-8")
+    rows = [line.split(" & ")[0].strip() for line in tex.splitlines() if " & " in line and line.rstrip().endswith("\\\\")]
+    shown = [m for m in rows if m in {latex_escape(o) for o in order}]
+    assert shown == [latex_escape(m) for m in order if latex_escape(m) in shown], (shown, order)
+    assert len(shown) >= 3
