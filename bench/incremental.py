@@ -2,7 +2,9 @@
 
 On 95 runs of the 1,011-item benchmark (panels/paper19.yaml, 5 replicates), built once: one more run
 is ingested and `dbt build` recomputes it (incremental), against `dbt build --full-refresh` of the same
-96 runs; both minus dbt's fixed start-up (`dbt ls` of an empty selection). And the ingest of that one
+96 runs; both minus dbt's fixed start-up (`dbt ls` of an empty selection). Both are the everyday build
+(the default selector of selectors.yml: no unit tests); the same pair with the unit tests
+(`--select fqn:*`) is measured after them and reported, not held to the target. And the ingest of that one
 run into the 95-run warehouse against the same ingest into a warehouse holding only the benchmark.
 
 Standalone: `.venv/bin/python bench/incremental.py [--work DIR] [--benchmark DIR] [--reuse]`; `--reuse`
@@ -90,34 +92,64 @@ def _builds(work: Path, base: Path, extra_runs: Path, stage: Callable[[str, list
     (each build's run_results.json kept as run_results_<stage>.json in `work`, for its per-node profile)."""
     bare = work / "bare.duckdb"
 
+    def common(db: Path) -> list[str]:
+        """dbt's options for a build of `db`. Each warehouse file has its own target directory: the
+        profile names the file, and dbt parses the whole project again (several seconds) when the
+        profile differs from the one its target's partial-parse state was saved with."""
+        return ["--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path", str(target(db)),
+                "--log-path", str(work / "dbtlogs")]
+
+    def target(db: Path) -> Path:
+        return work / ("target" if db == base else f"target_{db.stem}")
+
     def timed(name: str, cmd: list[str], db: Path) -> StageResult:
         r = stage(name, cmd, db)
-        results = work / "target" / "run_results.json"
+        results = target(db) / "run_results.json"
         if cmd[1] == "build" and results.exists():
             shutil.copyfile(results, work / f"run_results_{name}.json")
         return r
 
+    def warm_up(db: Path) -> None:
+        """A `dbt ls` of nothing, untimed: the timed command then starts from a saved parse of the project."""
+        run_stage("warm-up", [*dbt, "ls", "--select", "tag:__none__", *common(db)],
+                  env=dict(env, AGENTHOP_DB=str(db)), cwd=REPO)
+
     dbt = [_cli("dbt")]
-    common = ["--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path", str(work / "target"),
-              "--log-path", str(work / "dbtlogs")]
-    timed("incremental_first_build_95", [*dbt, "build", *common], base)
+    timed("incremental_first_build_95", [*dbt, "build", *common(base)], base)
     one_bare = timed("ingest_one_run_bare", [_cli("agenthop-ingest"), "--db", str(bare), "--runs", str(extra_runs),
                                              "--quiet"], bare)
     one_95 = timed("ingest_one_run_95", [_cli("agenthop-ingest"), "--db", str(base), "--runs", str(extra_runs),
                                          "--quiet"], base)
     full = work / "full.duckdb"
     shutil.copyfile(base, full)
-    run_stage("warm-up", [*dbt, "ls", "--select", "tag:__none__", *common], env=dict(env, AGENTHOP_DB=str(base)),
-              cwd=REPO)
-    startup = timed("dbt_ls_nothing", [*dbt, "ls", "--select", "tag:__none__", *common], base)
-    inc = timed("dbt_build_incremental_one_run", [*dbt, "build", *common], base)
-    ref = timed("dbt_build_full_refresh_96", [*dbt, "build", "--full-refresh", *common], full)
+    # the same pair of builds with the unit tests (not part of the everyday build, selectors.yml), for the record
+    base_unit, full_unit = work / "base_unit.duckdb", work / "full_unit.duckdb"
+    shutil.copyfile(base, base_unit)
+    shutil.copyfile(base, full_unit)
+    for db in (base, full, base_unit, full_unit):
+        warm_up(db)
+    startup = timed("dbt_ls_nothing", [*dbt, "ls", "--select", "tag:__none__", *common(base)], base)
+    inc = timed("dbt_build_incremental_one_run", [*dbt, "build", *common(base)], base)
+    ref = timed("dbt_build_full_refresh_96", [*dbt, "build", "--full-refresh", *common(full)], full)
     net_inc, net_full = max(inc.wall_s - startup.wall_s, 0.0), max(ref.wall_s - startup.wall_s, 1e-9)
     inc.extra["minus_startup_s"] = round(net_inc, 3)
     ref.extra["minus_startup_s"] = round(net_full, 3)
     inc.extra["summary"] = (f"{net_inc:.2f} s without start-up = {net_inc / net_full:.2f}x the full refresh "
                             f"({net_full:.2f} s)")
     inc.extra["ratio_to_full_refresh"] = round(net_inc / net_full, 3)
+    every = ["--select", "fqn:*"]  # a selection: the default selector (no unit tests) does not apply
+    inc_u = timed("dbt_build_incremental_one_run_with_unit_tests", [*dbt, "build", *every, *common(base_unit)],
+                  base_unit)
+    ref_u = timed("dbt_build_full_refresh_96_with_unit_tests",
+                  [*dbt, "build", "--full-refresh", *every, *common(full_unit)], full_unit)
+    net_inc_u, net_full_u = max(inc_u.wall_s - startup.wall_s, 0.0), max(ref_u.wall_s - startup.wall_s, 1e-9)
+    inc_u.extra["minus_startup_s"] = round(net_inc_u, 3)
+    ref_u.extra["minus_startup_s"] = round(net_full_u, 3)
+    inc_u.extra["summary"] = (f"{net_inc_u:.2f} s without start-up = {net_inc_u / net_full_u:.2f}x the full refresh "
+                              f"with unit tests ({net_full_u:.2f} s); not a target: the everyday build has none")
+    inc_u.extra["ratio_to_full_refresh"] = round(net_inc_u / net_full_u, 3)
+    for db in (base_unit, full_unit):
+        db.unlink(missing_ok=True)
     ratio = one_95.wall_s / max(one_bare.wall_s, 1e-9)
     one_95.extra["summary"] = f"{ratio:.2f}x the same ingest into the benchmark alone ({one_bare.wall_s:.2f} s)"
     one_95.extra["ratio_to_bare"] = round(ratio, 3)

@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 
 from ..schemas.trajectory import CONDITIONS
+from .backends.native_search import refusal as native_search_refusal
 from .errors import AgentHopError
 from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
 
@@ -381,9 +382,11 @@ def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str,  # type: ig
     if bench is not None and bench.run_options is not None:
         for c in conditions:
             try:
-                bench.run_options(c, dict(options))
+                problem = native_search_refusal(bench, backend, c, bench.run_options(c, dict(options)))
             except AgentHopError as exc:
-                raise ctx.error(src_opt, where, "options", f"{c}: {exc}") from None
+                problem = exc
+            if problem is not None:
+                raise ctx.error(src_opt, where, "options", f"{c}: {problem}") from None
 
     return ModelSpec(
         name=name, backend=backend, model_id=model_id, base_url=base_url, api_key_env=api_key_env,

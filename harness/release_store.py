@@ -24,12 +24,16 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import is_dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 import click
 
 from . import storage
 from .errors import AgentHopError
+
+T = TypeVar("T")
 
 MARKER = "_RELEASE_COMPLETE"
 MANIFEST_FORMAT = 1
@@ -158,3 +162,20 @@ def release_copy(location: str | Path) -> Iterator[Path]:
         yield target
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_at(location: str | Path, load: Callable[[Path], T]) -> T:
+    """``load(dir)`` of the release at ``location``: a local directory, or a checked temporary copy of
+    an ``s3://`` release (its completion marker and manifest, as :func:`release_copy`), removed once
+    ``load`` has read it into memory. An error names the URL, not the copy; a loaded dataclass with a
+    ``root`` field gets the URL as its root."""
+    with release_copy(location) as local:
+        try:
+            loaded = load(local)
+        except AgentHopError as exc:
+            if not storage.is_remote(location):
+                raise
+            raise AgentHopError(str(exc).replace(str(local), str(location))) from None
+    if storage.is_remote(location) and is_dataclass(loaded) and hasattr(loaded, "root"):
+        loaded = replace(loaded, root=str(location))  # type: ignore[type-var]
+    return loaded

@@ -35,9 +35,20 @@ def plan_run(run: RunSpec, explicit: Mapping[str, float], options: Mapping[str, 
         raise AgentHopError(f"{', '.join('--' + k for k in given)}: benchmark {bench.name} takes no such option")
     else:
         opts = {}
+    _check_native_search(run, bench, opts)
     if bench.default_caps is None:
         return replace(run, options=opts)
     caps = {**bench.default_caps(run.condition), **{k: v for k, v in explicit.items() if v is not None}}
     return replace(run, options=opts,
                    caps=RunCaps(int(caps["budget"]), int(caps["max_turns"]), int(caps["max_total_tokens"])),
                    max_sample_seconds=float(caps["max_sample_seconds"]))
+
+
+def _check_native_search(run: RunSpec, bench: benchmarks.Benchmark, opts: Mapping[str, Any]) -> None:
+    """A run that has the provider search on its side needs a backend that can: refused here, before
+    any directory exists, rather than by the backend when the first sample starts."""
+    from .backends.native_search import refusal
+
+    problem = refusal(bench, run.model.backend, run.condition, opts)
+    if problem is not None:
+        raise AgentHopError(f"{run.model.name}: {problem}")

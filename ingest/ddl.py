@@ -12,7 +12,6 @@ import pyarrow as pa
 from agenthop.harness import benchmarks
 from agenthop.schemas import catalogue
 from agenthop.schemas import quality as qschema
-from agenthop.schemas import sciexplore as sxschema
 from agenthop.schemas import trajectory as tschema
 from agenthop.schemas.evolution import absent
 
@@ -48,14 +47,17 @@ WAREHOUSE_META = pa.schema(
 
 #: Run tables (replaced per run_id), in load order.
 RUN_TABLES: dict[str, pa.Schema] = dict(tschema.RUN_TABLES)
-#: Tables of other benchmarks, loaded by their own ingest sources (ingest/sources/) but created with
-#: the layout so that every warehouse has them (empty) for dbt.
-OTHER_TABLES: dict[str, pa.Schema] = dict(sxschema.TABLES)
 
 
 def benchmark_tables() -> dict[str, pa.Schema]:
     """Every registered benchmark's release tables (each replaced whole when its release changes)."""
     return benchmarks.raw_tables()
+
+
+def extra_tables() -> dict[str, pa.Schema]:
+    """Every registered benchmark's tables of its own (``Benchmark.extra_tables``): loaded by its hooks
+    per run or import, created with the layout so that every warehouse has them (empty) for dbt."""
+    return benchmarks.extra_tables()
 
 
 def warehouse_schema(table: str) -> pa.Schema:
@@ -76,27 +78,22 @@ def warehouse_schema(table: str) -> pa.Schema:
         return qschema.DQ_ISSUES
     if table == "benchmarks":
         return catalogue.BENCHMARKS
-    if table in OTHER_TABLES:
-        return OTHER_TABLES[table]
+    extra = extra_tables()
+    if table in extra:
+        return extra[table]
     raise KeyError(table)
-
-
-def _other_tables() -> dict[str, pa.Schema]:
-    """Tables of benchmarks whose raw tables are not (yet) declared by a registry entry."""
-    registered = benchmark_tables()
-    return {t: sch for t, sch in OTHER_TABLES.items() if t not in registered}
 
 
 def all_tables() -> tuple[str, ...]:
     """Every table of the raw layout, in creation order."""
     return ("benchmarks", *benchmark_tables(), *RUN_TABLES, "ingest_log", "warehouse_meta", "dq_issues",
-            *_other_tables())
+            *extra_tables())
 
 
 def later_tables() -> frozenset[str]:
     """Tables a warehouse made by an earlier version (or before a benchmark was added) may lack;
     its next ingest creates them."""
-    return frozenset({"dq_issues", "benchmarks", "scores", *benchmark_tables(), *OTHER_TABLES})
+    return frozenset({"dq_issues", "benchmarks", "scores", *benchmark_tables(), *extra_tables()})
 
 _SIMPLE: dict[pa.DataType, str] = {
     pa.bool_(): "BOOLEAN",

@@ -16,7 +16,7 @@ from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import AgentHopError, cli_errors
 from agenthop.harness.storage import LocalPath  # a URL-looking value is an error, not a folder named 's3:'
 
-from .values import jsonable
+from .values import control_pictures, jsonable
 from .warehouse import Warehouse
 
 EPILOG = """\b
@@ -223,7 +223,8 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
 
 @main.command(epilog=epilog("agenthop-report sciexplore"))
 @click.option("--judge", default="normalized-match", show_default=True,
-              help="Whose verdicts score the tables (a judge name in raw.judgments, e.g. llm:<model>).")
+              help="Whose verdicts score the tables: the built-in judge, or the name of a judge whose "
+                   "verdicts were loaded (agenthop-ingest --judgments), e.g. llm:<model>.")
 @click.option("--pair", "pairs", multiple=True, metavar="A,B",
               help="Two systems to compare with an exact paired test on the shared T1/T2 tasks (repeatable; "
                    "default: neighbours by Overall).")
@@ -273,16 +274,23 @@ def sql(query: str, fmt: str, max_rows: int, db: str | None) -> None:
     click.echo(format_rows(names, rows, fmt, max_rows), nl=False)
 
 
+def _text(v: Any) -> Any:
+    """A text value with its control characters shown as control pictures (values.control_pictures,
+    as every report file shows them); other values as they are."""
+    return control_pictures(v) if isinstance(v, str) else v
+
+
 def format_rows(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, max_rows: int = 1000) -> str:
-    """Render a result set as an aligned text table, CSV or a JSON array of objects."""
+    """Render a result set as an aligned text table, CSV or a JSON array of objects. Table and CSV show
+    control characters (NUL, ESC, ...) as control pictures; JSON keeps them, escaped (``\\u0000``)."""
     if fmt == "json":
         return json.dumps([{n: jsonable(v) for n, v in zip(names, r)} for r in rows], default=str, indent=1) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(names)
+        w.writerow([_text(n) for n in names])
         for r in rows:
-            w.writerow(["" if v is None else jsonable(v) for v in r])
+            w.writerow(["" if v is None else _text(jsonable(v)) for v in r])
         return buf.getvalue()
     if not names:
         return "(no result set)\n"
@@ -294,11 +302,12 @@ def format_rows(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, m
             return "NULL"
         if isinstance(v, float):
             return f"{v:.6g}"
-        return str(v).replace("\n", "\\n")
+        return control_pictures(str(v).replace("\n", "\\n"))
 
+    heads = [control_pictures(str(n)) for n in names]
     body = [[cell(v) for v in r] for r in shown]
-    widths = [max([len(str(n))] + [len(r[i]) for r in body]) for i, n in enumerate(names)]
-    lines = [" | ".join(str(n).ljust(w) for n, w in zip(names, widths)),
+    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(heads)]
+    lines = [" | ".join(h.ljust(w) for h, w in zip(heads, widths)),
              "-+-".join("-" * w for w in widths)]
     lines += [" | ".join(v.ljust(w) for v, w in zip(r, widths)) for r in body]
     lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''}"

@@ -127,23 +127,80 @@ def test_core_modules_import_no_benchmark_folder() -> None:
     assert OLD_ALIASES.search("from .sandbox.tools import Sandbox")
 
 
-def test_core_modules_name_no_sciexplore_table() -> None:
-    """SciExplore's raw tables are reached through its registry hooks (release tables, runs loaded,
-    imports, runs deleted), never named by the harness or ingest core or the shared models (the
-    report core is not scanned here)."""
-    from agenthop.schemas import sciexplore as sx_schema
+def _benchmark_tables() -> dict[str, str]:
+    """raw table -> the benchmark that declares it, from the registry (release and extra tables)."""
+    return {t: b.name for b in benchmarks.available() for t in [*b.raw_tables, *b.extra_tables]}
 
-    names = tuple(sx_schema.TABLES)
+
+def test_core_modules_name_no_benchmark_table() -> None:
+    """A benchmark's raw tables (release and extra ones, SciExplore's ``judgments`` too) are reached
+    through its registry hooks, never named by the harness, ingest or report core (help strings
+    included) or the shared models. The names come from the registry, so a new benchmark's tables
+    are covered without editing this test."""
+    owner = _benchmark_tables()
+    assert {"judgments", "sciexplore_responses", "sciexplore_tasks", "items"} <= set(owner)
+    names = tuple(sorted(owner, key=len, reverse=True))
     refs = re.compile(r"\braw\.(" + "|".join(map(re.escape, names)) + r")\b")
-    quoted = _quoted(tuple(n for n in names if n.startswith("sciexplore_")))
-    assert refs.search("DELETE FROM raw.judgments") and quoted.search("'sciexplore_trace'")
+    quoted = _quoted(tuple(n for n in names if n.startswith(owner[n] + "_")))
+    assert refs.search("help='a judge name in raw.judgments'") and quoted.search("'sciexplore_trace'")
     offenders = {}
-    reports = set(report_core_files())
     for p, _ in core_files():
-        if p in reports:
-            continue
         text = p.read_text()
         found = {m.group(1) for m in refs.finditer(text)} | {m.group(1) for m in quoted.finditer(text)}
         if found:
             offenders[str(p.relative_to(REPO))] = sorted(found)
-    assert not offenders, f"core modules naming SciExplore tables: {offenders}"
+    assert not offenders, f"core modules naming a benchmark's tables: {offenders}"
+
+
+#: the per-benchmark schema modules (``schemas/<benchmark>.py``), named as the registry names them
+SCHEMA_MODULES = frozenset(p.stem for p in (REPO / "schemas").glob("*.py")) & frozenset(benchmarks.names())
+
+
+def schema_imports(text: str) -> list[str]:
+    """The per-benchmark schema modules a Python module imports (absolute or relative imports)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            mods = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            mods = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        for mod in mods:
+            parts = mod.split(".")
+            if any(a == "schemas" and b in SCHEMA_MODULES for a, b in zip(parts, parts[1:])):
+                found.append(mod)
+    return found
+
+
+def test_core_modules_import_no_benchmark_schema() -> None:
+    """Per-benchmark schemas (``schemas/agenthop.py``, ``schemas/sciexplore.py``) reach the core only
+    through the registry (``Benchmark.raw_tables`` / ``extra_tables``): ``ingest/ddl.py`` once imported
+    SciExplore's directly."""
+    assert SCHEMA_MODULES >= {"agenthop", "sciexplore"}
+    assert schema_imports("from agenthop.schemas import sciexplore as sx\n")
+    assert schema_imports("from ..schemas.agenthop import ITEMS\n")
+    assert schema_imports("import agenthop.schemas.sciexplore\n")
+    assert not schema_imports("from agenthop.schemas import trajectory, quality\n")
+    offenders = {}
+    for p, _ in core_files():
+        if p.suffix == ".py":
+            found = schema_imports(p.read_text())
+            if found:
+                offenders[str(p.relative_to(REPO))] = found
+    assert not offenders, f"core modules importing a benchmark's schema module: {offenders}"
+
+
+def test_every_benchmark_table_is_in_the_layout() -> None:
+    """What the registry declares is what ingest creates: no table of a benchmark goes missing now
+    that ``ingest/ddl.py`` learns them only from the registry."""
+    from agenthop.ingest import ddl
+
+    layout = set(ddl.all_tables())
+    assert set(_benchmark_tables()) <= layout
+    for table in _benchmark_tables():
+        assert ddl.warehouse_schema(table).names
+        assert table in ddl.later_tables()

@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import BuiltWarehouse, _check, cli, dbt_env, run_dbt_build
 
 #: what describes a build rather than the data (timestamps of the build)
-NOT_DATA = frozenset({"build_info", "sciexplore_build_info", "incremental_runs"})
+NOT_DATA = frozenset({"build_info", "sciexplore_build_info", "incremental_runs", "node_versions"})
 
 EXTRA_PANEL = """\
 defaults: {backend: sim, conditions: [full], replicates: 1}
@@ -71,6 +71,16 @@ def run_ids(db: Path, table: str = "main.fct_trajectory") -> set[str]:
         con.close()
 
 
+def node_versions(db: Path) -> dict[str, tuple[str, str]]:
+    """model -> (version, invocation_id) of the views and tables an unchanged build may skip."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {r[0]: (r[1], r[2]) for r in con.execute(
+            "select model, version, invocation_id from intermediate.node_versions").fetchall()}
+    finally:
+        con.close()
+
+
 #: models whose build statement an incremental build should run in place (table_in_place.sql)
 IN_PLACE = {"panel_members": "models_sql/marts/agenthop/panel_members.sql",
             "fct_trajectory": "models_sql/marts/agenthop/fct_trajectory.sql"}
@@ -108,7 +118,7 @@ def incremental_steps(built_warehouse: BuiltWarehouse, tmp_path_factory: pytest.
     shutil.copyfile(built_warehouse.db, db)
     env = dbt_env(db)
     before = run_ids(db)
-    out: dict[str, object] = {"before": before}
+    out: dict[str, object] = {"before": before, "versions_before": node_versions(db)}
 
     # (1) add a run
     panel, runs = work / "panel.yaml", work / "runs"
@@ -120,6 +130,8 @@ def incremental_steps(built_warehouse: BuiltWarehouse, tmp_path_factory: pytest.
                           capture_output=True, text=True), "ingest of the added run")
     out["statements_after_add"] = assert_equals_full_refresh(db, work, "adding")
     out["statements_full_refresh"] = main_statements(work)
+    out["versions_after_add"] = node_versions(db)
+    out["versions_full_refresh"] = node_versions(work / "full_adding.duckdb")
     out["added"] = new_dir.name
     out["rebuilt_after_add"] = rebuilt_runs(db, "fct_trajectory")
     out["runs_after_add"] = run_ids(db)
@@ -160,6 +172,19 @@ def test_incremental_build_works_in_place(incremental_steps: dict[str, object]) 
     refresh creates them again."""
     assert incremental_steps["statements_after_add"] == {"panel_members": "insert", "fct_trajectory": "insert"}
     assert incremental_steps["statements_full_refresh"] == {"panel_members": "create", "fct_trajectory": "create"}
+
+
+def test_unchanged_views_are_not_created_again(incremental_steps: dict[str, object]) -> None:
+    """Adding a run changes no view's definition: the incremental build leaves every view as it was
+    (skip_unchanged.sql); a full refresh creates them again."""
+    before, after = incremental_steps["versions_before"], incremental_steps["versions_after_add"]
+    full = incremental_steps["versions_full_refresh"]
+    assert {"stg_harness__runs", "stg_benchmark__items", "stg_sciexplore__runs"} <= set(before)
+    # tables with data are built at every build (incremental ones by run); this warehouse has SciExplore data
+    assert not {"fct_trajectory", "panel_members", "sciexplore_summary"} & set(before)
+    assert after == before
+    assert set(full) == set(before)
+    assert all(full[m][1] != before[m][1] for m in before), "a full refresh must build every node again"
 
 
 def test_replacing_a_run_rebuilds_it(incremental_steps: dict[str, object]) -> None:

@@ -4,8 +4,8 @@ values computed by hand.
 The fixture is independent of ingest: the raw tables are created from the Arrow schemas in
 `schemas/` (plus the two extra `raw.runs` columns ingest adds) and filled with a small benchmark
 (8 items: ST/MT x d1/d2, five gold papers with sections and labels) and four runs whose call
-sequences exercise every metric category. ONE `dbt build` (models + data tests + unit tests) runs per
-module; every test below reads the built warehouse.
+sequences exercise every metric category. ONE `dbt build` (models + data tests) runs per module; every
+test below reads the built warehouse (the unit tests run in test_every_unit_test_passes).
 
 Fixture summary (papers are graph node ids; arXiv ids in brackets):
   seed P_S [seed-1], bridge P_B [bridge-1], distractor P_X [x1], metadata-only P_M [none]
@@ -34,6 +34,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -380,10 +381,12 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     con.close()
     env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
     # r4 holds impossible accounting on purpose (budget_used 6 for calls costing 5), which the dq tests
-    # at severity error reject: they are left out here and run in test_dq_error_tests_fail_the_build
+    # at severity error reject: they are left out here and run in test_dq_error_tests_fail_the_build.
+    # Unit tests are left out as in the everyday build (selectors.yml): test_every_unit_test_passes
     proc = subprocess.run(
         [str(DBT), "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO),
-         "--target-path", str(work / "target"), "--log-path", str(work / "logs"), "--exclude", "tag:dq_error"],
+         "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
+         "--exclude", "tag:dq_error", "resource_type:unit_test"],
         cwd=REPO, env=env, capture_output=True, text=True,
     )
     if proc.returncode != 0:
@@ -718,6 +721,73 @@ def test_dq_error_tests_fail_the_build(warehouse: Path) -> None:
     assert "WARN=1 ERROR=1" in proc.stdout, proc.stdout[-3000:]  # dq_trajectory_accounting_no_rows warns
 
 
+def test_every_unit_test_passes(warehouse: Path) -> None:
+    """The unit tests are not part of the everyday `dbt build` (selectors.yml): they run here, all of
+    them (AgentHop's, the shared core's, SciExplore's), through the selector the docs name."""
+    work = warehouse.parent
+    env = dict(os.environ, AGENTHOP_DB=str(warehouse), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    target = work / "target_unit"
+    proc = subprocess.run(
+        [str(DBT), "test", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--selector", "unit_tests",
+         "--target-path", str(target), "--log-path", str(work / "logs")],
+        cwd=REPO, env=env, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, f"unit tests failed:\n{proc.stdout[-8000:]}\n{proc.stderr[-3000:]}"
+    manifest = json.loads((target / "manifest.json").read_text())
+    defined = set(manifest["unit_tests"])
+    results = json.loads((target / "run_results.json").read_text())["results"]
+    ran = {r["unique_id"]: r["status"] for r in results if not r["unique_id"].startswith("operation.")}
+    assert defined, "the project defines no unit test"
+    assert set(ran) == defined, (sorted(defined - set(ran)), sorted(set(ran) - defined))
+    assert set(ran.values()) == {"pass"}, {u: s for u, s in ran.items() if s != "pass"}
+    assert any(".sciexplore_" in u or "int_sciexplore" in u for u in ran)  # every family's, not only AgentHop's
+
+
+def test_a_build_with_nothing_to_do_skips_views_and_tables_without_inputs(warehouse: Path, tmp_path: Path) -> None:
+    """A second `dbt build` of an unchanged warehouse (a copy, same file name) creates no view again and
+    rebuilds no table whose raw inputs are all empty (SciExplore's: this warehouse has no SciExplore
+    data), and the marts are the same (skip_unchanged.sql)."""
+    from tests.test_dbt_incremental import node_versions, table_digests
+
+    (tmp_path / "copy").mkdir()
+    db = tmp_path / "copy" / warehouse.name  # the database name (the file's) is part of a view's SQL
+    shutil.copyfile(warehouse, db)
+    before = node_versions(db)
+    assert {"stg_harness__runs", "int_gold_papers", "sciexplore_summary", "sciexplore_hop_accuracy"} <= set(before)
+    assert before["sciexplore_summary"][0].endswith(":empty inputs")
+    # tables with rows to compute are built at every build (and build_info reads the clock)
+    assert not {"model_summary", "panel_members", "build_info", "sciexplore_build_info"} & set(before)
+    env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    proc = subprocess.run(
+        [str(DBT), "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--exclude", "tag:dq_error",
+         "resource_type:unit_test", "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")],
+        cwd=REPO, env=env, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout[-8000:]
+    assert node_versions(db) == before
+    assert table_digests(db) == table_digests(warehouse)
+
+
+def test_the_everyday_build_leaves_unit_tests_out(warehouse: Path) -> None:
+    """A plain `dbt build` (no --select/--exclude: the default selector of selectors.yml) lists every
+    model and data test but no unit test; the `unit_tests` selector lists only unit tests."""
+    env = dict(os.environ, AGENTHOP_DB=str(warehouse), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+
+    def listed(*args: str) -> list[str]:
+        proc = subprocess.run(
+            [str(DBT), "ls", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--resource-types", "model",
+             "test", "unit_test", "--output", "json", "--output-keys", "resource_type", "--quiet", *args,
+             "--target-path", str(warehouse.parent / "target_ls"), "--log-path", str(warehouse.parent / "logs")],
+            cwd=REPO, env=env, capture_output=True, text=True,
+        )
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        return [json.loads(line)["resource_type"] for line in proc.stdout.splitlines() if line.startswith("{")]
+
+    everyday = listed()
+    assert "unit_test" not in everyday and {"model", "test"} <= set(everyday)
+    assert set(listed("--selector", "unit_tests")) == {"unit_test"}
+
+
 CONTRACT_MART_COLUMNS = {
     "fct_trajectory": "run_id sample_id question_type depth cell reasoning_type is_correct terminated_by paper_recall "
                       "section_recall evidence_contact any_gold_read total_tokens total_turns budget_used "
@@ -789,11 +859,11 @@ def test_marts_are_tables_with_spec_columns_contracts_and_docs(warehouse: Path) 
 def test_staging_and_intermediate_live_outside_main(warehouse: Path) -> None:
     rows = q(warehouse, "select table_schema, count(*) from information_schema.tables "
                         "where table_schema in ('staging', 'intermediate') and table_name not like '%sciexplore%' "
-                        "and table_name <> 'incremental_runs' group by 1 order by 1")
+                        "and table_name not in ('incremental_runs', 'node_versions') group by 1 order by 1")
     assert rows == [("intermediate", 13), ("staging", 15)]  # SciExplore's own: tests/sciexplore/
     # the incremental builds' bookkeeping (docs/ingest.md#incremental-builds) is there too
     assert q(warehouse, "select count(*) from information_schema.tables where table_schema = 'intermediate' "
-                        "and table_name = 'incremental_runs'") == [(1,)]
+                        "and table_name in ('incremental_runs', 'node_versions')") == [(2,)]
 
 
 def test_wilson_literals_agree_with_formula() -> None:

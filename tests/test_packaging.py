@@ -28,7 +28,7 @@ def test_src_layout_links_every_design_card_folder() -> None:
     for top in (*PY_FOLDERS, "docs"):  # docs ship too: report captions link to them
         link = src / top
         assert link.is_symlink() and link.resolve() == REPO / top, f"src/agenthop/{top} must link to {top}/"
-    for name in ("dbt_project.yml", "profiles.yml", "models_sql", "dbt_support"):
+    for name in ("dbt_project.yml", "profiles.yml", "selectors.yml", "models_sql", "dbt_support"):
         link = src / "dbt_project" / name
         assert link.is_symlink() and link.resolve() == REPO / name, f"src/agenthop/dbt_project/{name} must link to {name}"
     cfg = _pyproject()["tool"]["setuptools"]
@@ -86,6 +86,7 @@ def test_wheel_contains_namespace_packages_and_dbt_project(wheel: Path) -> None:
     assert "agenthop/harness/__init__.py" in names
     assert "agenthop/dbt_project/dbt_project.yml" in names
     assert "agenthop/dbt_project/profiles.yml" in names
+    assert "agenthop/dbt_project/selectors.yml" in names  # the default selection (no unit tests)
     assert "agenthop/docs/metrics.md" in names, "report captions link to the shipped docs"
     assert any(n.startswith("agenthop/dbt_project/models_sql/marts/") and n.endswith(".sql") for n in names)
     assert not any(n.split("/")[0] in PY_FOLDERS for n in names), "a generic top-level name leaked into the wheel"

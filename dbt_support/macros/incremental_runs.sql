@@ -187,7 +187,8 @@ create table if not exists {{ incremental_state_relation() }} (
     {%- endif -%}
 {%- endmacro %}
 
-{#- post-hook of every model: an incremental model records the versions of the runs it built. -#}
+{#- post-hook of every model: an incremental model records the versions of the runs it built, a view or
+    table the version of its definition (skip_unchanged.sql). -#}
 {% macro incremental_runs_post_hook() -%}
     {%- if execute and model.config.materialized == 'incremental' -%}
         {%- set plan = incremental_plan() -%}
@@ -207,6 +208,8 @@ create table if not exists {{ incremental_state_relation() }} (
             where run_id in {{ incremental_sql_list(plan.build) }}
             {%- endif -%}
         {%- endif -%}
+    {%- elif execute and model.config.materialized in ('view', 'table') -%}
+        {{ node_record_version() }}
     {%- endif -%}
 {%- endmacro %}
 

@@ -14,9 +14,13 @@
     rows), instead of going through a temporary table, comparing both tables' columns and dropping it. -#}
 {% materialization table, adapter="duckdb", supported_languages=['sql', 'python'] %}
     {%- set existing_relation = load_cached_relation(this) -%}
+    {#- nothing to do: built from the same definition and empty raw inputs before (skip_unchanged.sql) -#}
+    {%- if model.language == 'sql' and table_unchanged(existing_relation) -%}
+        {{ return(node_unchanged(existing_relation)) }}
+    {%- endif -%}
     {%- if model.language == 'sql' and existing_relation is not none and existing_relation.is_table
           and not should_full_refresh() -%}
-        {%- set wanted = adapter.get_column_schema_from_query(sql) -%}
+        {%- set wanted = get_column_schema_from_query(sql) -%}
         {%- if table_in_place_matches(existing_relation, sql, wanted) -%}
             {{ return(table_in_place(existing_relation, sql, wanted)) }}
         {%- endif -%}
@@ -28,7 +32,7 @@
 {% materialization incremental, adapter="duckdb", supported_languages=['sql', 'python'] %}
     {%- set existing_relation = load_cached_relation(this) -%}
     {%- if model.language == 'sql' and existing_relation is not none and is_incremental() -%}
-        {%- set wanted = adapter.get_column_schema_from_query(sql) -%}
+        {%- set wanted = get_column_schema_from_query(sql) -%}
         {%- if table_in_place_matches(existing_relation, sql, wanted) -%}
             {{ return(table_in_place(existing_relation, sql, wanted, clear=false)) }}
         {%- endif -%}

@@ -23,6 +23,7 @@ The parsers take the official SDKs' response objects or the same shapes as plain
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import AgentHopError
@@ -54,6 +55,16 @@ def unsupported(backend: str) -> AgentHopError:
 def supports_native_search(backend: str) -> bool:
     """Whether ``backend`` (a backend name) can ask its provider to search."""
     return backend in NATIVE_SEARCH_BACKENDS
+
+
+def refusal(bench: Any, backend: str, condition: str, options: Mapping[str, Any]) -> AgentHopError | None:
+    """The error of a run of ``bench`` (a registry :class:`~..benchmarks.Benchmark`) under ``condition``
+    with ``options`` that has the provider search while ``backend`` cannot; None when it is fine.
+    Checked while a run is planned, before anything is written."""
+    asks = getattr(bench, "native_search", None)
+    if asks is None or not asks(condition, options) or supports_native_search(backend):
+        return None
+    return unsupported(backend)
 
 
 def _plain(obj: Any) -> Any:
@@ -139,5 +150,5 @@ def gemini_calls(candidate: Any) -> list[ProviderCall]:
 
 __all__ = [
     "ANTHROPIC_TOOL", "NATIVE_SEARCH_BACKENDS", "RESPONSES_INCLUDE", "RESPONSES_TOOL", "anthropic_calls",
-    "gemini_calls", "responses_calls", "supports_native_search", "unsupported",
+    "gemini_calls", "refusal", "responses_calls", "supports_native_search", "unsupported",
 ]

@@ -110,6 +110,10 @@ class Benchmark:
     #: the run options of its own (``agenthop-harness run --search ...``) checked for a condition and
     #: completed with their defaults: ``run_options(condition, given) -> dict`` (part of the run identity)
     run_options: Callable[[str, Mapping[str, Any]], dict[str, Any]] | None = None
+    #: whether a run of a condition with its (completed) options has the provider search on its own
+    #: side (``SampleContext.native_search``): ``native_search(condition, options) -> bool``; checked
+    #: against the backend before a run starts (None: never)
+    native_search: Callable[[str, Mapping[str, Any]], bool] | None = None
     #: columns of its own in a run's ``runs`` row: ``run_columns(condition, options) -> dict``
     run_columns: Callable[[str, Mapping[str, Any]], dict[str, Any]] | None = None
     #: called by ingest inside its transaction after the runs ``run_ids`` of this benchmark were
@@ -127,6 +131,10 @@ class Benchmark:
     #: inside ``--delete-run``'s transaction, for the runs being deleted (of any benchmark): delete the
     #: rows of its own tables that belong to them, ``on_runs_deleted(con, run_ids) -> {table: rows}``
     on_runs_deleted: Callable[[Any, list[str]], Mapping[str, int]] | None = None
+    #: raw tables of its own besides its release's, filled by its hooks per run or per import
+    #: (``on_runs_loaded``, ``load_imports``) and created (empty) with the warehouse layout so that
+    #: dbt always finds them; names are global, as for ``raw_tables``
+    extra_tables: Mapping[str, pa.Schema] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -230,12 +238,24 @@ def importer(kind: str) -> Benchmark:
     return found[0]
 
 
-def raw_tables() -> dict[str, pa.Schema]:
-    """Every benchmark's raw tables (names are global; a clash between two benchmarks is an error)."""
-    out: dict[str, pa.Schema] = {}
+def _tables(which: Callable[[Benchmark], Mapping[str, pa.Schema]]) -> dict[str, pa.Schema]:
+    """``which`` tables of every benchmark; a table declared twice (by two benchmarks, or as both a
+    release table and an extra table) is an error."""
+    seen: dict[str, str] = {}
     for bench in available():
-        for table, schema in bench.raw_tables.items():
-            if table in out:
-                raise AgentHopError(f"raw table {table!r} is declared by two benchmarks")
-            out[table] = schema
-    return out
+        for table in [*bench.raw_tables, *bench.extra_tables]:
+            if table in seen:
+                raise AgentHopError(f"raw table {table!r} is declared twice (benchmarks {seen[table]} and "
+                                    f"{bench.name})")
+            seen[table] = bench.name
+    return {table: schema for bench in available() for table, schema in which(bench).items()}
+
+
+def raw_tables() -> dict[str, pa.Schema]:
+    """Every benchmark's release tables (names are global; a clash between two benchmarks is an error)."""
+    return _tables(lambda b: b.raw_tables)
+
+
+def extra_tables() -> dict[str, pa.Schema]:
+    """Every benchmark's extra raw tables (``Benchmark.extra_tables``), in registry order."""
+    return _tables(lambda b: b.extra_tables)

@@ -74,13 +74,26 @@ _LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_ESCAPES))
 _UNICODE = {"–": "--", "—": "---", "−": "-", "±": r"$\pm$", "Δ": r"$\Delta$", "→": r"$\rightarrow$",
             "≤": r"$\le$", "≥": r"$\ge$", "×": r"$\times$", "α": r"$\alpha$", "ρ": r"$\rho$", "↑": r"$\uparrow$",
             "↓": r"$\downarrow$", "·": r"$\cdot$", "∗": r"$^{\ast}$", "†": r"$^{\dagger}$", "≈": r"$\approx$",
-            "<": r"\textless{}", ">": r"\textgreater{}"}
+            "<": r"\textless{}", ">": r"\textgreater{}",
+            # a cell that opens with "[" would be read as the optional argument of the row's "\\"
+            "[": "{[}", "]": "{]}"}
+#: the control pictures of values.control_pictures as plain ASCII a fragment can typeset anywhere
+#: (pdflatex has no glyph for U+2400...): NUL -> [NUL], ESC -> [ESC], DEL -> [DEL], a C1 control -> [?]
+_C0_NAMES = ("NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "HT", "LF", "VT", "FF", "CR", "SO", "SI",
+             "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS", "RS", "US")
+_PICTURES = {chr(0x2400 + i): rf"\texttt{{[{name}]}}" for i, name in enumerate(_C0_NAMES)} | {
+    "\u2421": r"\texttt{[DEL]}", "\ufffd": r"\texttt{[?]}"}
+#: line breaks end a comment line and, doubled, a paragraph (an error inside a tabular cell): spaces
+_LINE_BREAKS = re.compile(r"[\r\n]+")
 
 
 def latex_escape(text: str) -> str:
-    """Escape LaTeX's special characters (and a few Unicode signs) so any text typesets literally."""
+    """Escape LaTeX's special characters (and a few Unicode signs) so any text typesets literally:
+    control characters first become what every export shows (values.control_pictures), spelled here
+    in ASCII (``\\texttt{[NUL]}``); line breaks become spaces."""
+    text = _LINE_BREAKS.sub(" ", control_pictures(text))
     out = _LATEX_RE.sub(lambda m: _LATEX_ESCAPES[m.group(0)], text)
-    return "".join(_UNICODE.get(ch, ch) for ch in out)
+    return "".join(_UNICODE.get(ch) or _PICTURES.get(ch, ch) for ch in out)
 
 
 def _latex_cell(text: str, marks: set[str]) -> str:

@@ -14,8 +14,8 @@ from .describe import describe, format_description
 from .generator import FULL_SCALE_ITEMS, clear_release, is_synthetic_release, write_release
 from .loader import load_release
 from ...release_dir import release_output
-from ...release_store import release_copy
-from ...storage import Location, is_remote
+from ...release_store import load_at
+from ...storage import Location
 
 
 @click.command("make-benchmark", epilog=epilog("agenthop-harness make-benchmark"))
@@ -48,16 +48,9 @@ def make_benchmark(out: Path | str, items: int, seed: int, force: bool) -> None:
 @cli_errors
 def describe_benchmark(release_dir: Path, as_json: bool, limit: int | None) -> None:
     """Validate a release (synthetic or real) and print its statistics."""
-    with release_copy(release_dir) as local:  # an s3:// release is read from a checked temporary copy
-        try:
-            release = load_release(local, limit=limit)
-        except AgentHopError as exc:
-            if not is_remote(release_dir):
-                raise
-            raise AgentHopError(str(exc).replace(str(local), str(release_dir))) from None  # the URL, not the copy
-        stats = describe(release)
-    if is_remote(release_dir):
-        stats["root"] = str(release_dir)  # the URL, not the temporary copy
+    # an s3:// release is read from a checked temporary copy; its root and errors name the URL
+    release = load_at(release_dir, lambda local: load_release(local, limit=limit))
+    stats = describe(release)
     if as_json:
         click.echo(json.dumps(stats, indent=2, ensure_ascii=False))
     else:

@@ -38,6 +38,7 @@ from agenthop.harness.backends.base import ModelResponse, SampleContext, ToolCal
 from agenthop.harness.benchmarks.agenthop.loader import load_release
 from agenthop.harness.benchmarks.agenthop.model import Release
 from agenthop.harness.loop import Caps, LoopConfig, run_sample
+from agenthop.harness.release_store import load_at
 from agenthop.harness.benchmarks.agenthop import prompts
 
 TASK_NAME = "agenthop"
@@ -200,10 +201,12 @@ def agenthop(
     seed: int = 0,
 ) -> Task:
     """AgentHop on the release at ``data`` (a directory made by ``agenthop-harness make-benchmark``
-    or the published release). ``epochs`` > 1 gives reruns."""
+    or the published release, or ``s3://bucket/prefix`` of one published there: read as
+    ``agenthop-harness run --data`` reads it, refused without its completion marker). ``epochs`` > 1
+    gives reruns."""
     caps = Caps(budget=budget, max_turns=max_turns, max_total_tokens=max_total_tokens)
     prompts.check_condition(condition)
-    release = load_release(data, limit=limit)
+    release = load_at(data, lambda root: load_release(root, limit=limit))  # s3://: only a complete release
     return Task(
         dataset=MemoryDataset(_items(release, condition, caps), name="agenthop"),
         solver=agenthop_loop(release, condition, caps, seed),

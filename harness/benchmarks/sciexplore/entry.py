@@ -15,7 +15,7 @@ from agenthop.schemas import sciexplore as tables
 
 from .. import Benchmark, ImportOutcome, ReleaseTables
 from . import NAME, PARADIGMS, prompts
-from .episode import SEARCH_MODES, TOOL_NAMES, episode
+from .episode import SEARCH_MODES, TOOL_NAMES, episode, uses_native_search
 from .paradigms import CAPS
 from .release import TASKS_FILE, is_release, release_sha256
 
@@ -135,6 +135,7 @@ BENCHMARK = Benchmark(
     release_tables=release_tables,
     raw_tables=tables.RELEASE_TABLES,
     raw_keys=KEYS,
+    extra_tables=tables.RUN_TABLES,
     item_ids_sql="SELECT task_id FROM raw.sciexplore_tasks",
     load_release=load_release,
     release_sha256=release_sha256,
@@ -151,6 +152,7 @@ BENCHMARK = Benchmark(
     make_command=make_command,
     default_caps=default_caps,
     run_options=run_options,
+    native_search=uses_native_search,
     run_columns=run_columns,
     on_runs_loaded=on_runs_loaded,
     import_kinds=("responses", "judgments"),

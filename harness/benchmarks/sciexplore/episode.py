@@ -17,6 +17,7 @@ paradigm's tool-call cap) or, with ``--search native``, no function tools and
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,11 +109,16 @@ def context(task: Task, paradigm: str, native: bool, seed: int, attempt: int) ->
                          cache_after_tools=frozenset({"open_page"}))
 
 
+def uses_native_search(paradigm: str, options: Mapping[str, Any]) -> bool:
+    """Whether a run of ``paradigm`` with ``options`` has the provider search (``--search native``;
+    the foundation paradigm has no tools at all)."""
+    return paradigm != "foundation" and options.get("search", "corpus") == "native"
+
+
 def episode(task: Task, release: Release, *, condition: str, caps: Any, seed: int, attempt: int,
             options: dict[str, Any] | None = None) -> SciExploreEpisode:
     """One attempt of ``task`` under paradigm ``condition`` (``options``: ``search`` corpus | native)."""
-    search = (options or {}).get("search", "corpus")
-    native = condition != "foundation" and search == "native"
+    native = uses_native_search(condition, options or {})
     tools = None
     if condition != "foundation" and not native:
         from .sim_agents import corpus_tools  # bm25s is imported only by runs that search the corpus

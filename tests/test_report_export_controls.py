@@ -1,0 +1,115 @@
+"""Control characters in exported text: every text export shows them as the control pictures the pages
+show (``values.control_pictures``), never raw. The paper's CSV and LaTeX tables, and ``agenthop-report
+sql --format csv|table``; LaTeX spells the pictures in ASCII and stays a fragment pdflatex can typeset
+(its special characters escaped, line breaks as spaces)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from agenthop.reports.cli import format_rows, main
+from agenthop.reports.paper.export import latex_escape, to_csv, to_latex
+from agenthop.reports.paper.table import Column, Table
+from agenthop.reports.values import control_pictures
+
+#: what a hostile answer or label may hold: NUL, ESC (a terminal colour sequence), BEL, DEL, a C1 control
+HOSTILE = "ans\x00wer \x1b[31mred\x1b[0m \x07\x7f\x85"
+#: a character no export may hold raw: C0 controls but tab, newline and CR, DEL, C1 controls
+RAW_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _table() -> Table:
+    cols = [Column("model", "text", "Model\x1b"), Column("answer", "text", "Answer"), Column("v", "rate", "v")]
+    rows = [{"model": "m\x00one", "answer": HOSTILE, "v": 0.5},
+            {"model": "[bracketed] first\ncell\r\n\nsecond paragraph", "answer": "-\x1bformula", "v": None}]
+    return Table("hostile", "Table H", "Hostile \x00 title\nwith a line break", "paper-h", cols, rows)
+
+
+def test_latex_spells_every_control_picture_in_ascii() -> None:
+    """Each control character becomes its control picture (the one function), spelled in ASCII."""
+    for code in [*range(0x20), 0x7F, 0x85, 0x9F]:
+        ch = chr(code)
+        out = latex_escape(ch)
+        if ch in "\t":
+            assert out == ch
+        elif ch in "\r\n":
+            assert out == " "
+        else:
+            assert control_pictures(ch) != ch
+            assert out.isascii() and out.startswith(r"\texttt{[") and out.endswith("]}"), (code, out)
+    assert latex_escape("\x00") == r"\texttt{[NUL]}" == latex_escape("\u2400")
+    assert latex_escape("\x1b") == r"\texttt{[ESC]}"
+    assert latex_escape("\x7f") == r"\texttt{[DEL]}"
+    assert latex_escape("\x85") == r"\texttt{[?]}"
+
+
+def test_tex_export_holds_no_raw_control_and_parses() -> None:
+    walker = pytest.importorskip("pylatexenc.latexwalker")
+    tex = to_latex(_table())
+    assert not RAW_CONTROL.search(tex)
+    assert tex.isascii()
+    walker.LatexWalker(tex, tolerant_parsing=False).get_latex_nodes()
+    assert r"m\texttt{[NUL]}one" in tex
+    assert r"ans\texttt{[NUL]}wer \texttt{[ESC]}{[}31mred\texttt{[ESC]}{[}0m \texttt{[BEL]}\texttt{[DEL]}\texttt{[?]}" in tex
+    assert r"Model\texttt{[ESC]}" in tex
+    # the title's line break stays inside the comment line; a cell's blank line is no paragraph break
+    comment = tex.splitlines()[0]
+    assert comment.startswith("% ") and "with a line break" in comment
+    assert r"{[}bracketed{]} first cell second paragraph" in tex
+    assert "\n\n" not in tex
+    # a row never starts with "[" (it would be the optional argument of the previous row's \\)
+    assert not [ln for ln in tex.splitlines() if ln.lstrip().startswith("[")]
+
+
+def test_latex_specials_are_still_escaped() -> None:
+    assert latex_escape(r"a_b & c% $d #e {f} \g ~h ^i <j> [k]") == (
+        r"a\_b \& c\% \$d \#e \{f\} \textbackslash{}g \textasciitilde{}h \textasciicircum{}i "
+        r"\textless{}j\textgreater{} {[}k{]}")
+
+
+def test_csv_export_shows_the_same_pictures() -> None:
+    text = to_csv(_table())
+    assert not RAW_CONTROL.search(text)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert list(rows[0]) == ["model", "answer", "v"]
+    assert rows[0]["answer"] == control_pictures(HOSTILE) == "ans\u2400wer \u241b[31mred\u241b[0m \u2407\u2421\ufffd"
+    assert rows[1]["answer"] == "'-\u241bformula"  # still spreadsheet-safe
+
+
+def test_sql_formats_show_control_pictures() -> None:
+    names, rows = ["answer\x1b", "n"], [(HOSTILE, 1), (None, 2.5)]
+    out = format_rows(names, rows, "csv")
+    assert not RAW_CONTROL.search(out)
+    parsed = list(csv.reader(io.StringIO(out)))
+    assert parsed == [["answer\u241b", "n"], [control_pictures(HOSTILE), "1"], ["", "2.5"]]
+    table = format_rows(names, rows, "table")
+    assert not RAW_CONTROL.search(table)
+    assert control_pictures(HOSTILE) in table and "answer\u241b" in table
+    # JSON keeps the exact text: its control characters are escaped, never raw
+    js = format_rows(names, rows, "json")
+    assert not RAW_CONTROL.search(js)
+    assert json.loads(js)[0]["answer\x1b"] == HOSTILE
+
+
+def test_sql_command_csv_with_a_nul_and_esc_in_an_answer(tmp_path: Path) -> None:
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE answers (sample_id VARCHAR, answer VARCHAR)")
+    con.execute("INSERT INTO answers VALUES (?, ?), ('s2', 'plain')", ["s\x001", HOSTILE])
+    con.close()
+    for fmt in ("csv", "table"):
+        res = CliRunner().invoke(main, ["sql", "--db", str(db), "--format", fmt,
+                                        "SELECT sample_id, answer FROM answers ORDER BY sample_id DESC"])
+        assert res.exit_code == 0, res.output
+        assert not RAW_CONTROL.search(res.stdout), fmt
+        assert control_pictures(HOSTILE) in res.stdout and "s\u24001" in res.stdout
+    res = CliRunner().invoke(main, ["sql", "--db", str(db), "--format", "csv", "SELECT answer FROM answers"])
+    assert list(csv.reader(io.StringIO(res.stdout)))[1] == [control_pictures(HOSTILE)]
