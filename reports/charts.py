@@ -261,10 +261,12 @@ def notable_points(xs: Sequence[float], ys: Sequence[float], k: int = 3) -> list
 
 
 def scatter(
-    rows: list[dict[str, Any]], *, x: str, y: str, x_title: str, y_title: str, color: str, title: str
+    rows: list[dict[str, Any]], *, x: str, y: str, x_title: str, y_title: str, color: str, title: str,
+    color_scale: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """One point per run on equal axes with the diagonal y = x; notable points labelled without
-    overlap (every point's name, values and tier are in its tooltip); legends outside the plot."""
+    overlap (every point's name, values and tier are in its tooltip); legends outside the plot.
+    ``color_scale`` (values, colours) fixes the legend's order and each value's colour."""
     import altair as alt  # imported where used: about half a second the compare page does without
 
     xs = [float(r[x]) for r in rows]
@@ -281,7 +283,10 @@ def scatter(
     ).encode(x=alt.X("d:Q", scale=scale), y=alt.Y("d:Q", scale=scale))
     base = alt.Chart(_data(data)).encode(x=xenc, y=yenc)
     points = base.mark_point(size=80, filled=True, opacity=0.9).encode(
-        color=alt.Color(f"{color}:N", title=color, legend=alt.Legend(orient="right")),
+        color=alt.Color(f"{color}:N", title=color, legend=alt.Legend(orient="right"),
+                        **({"sort": list(color_scale[0]), "scale": alt.Scale(domain=list(color_scale[0]),
+                                                                             range=list(color_scale[1]))}
+                           if color_scale else {})),
         shape=alt.Shape("kind:N", title="backend", legend=alt.Legend(orient="right")),
         tooltip=[alt.Tooltip("run:N"), alt.Tooltip(f"{x}:Q", format=".1%", title=x_title),
                  alt.Tooltip(f"{y}:Q", format=".1%", title=y_title), alt.Tooltip(f"{color}:N"),
@@ -347,6 +352,9 @@ def points_with_ci(
             x=alt.X(f"{lo}:Q", title=x_title, axis=alt.Axis(format=fmt.replace("%", "~%") if "~" not in fmt else fmt,
                                                             tickCount=6), scale=scale),
             x2=alt.X2(f"{hi}:Q")),
+        # end ticks, as on the bars' whiskers: where the interval stops is readable at a glance
+        *(base.mark_tick(thickness=2, size=12, color="#5a6570").encode(x=alt.X(f"{end}:Q", scale=scale))
+          for end in (lo, hi)),
         base.mark_point(filled=True, size=90, opacity=1).encode(x=alt.X(f"{value}:Q", scale=scale), color=dot_color,
                                                                 tooltip=tooltip),
         base.mark_text(dy=-12, fontSize=LABEL_FONT).encode(x=alt.X(f"{value}:Q", scale=scale),

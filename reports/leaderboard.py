@@ -14,7 +14,7 @@ from agenthop.harness.errors import AgentHopError
 
 from . import charts, queries, stats
 from .conditions import applicable_summary, applies
-from .paper.layouts import tier_label
+from .paper.layouts import tier_colours, tier_label
 from .queries import RunInfo
 from .render import Charts
 from .values import as_float as _f
@@ -128,7 +128,9 @@ def build(wh: Warehouse, condition: str = "full") -> tuple[dict[str, Any], Chart
         if scatter_rows:
             scatter_id = box.add(charts.scatter(scatter_rows, x="paper_recall", y="accuracy",
                                                 x_title="paper recall (all items)", y_title="accuracy", color="tier",
-                                                title="Accuracy vs paper recall, one point per model"))
+                                                title="Accuracy vs paper recall, one point per model",
+                                                color_scale=([tier_label(t) for t in tier_names],
+                                                             tier_colours(tier_names))))
 
     cd_cols, cd_rows = queries.condition_deltas(wh)
     in_panel = {r.run_id for r in panel}

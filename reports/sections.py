@@ -14,7 +14,7 @@ from .warehouse import Warehouse
 
 STOPPING_ORDER = ("read", "immediate", "think", "other", "zero_gold", "explored", "stayed", "premature")
 SCOPE_ORDER = ("ST", "MT-both", "MT-fail")
-WRONG_READ_ORDER = ("recover", "stay", "think", "submit", "renav", "other")
+WRONG_READ_ORDER = ("recover", "stay", "think", "renav", "submit", "other")  # the paper report's Table 3 order
 TERMINATION_ORDER = ("answer", "max_turns", "budget", "token_limit", "error")
 CONTACT_ORDER = ("header", "parent", "none")
 REASONING_ORDER = ("GROUND", "RESULT", "MOTIVE", "METHOD")

@@ -517,3 +517,49 @@ def test_names_and_number_formats_a_paper_appendix_can_take(browser, demo: dict,
     page.close()
     assert effects and all(e[0] in "+-" or e == "n/a" for e in effects), effects[:10]
     assert not (errors or errors2 or errors3)
+
+
+def test_leaderboard_scatter_legend_lists_tiers_in_table_order(browser, demo: dict) -> None:
+    """The scatter's tier legend reads in Table 2's tier order (not alphabetically), so a reader can map
+    colours to groups the way the table lists them; the paper report's Figure 5 uses the same colours."""
+    page, errors, _, _ = _open(browser, demo["paths"]["leaderboard"], 1024)
+    groups = page.evaluate("Array.from(document.querySelectorAll('main table tr.axis-row td'))"
+                           ".map(td => td.textContent.trim())")
+    legend = page.evaluate("""() => Array.from(document.querySelectorAll('div.chart svg g.role-legend'))
+        .filter(g => (g.querySelector('g.role-legend-title text') || {}).textContent === 'tier')
+        .flatMap(g => Array.from(g.querySelectorAll('g.role-legend-label text')).map(t => t.textContent))""")
+    page.close()
+    order = list(dict.fromkeys(groups))
+    assert len(legend) >= 2, legend
+    assert legend == [t for t in order if t in legend], (legend, order)
+    assert not errors
+
+
+def test_compare_heatmap_says_how_to_read_it(browser, demo: dict) -> None:
+    """The transition heatmaps' caption sits between the heading and the chart and explains the rows
+    (each sums to 1), the blank cells and the empty submit_answer row."""
+    page, errors, _, _ = _open(browser, demo["paths"]["compare"], 1024)
+    note = page.evaluate("""() => { const h = document.getElementById('transitions');
+        const p = h && h.nextElementSibling; return p && p.matches('p.note') ? p.textContent : null; }""")
+    page.close()
+    assert note and "sums to 1" in note and "submit_answer" in note and "blank cell" in note, note
+    assert not errors
+
+
+def test_replicate_intervals_end_in_ticks(browser, demo: dict) -> None:
+    """The per-replicate accuracy chart draws each Wilson interval as a line with a tick at both ends (as the
+    bars' whiskers are), so where an interval stops is readable in print; each tick sits on an end of its line."""
+    page, errors, _, _ = _open(browser, demo["paths"]["reruns"], 1024)
+    found = page.evaluate("""() => { const svg = document.querySelector('div.chart svg');
+        const box = e => e.getBoundingClientRect();
+        const rules = Array.from(svg.querySelectorAll('g.mark-rule.role-mark > *')).map(box);
+        const ticks = Array.from(svg.querySelectorAll('g.mark-rect.role-mark > *')).map(box);
+        return {rules: rules.map(r => [r.left, r.right, (r.top + r.bottom) / 2]),
+                ticks: ticks.map(t => [(t.left + t.right) / 2, (t.top + t.bottom) / 2])}; }""")
+    page.close()
+    rules, ticks = found["rules"], found["ticks"]
+    assert rules and len(ticks) == 2 * len(rules), found
+    for left, right, y in rules:
+        ends = [x for x, ty in ticks if abs(ty - y) < 3]
+        assert any(abs(x - left) < 3 for x in ends) and any(abs(x - right) < 3 for x in ends), (left, right, ends)
+    assert not errors

@@ -783,6 +783,15 @@ def test_paper_page_passes_the_browser_checks(browser, report: Path, width: int)
     labels = page.evaluate("""() => Array.from(document.querySelectorAll('#figure5 div.chart svg g.mark-text.role-mark text'))
         .map(t => t.textContent)""")
     assert sorted(labels) == sorted(r["model"] for r in read_csv(report, "figure05_recall_accuracy")), labels
+    # a chart in an appendix explains itself: Figure 6 spells out its short tool names and its empty submit row,
+    # the condition chart names the settings as Tables 4 and 18 do (not by condition id alone)
+    fig6 = page.evaluate("Array.from(document.querySelectorAll('#figure6 div.chart svg g.role-title text'))"
+                         ".map(t => t.textContent).join(' ')")
+    for phrase in ("read = read_section", "submit = submit_answer", "its row is empty"):
+        assert phrase in fig6, fig6
+    settings = page.evaluate("Array.from(document.querySelectorAll('#table4 div.chart svg g.role-legend-label text'))"
+                             ".map(t => t.textContent)")
+    assert settings and all(s.split(" (")[0] in ("Zero-tool", "No-search", "Full-tool") for s in settings), settings
     page.close()
     assert not errors and not blocked, (errors, blocked)
 
@@ -1124,3 +1133,15 @@ def test_the_demo_has_data_for_figure2_table16_and_the_ablations() -> None:
     assert {s.model for s in scores} == {m.name for m in panel.models}
     assert len({s.benchmark for s in scores}) >= 2
     assert "paper --external panels/demo_external.csv" in (REPO / "Makefile").read_text()
+
+
+def test_table8_lists_the_models_in_table2_order(report: Path) -> None:
+    """Like the other per-model tables, Table 8 (page and LaTeX) follows Table 2's order: tier, family, accuracy."""
+    from agenthop.reports.paper.export import latex_escape
+
+    order = [r["model"] for r in read_csv(report, "table02_main")]
+    tex = (report / "tables" / "table08_cost.tex").read_text(encoding="utf-8")
+    rows = [line.split(" & ")[0].strip() for line in tex.splitlines() if " & " in line and line.rstrip().endswith("\\\\")]
+    shown = [m for m in rows if m in {latex_escape(o) for o in order}]
+    assert shown == [latex_escape(m) for m in order if latex_escape(m) in shown], (shown, order)
+    assert len(shown) >= 3

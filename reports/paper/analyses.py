@@ -536,7 +536,7 @@ def figure4(wh: Warehouse, panel: Panel) -> tuple[Table, Table, Table]:
     order = {"all": 0, "cell": 1, "consensus_tier": 2}
     rows = [{"by": by, "group": g, "n_correct": k, "n_items": n}
             for (by, g, k), n in sorted(hist.items(), key=lambda kv: (order[kv[0][0]], kv[0][1], kv[0][2]))]
-    t_hist = Table("figure04_histogram", "Figure 4", "How many models answered each item", "paper-figure-4", [
+    t_hist = Table("figure04_histogram", "Figure 4", "How many models answered each item correctly", "paper-figure-4", [
         Column("by", "text"), Column("group", "text", "Group"), Column("n_correct", "int", "Models correct"),
         Column("n_items", "int", "Items")], rows, latex=False)
     return t_items, t_hist, figure4_buckets(items, len(panel.members))

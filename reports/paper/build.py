@@ -78,7 +78,7 @@ def build(
         "" if t4.rows else "No model of the panel has runs under two conditions: give models closed_book and "
                            "no_search conditions in the panel file for Tables 4 and 18.")
     t8 = an.table8(wh, panel)
-    t8.view = lay.table8(t8)
+    t8.view = lay.table8(t8, order)
     add("table8", "Table 8", "Cost", "paper-table-8", [t8])
     t9 = an.table9(wh, panel)
     t9.view = lay.table9(t9, members, order)
@@ -130,7 +130,7 @@ def build(
     add("figure4", "Figure 4", "Item difficulty", "paper-figure-4", list(an.figure4(wh, panel)))
     add("figure5", "Figure 5", "Accuracy vs paper recall", "paper-figure-5", [an.figure5(panel)])
     add("figure6", "Figure 6", "Transition matrices", "paper-figure-6", [an.figure6(wh, panel)])
-    add("reliability", "Reliability", "Reliability of the panel", "paper-reliability", list(an.reliability(wh, panel)))
+    add("reliability", "Reliability", "Internal consistency of the panel", "paper-reliability", list(an.reliability(wh, panel)))
     add("budget", "Beyond the paper", "Accuracy at lower caps", "paper-budget-truncated",
         [an.budget_truncated(wh, panel)])
     bf = an.bigram_frequency(wh, panel, an.bigram_frequency_pairs(panel, pairs))

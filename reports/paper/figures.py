@@ -11,7 +11,7 @@ import altair as alt
 from .. import charts
 from ..charts import MAX_ROWS, ChartTooLarge
 from ..values import jsonable
-from .layouts import bucket, bucket_ranges, tier_label
+from .layouts import TIER_POINT_COLOURS, bucket, bucket_ranges, tier_label
 
 #: Every figure's rows go to the spec's top-level `datasets` under this name, after Altair has built and
 #: validated the (data-free) spec: validating thousands of inline rows costs seconds, the rows need none.
@@ -132,7 +132,7 @@ def difficulty_histogram(rows: list[dict[str, Any]], n_models: int) -> dict[str,
         y=alt.Y("n_items:Q", title="items"),
         color=alt.Color("bucket:N", title="models correct", scale=scale, sort=names, legend=alt.Legend(orient="top")),
         tooltip=["n_correct:O", "n_items:Q", "bucket:N"],
-    ).properties(width=520, height=200, title="(c) Per-item coverage: how many models answered each item")
+    ).properties(width=520, height=200, title="(c) Per-item coverage: how many models answered each item correctly")
     return _spec(chart, data)
 
 
@@ -188,8 +188,7 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return not (a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1] or b[3] + gap <= a[1])
 
 
-TIER_POINT_COLOURS = {"closed_frontier": "#1f4e8c", "open_frontier": "#d4731c", "compute_efficient": "#3f9b4f",
-                      "untiered": "#777777"}
+
 SCATTER_W, SCATTER_H = 560, 420
 
 
@@ -254,7 +253,12 @@ def transition_matrices(rows: list[dict[str, Any]], models: Sequence[str], tools
         facet=alt.Facet("model:N", sort=list(models), title=None, header=alt.Header(labelLimit=200)), columns=4,
     ).resolve_axis(
         x="independent",  # each matrix labels its own columns: a wrapped facet's shared axis sits under empty cells
-    ).properties(title="Tool transition matrices (tools in the paper's order)")
+    ).properties(title=alt.TitleParams(
+        "Tool transition matrices (tools in the paper's order)",
+        subtitle=["Each row is the previous tool and sums to 1; a blank cell is a transition the model never made.",
+                  "submit ends the attempt, so its row is empty. Short names: paper_info = get_paper_info, "
+                  "references = get_references,",
+                  "lists = list_sections, search = search_papers, read = read_section, submit = submit_answer."]))
     return _spec(chart, data)
 
 
@@ -293,21 +297,28 @@ def discrimination_histogram(values: Sequence[float | None]) -> dict[str, Any] |
     return _spec(chart, data)
 
 
+#: The tables' names of the three AgentHop conditions, with the condition id the runs carry.
+CONDITION_NAMES = {"closed_book": "Zero-tool (closed_book)", "no_search": "No-search (no_search)",
+                   "full": "Full-tool (full)"}
+
+
 def condition_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Tables 4 and 18 as a chart: each ablated model's accuracy per condition, with the 25% chance line."""
     acc: dict[tuple[str, str], Any] = {}
     for r in rows:  # the panel runs, like the tables (not the mean over replicates)
         acc[(r["model"], r["condition_from"])] = r["panel_accuracy_from"]
         acc[(r["model"], r["condition_to"])] = r["panel_accuracy_to"]
-    data = [{"model": m, "condition": c, "accuracy": a} for (m, c), a in sorted(acc.items()) if a is not None]
+    names = CONDITION_NAMES
+    data = [{"model": m, "condition": c, "setting": names.get(c, c), "accuracy": a}
+            for (m, c), a in sorted(acc.items()) if a is not None]
     if not data:
         return None
-    order = ["closed_book", "no_search", "full"]
+    order = [names[c] for c in ("closed_book", "no_search", "full")]
     bars = alt.Chart().mark_bar().encode(
         y=alt.Y("model:N", title=None),
-        yOffset=alt.YOffset("condition:N", sort=order),
+        yOffset=alt.YOffset("setting:N", sort=order),
         x=alt.X("accuracy:Q", title="accuracy", axis=alt.Axis(format=".0%", tickCount=5), scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("condition:N", sort=order, legend=alt.Legend(orient="top", title=None)),
+        color=alt.Color("setting:N", sort=order, legend=alt.Legend(orient="top", title=None)),
         tooltip=["model:N", "condition:N", alt.Tooltip("accuracy:Q", format=".3f")],
     )
     chance = alt.Chart(alt.Data(values=[{"chance": 0.25}])).mark_rule(strokeDash=[5, 4], color="#555").encode(

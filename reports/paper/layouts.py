@@ -16,6 +16,9 @@ from .table import REPEATS, Column, Table
 #: The paper's names of the capability tiers (group rows) and their short forms (column headers).
 TIER_LABELS = {"closed_frontier": "Closed Frontier", "open_frontier": "Open Frontier",
                "compute_efficient": "Compute-Efficient", "untiered": "Untiered"}
+#: One colour per tier wherever models are plotted by tier (Figure 5, the leaderboard's scatter).
+TIER_POINT_COLOURS = {"closed_frontier": "#1f4e8c", "open_frontier": "#d4731c", "compute_efficient": "#3f9b4f",
+                      "untiered": "#777777"}
 TIER_SHORT = {"closed_frontier": "Closed", "open_frontier": "Open", "compute_efficient": "Comp.-eff."}
 #: Table 14's tool abbreviations (search_papers has none in the paper).
 TOOL_ABBREV = {"get_paper_info": "gpi", "get_references": "gr", "list_sections": "ls", "search_papers": "sp",
@@ -24,6 +27,16 @@ TOOL_ABBREV = {"get_paper_info": "gpi", "get_references": "gr", "list_sections":
 CELLS = ("st_d1", "st_d2", "mt_d1", "mt_d2")
 #: Table 13 shows this many bigrams per sign.
 TOP_BIGRAMS = 7
+
+
+#: Colours of tiers outside the paper's three (a plugin's panel), in order of appearance.
+OTHER_TIER_COLOURS = ("#8c564b", "#9467bd", "#17becf", "#bcbd22", "#e377c2")
+
+
+def tier_colours(tiers: Sequence[str]) -> list[str]:
+    """One colour per tier, the paper's tiers always in the same colour."""
+    others = iter(OTHER_TIER_COLOURS * (1 + len(tiers) // len(OTHER_TIER_COLOURS)))
+    return [TIER_POINT_COLOURS.get(t) or next(others) for t in tiers]
 
 
 def tier_label(tier: str | None) -> str:
@@ -114,7 +127,7 @@ def table3(base: Table, members: Sequence[dict[str, Any]], order: Sequence[str])
         cols.append(Column("other", "pct", "Other", tip="no further call (the run ended)"))
     return _view(base, [*cols, Column("tier_label")], _tiered(rows, order), group_by="tier_label",
                  title="Action distribution after a wrong-paper read_section call",
-                 note="Share of a model's wrong-paper reads followed by each action.")
+                 note="Share of a model's wrong-paper reads followed by each action; – = the model made no wrong-paper read.")
 
 
 T9_BLOCKS = (("MT-fail", "MT-fail", (("zero_gold", "0-Gold"), ("premature", "Prem"), ("explored", "Explored"),
@@ -141,7 +154,8 @@ def table9(base: Table, members: Sequence[dict[str, Any]], order: Sequence[str])
     return _view(base, [*cols, Column("tier_label")], _tiered(list(per.values()), order), group_by="tier_label",
                  header_groups=groups, title="Stopping behaviour across the MT-fail, ST and MT-both scopes",
                  note="n: trajectories in scope; then the share (%) of each category. MT-fail's four "
-                      "categories sum to 100%; the ST and MT-both residual navigates without reading.")
+                      "categories sum to 100%; the ST and MT-both residual navigates without reading. – = no "
+                      "trajectory in that scope (n = 0).")
 
 
 def table14(base: Table, members: Sequence[dict[str, Any]]) -> Table:
@@ -247,7 +261,8 @@ def table18(base: Table, order: Sequence[str]) -> Table:
 # -- Table 8 -------------------------------------------------------------------------------------------------
 
 
-def table8(base: Table) -> Table:
+def table8(base: Table, order: Sequence[str] = ()) -> Table:
+    """Table 8 in Table 2's model order (tier, family, accuracy), as the other per-model tables list them."""
     rows = []
     for r in base.rows:
         n = r.get("n_items") or 0
@@ -255,6 +270,9 @@ def table8(base: Table) -> Table:
                      "per_sample": r.get("usd_per_item"),
                      "input": (r["prompt_tokens"] / n) if n and r.get("prompt_tokens") is not None else None,
                      "output": (r["completion_tokens"] / n) if n and r.get("completion_tokens") is not None else None})
+
+    pos = {m: i for i, m in enumerate(order)}
+    rows.sort(key=lambda r: (pos.get(r["model"], len(pos)), r["model"]))
 
     def total(key: str) -> float | None:
         vals = [as_float(r[key]) for r in rows if as_float(r[key]) is not None]

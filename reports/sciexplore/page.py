@@ -22,17 +22,50 @@ ITEM_PAGE_SYSTEMS = 6
 _JSON_COLUMNS = ("aliases", "databases", "columns")
 
 
+def _lines(lead: str, names: list[str], per_line: int = 5) -> list[str]:
+    """``lead`` plus the names, a few per line (a chart subtitle does not wrap by itself)."""
+    if not names:
+        return []
+    chunks = [", ".join(names[i:i + per_line]) for i in range(0, len(names), per_line)]
+    return [lead + chunks[0], *chunks[1:]]
+
+
+def header_rows(headers: list[str]) -> list[dict[str, Any]]:
+    """The first header row of a table whose adjacent headers share a first word ("T4 Item", "T4 Row"): one
+    spanning cell per such run (``sub`` holds the rest of each header, printed in a second row), else the
+    header itself over both rows. No shared words: one cell per header, ``sub`` empty, and a single row.
+    The first column never joins a group (it is the table's sticky row label)."""
+    cells: list[dict[str, Any]] = []
+    for i, h in enumerate(headers):
+        word, _, rest = h.partition(" ")
+        prev = cells[-1] if cells else None
+        if rest and prev is not None and prev["group"] == word:
+            prev["sub"].append((i, rest))
+            continue
+        nxt = headers[i + 1].partition(" ")[0] if i + 1 < len(headers) else None
+        if i and rest and nxt == word and " " in headers[i + 1]:  # never the first column: it stays sticky
+            cells.append({"group": word, "text": word, "sub": [(i, rest)]})
+        else:
+            cells.append({"group": None, "text": h, "index": i, "sub": []})
+    return cells
+
+
 def search_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Figure 3: mean search calls per task, grouped bars per type, one colour per system."""
+    searched = {r["model"] for r in rows if r["mean_search_calls"]}
+    silent = list(dict.fromkeys(r["model"] for r in rows if r["model"] not in searched))
+    rows = [r for r in rows if r["model"] in searched]
     if not rows:
         return None
+    title = alt.TitleParams("Average search calls per task and type",
+                            subtitle=_lines("No search calls, so no bar: ", silent))
     chart = alt.Chart(_data()).mark_bar().encode(
         x=alt.X("type:N", title="task type", axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("model:N", sort=None),
         y=alt.Y("mean_search_calls:Q", title="search calls per task"),
         color=alt.Color("model:N", sort=None, title="system", legend=alt.Legend(orient="bottom", columns=3)),
         tooltip=["model:N", "paradigm:N", "type:N", alt.Tooltip("mean_search_calls:Q", format=".2f")],
-    ).properties(width=560, height=240, title="Average search calls per task and type")
+    ).properties(width=560, height=240, title=title)
     return _spec(chart, rows)
 
 
@@ -71,6 +104,7 @@ def item_context(wh: Warehouse, task_id: str, systems: list[data.System]) -> dic
     for c in cells:
         gt_rows.setdefault(c["row_index"], {})[c["column"]] = c["value"]
     columns = list(task["columns"] or [])
+    simulated = set(data.simulated_models(wh))
     shown = []
     for s in systems:
         run_id = s.first_run
@@ -82,6 +116,7 @@ def item_context(wh: Warehouse, task_id: str, systems: list[data.System]) -> dic
                         "WHERE run_id = ? AND task_id = ? ORDER BY seq", [run_id, task_id])
         r = resp[0] if resp else None
         shown.append({"label": s.label, "paradigm": s.paradigm, "run_id": run_id, "response": r,
+                      "simulated": s.model in simulated,
                       "answer_obj": _loads(r["answer_json"]) if r else None, "verdicts": verdicts, "trace": trace})
     judges = sorted({v["judge"] for s in shown for v in s["verdicts"]})
     return {"task": task, "refs": refs, "gt_rows": [gt_rows[i] for i in sorted(gt_rows)], "columns": columns,
@@ -98,7 +133,7 @@ def render_page(wh: Warehouse, report: SciReport, site: Site) -> str:
             cid = box.add(search_chart(s.tables[0].rows))
             charts = [cid] if cid else []
         sections.append({"key": s.key, "ref": s.ref, "title": s.title, "note": s.note,
-                         "definition": "sciexplore.md#" + s.definition, "tables": [html_table(t) for t in s.tables],
+                         "definition": "sciexplore.md#" + s.definition, "tables": [{**(h := html_table(t)), "header_rows": header_rows(h["headers"])} for t in s.tables],
                          "charts": charts})
     tasks = task_list(wh, report)
     shown = sorted(report.systems, key=lambda s: (-sum(r["overall"] for r in s.runs) / len(s.runs), s.label))

@@ -51,7 +51,7 @@ def table3(systems: Sequence[System]) -> list[Table]:
                *[Column(k, "rate2", h) for k, h in T3_COLUMNS]], rows, group_by="paradigm",
               note="Mean over each system's replicates. Overall = 0.2 T1 + 0.2 T2 + 0.3 T3 + 0.3 T4 Item, computed "
                    "from the columns: the paper's own printed Overall column does not follow from its other columns "
-                   "with these weights, so it cannot be compared digit for digit.")
+                   "with these weights, so it cannot be compared digit for digit. Bold: the best value of each column.")
     _mark_best(t, cols)
     return [t, _replicates("table03_main_replicates", "Table 3", "Main results", "summary", systems, cols)]
 
@@ -62,7 +62,7 @@ def table4(systems: Sequence[System]) -> list[Table]:
     t = Table("table04_format_pk", "Table 4", "T4 format accuracy and primary-key recall (%)", DOC + "summary",
               [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int"),
                Column("format_acc", "rate2", "Format Acc"), Column("pk_recall", "rate2", "PK Recall")], rows,
-              group_by="paradigm")
+              group_by="paradigm", note="Mean over each system's replicates. Bold: the best value of each column.")
     _mark_best(t, cols)
     return [t, _replicates("table04_format_pk_replicates", "Table 4", "T4 format and PK recall", "summary", systems,
                            cols)]
@@ -173,7 +173,8 @@ def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict
                   Column("run_b"), Column("n_tasks", "int", "Tasks"), Column("acc_a", "rate", "Acc A"),
                   Column("acc_b", "rate", "Acc B"), Column("a_only", "int", "A only"),
                   Column("b_only", "int", "B only"), Column("p", "p", "p (exact McNemar)")], rows,
-                 note="Each system's first replicate; a task counts as solved when the judge's verdict is correct.")
+                 note="Each system's first replicate; a task counts as solved when the judge's verdict is correct. "
+                      "Acc A, Acc B: % of the shared tasks solved.")
 
 
 def failure_taxonomy(systems: Sequence[System], outcomes: Sequence[dict[str, Any]]) -> Table:

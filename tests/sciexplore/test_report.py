@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 from statistics import mean
 
@@ -89,7 +90,12 @@ def test_tables_are_the_marts_means(panel: dict) -> None:
     assert len(_csv(tables / "paired_tests.csv")) == 5  # neighbours of six systems
     assert len(list((panel["out"] / "index_files" / "items").glob("*.html"))) == 103
     html = (panel["out"] / "index.html").read_text()
-    assert "6 of the systems are simulated" in html  # the simulated systems' responses say so
+    assert "All 6 systems are simulated (" in html  # the simulated systems' responses say so
+    # every task page marks each simulated system's heading, as the other reports mark simulated runs
+    item = (panel["out"] / "index_files" / "items" / "t1_001.html").read_text()
+    headings = re.findall(r"<h2>(.*?)</h2>", item, re.S)
+    systems = [h for h in headings if "<code class=\"pid\">" in h]
+    assert systems and all('class="badge sim"' in h for h in systems), systems
 
 
 def test_other_judge_and_refusals(panel: dict, tmp_path: Path) -> None:
@@ -143,4 +149,54 @@ def test_report_renders_at_both_widths(browser, panel: dict, width: int) -> None
     assert page.locator("section.traj").count() == 6
     page.screenshot(path=str(ARTIFACTS / f"sciexplore-item-{width}.png"), full_page=True)
     page.close()
+    assert not errors and not blocked, (errors, blocked)
+
+
+@pytest.mark.browser
+def test_figure3_draws_no_empty_bar_slots(browser, panel: dict) -> None:  # noqa: F811
+    """A system without search calls (a foundation model) gets no empty slot in every group of Figure 3:
+    the legend lists only systems with bars, and the subtitle names the others."""
+    rows = _csv(panel["out"] / "tables" / "figure03_search_effort.csv")
+    searched = {r["model"] for r in rows if float(r["mean_search_calls"] or 0) > 0}
+    silent = {r["model"] for r in rows} - searched
+    assert searched and silent, "the simulated panel should have systems with and without searches"
+    page, errors, blocked, _ = _open(browser, panel["out"] / "index.html", 1024)
+    legend = page.evaluate("Array.from(document.querySelectorAll('#figure3 div.chart svg g.role-legend-label text'))"
+                           ".map(t => t.textContent)")
+    titles = page.evaluate("Array.from(document.querySelectorAll('#figure3 div.chart svg g.role-title text'))"
+                           ".map(t => t.textContent).join(' ')")
+    page.close()
+    assert set(legend) == searched, legend
+    assert all(m in titles for m in silent), titles
+    assert not errors and not blocked, (errors, blocked)
+
+
+def test_header_rows_span_shared_first_words() -> None:
+    from agenthop.reports.sciexplore.page import header_rows
+
+    rows = header_rows(["Model", "T1", "T4 Item", "T4 Row", "Overall"])
+    assert [(c["text"], [s for _, s in c["sub"]]) for c in rows] == [
+        ("Model", []), ("T1", []), ("T4", ["Item", "Row"]), ("Overall", [])]
+    assert [i for c in rows for i, _ in c["sub"]] == [2, 3]  # the columns the second row heads
+    # the first column stays a header of its own (the sticky row label), and lone two-word headers stay whole
+    assert [c["text"] for c in header_rows(["System A", "System B", "Acc A", "Acc B", "A only"])] == \
+        ["System A", "System B", "Acc", "A only"]
+    assert all(not c["sub"] for c in header_rows(["Model", "Format Acc", "PK Recall"]))
+
+
+@pytest.mark.browser
+def test_table3_heads_t4_over_item_and_row(browser, panel: dict) -> None:  # noqa: F811
+    """As in the paper, T4 is one spanning header over its Item and Row columns, and the columns still sort."""
+    page, errors, blocked, _ = _open(browser, panel["out"] / "index.html", 1024)
+    heads = page.evaluate("""() => Array.from(document.querySelectorAll('#table3 table thead tr')).map(tr =>
+        Array.from(tr.cells).map(th => [th.textContent.trim(), th.colSpan, th.rowSpan]))""")
+    col = page.evaluate("""() => { const rows = () => Array.from(document.querySelectorAll('#table3 table tbody tr'))
+        .filter(r => !r.classList.contains('axis-row')).map(r => r.cells[4].textContent.trim());
+        const th = Array.from(document.querySelectorAll('#table3 table thead tr:nth-child(2) th'))
+        .find(t => t.textContent.trim() === 'Item'); th.click(); return rows(); }""")
+    page.close()
+    assert heads[0][0] == ["Model", 1, 2] and ["T4", 2, 1] in heads[0], heads
+    assert [h[0] for h in heads[1]] == ["Item", "Row"], heads
+    values = [float(v) for v in col]
+    assert values == sorted(values), values  # the lower header sorts its own column
     assert not errors and not blocked, (errors, blocked)
