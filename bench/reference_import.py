@@ -1,9 +1,10 @@
 """`make bench` stage: importing reference-harness JSON logs, against the cost of parsing them.
 
 The paper-scale harness run (19 models x 1,011 items) is exported as the reference harness would
-have logged it (experiments/<model>/<sample_id>.json, _failed_attempts/, summary.json; reference
-document §4): turns, tool calls, tool results cut to 500 characters, and a provider-style message
-history holding the full tool outputs. Then, each as its own measured subprocess:
+have logged it (experiments/<model>/<sample_id>.json, _failed_attempts/, summary.json; the layout
+docs/ingest.md#reference-harness-json---reference-json describes): turns, tool calls, tool results
+cut to 500 characters, and a provider-style message history holding the full tool outputs. Then,
+each as its own measured subprocess:
 
 - ``ref_json_load``: one plain ``json.load`` of every file (one process), the yardstick (best of
   REPEATS, like the import);

@@ -117,7 +117,8 @@ def test_request_shape_parsing_and_history() -> None:
     assert m[5] == {"role": "user", "content": advisory}
     assert len(m) == 6
 
-    # request 3: the nudge turn re-sends the answer only; reasoning stays out of visible content (bug 16)
+    # request 3: the nudge turn re-sends the answer only; reasoning stays out of visible content
+    # (docs/backends.md#deliberate-differences-from-the-reference-harness)
     m = bodies[2]["messages"]
     assert m[6] == {"role": "assistant", "content": "I think C.", "reasoning_content": "74.5-61.0=13.5"}
     assert "[thinking]" not in json.dumps(bodies[2]["messages"])

@@ -17,7 +17,7 @@ from agenthop.harness.benchmarks.agenthop.model import Graph, Item, Label, Node,
     ("METHOD", "method"),
     ("3.1Training", "3.1training"),  # the number must be followed by white space
     ("2021 Results", "results"),
-    ("IV Method", "iv method"),  # Roman numerals are not section numbers for §5.3
+    ("IV Method", "iv method"),  # Roman numerals are not section numbers (docs/metrics.md#label-resolution)
     ("Apdx_B.1: Prompt Templates", "apdx_b.1: prompt templates"),
     ("", ""),
 ])

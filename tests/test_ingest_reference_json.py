@@ -295,8 +295,8 @@ def test_reimport_is_idempotent_and_changes_replace(imported: dict) -> None:
 
 
 def test_all_attempts_failed_counts_final_once(tmp_path: Path) -> None:
-    """Reference bug 20: with every attempt failed, the last one is also in _failed_attempts/ and its
-    tokens are in the final record twice; ingest keeps one row per attempt and subtracts both."""
+    """When every attempt failed, the reference harness also saves the last one in _failed_attempts/, so
+    its tokens are in the final record twice; ingest keeps one row per attempt and subtracts both."""
     root = tmp_path / "bench"
     sha = write_release(root)
     m = tmp_path / "ref-x"

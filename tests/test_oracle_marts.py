@@ -1,6 +1,6 @@
 """Cross-check of every contract mart (docs/metrics.md#marts) against an independent Python implementation of docs/metrics.md.
 
-The oracle (tests/oracle/spec5.py) reads only the ``raw`` schema of a built warehouse and computes the
+The oracle (tests/oracle/metric_definitions.py) reads only the ``raw`` schema of a built warehouse and computes the
 expected mart rows in plain Python; each mart in ``main`` is compared with it row by row (keys per
 docs/metrics.md#marts, floats to 1e-9, NULL = NULL, only contract columns). Mismatches are reported with the mart,
 the key, the column, the expected and the actual value.
@@ -18,11 +18,11 @@ import duckdb
 import pytest
 
 from conftest import BuiltWarehouse, _check, cli, dbt_env
-from oracle import spec5
+from oracle import metric_definitions
 
 TOL = 1e-9
 #: Marts whose rows are counts of categories: a mart row absent from the oracle is accepted when
-#: n = 0 and share (if any) is 0 or NULL (zero-filled categories, spec5 R8).
+#: n = 0 and share (if any) is 0 or NULL (zero-filled categories, metric_definitions R8).
 COUNT_MARTS = {"stopping_behavior", "wrong_read_actions", "termination_summary", "evidence_contact_summary",
                "cell_accuracy", "reasoning_type_accuracy", "tool_transitions", "tool_trigrams"}
 MAX_REPORTED = 40
@@ -86,10 +86,10 @@ def compare_mart(mart: str, keys: tuple[str, ...], expected: list[dict[str, Any]
     return problems
 
 
-def compare_condition_deltas(raw: spec5.Raw, trajs: list[spec5.Trajectory],
+def compare_condition_deltas(raw: metric_definitions.Raw, trajs: list[metric_definitions.Trajectory],
                              con: duckdb.DuckDBPyConnection) -> list[str]:
-    """condition_deltas: docs/metrics.md#marts names no columns; spec5 R10 documents the shape compared."""
-    expected = spec5.condition_deltas(raw, trajs)
+    """condition_deltas: docs/metrics.md#marts names no columns; metric_definitions R10 documents the shape compared."""
+    expected = metric_definitions.condition_deltas(raw, trajs)
     actual = _mart_rows(con, "condition_deltas")
     return compare_mart("condition_deltas", ("model", "condition_from", "condition_to"), expected, actual)
 
@@ -97,11 +97,11 @@ def compare_condition_deltas(raw: spec5.Raw, trajs: list[spec5.Trajectory],
 def assert_warehouse_matches_oracle(db: Path) -> dict[str, Any]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        raw = spec5.load_raw(con)
-        trajs = spec5.trajectories(raw)
-        expected = spec5.expected_marts(raw)
+        raw = metric_definitions.load_raw(con)
+        trajs = metric_definitions.trajectories(raw)
+        expected = metric_definitions.expected_marts(raw)
         problems: list[str] = []
-        for mart, keys in spec5.MART_KEYS.items():
+        for mart, keys in metric_definitions.MART_KEYS.items():
             problems += compare_mart(mart, keys, expected[mart], _mart_rows(con, mart))
         problems += compare_condition_deltas(raw, trajs, con)
     finally:
@@ -120,15 +120,15 @@ def assert_warehouse_matches_oracle(db: Path) -> dict[str, Any]:
 def test_marts_match_oracle(built_warehouse: BuiltWarehouse) -> None:
     out = assert_warehouse_matches_oracle(built_warehouse.db)
     # the comparison is not vacuous: every mart of the shared warehouse has oracle rows
-    for mart in spec5.MART_KEYS:
+    for mart in metric_definitions.MART_KEYS:
         assert out["expected"][mart], f"oracle produced no rows for {mart}"
 
 
 def test_turn_call_counts_consistent(built_warehouse: BuiltWarehouse) -> None:
-    """spec5 R5 counts tool turns from turns.n_tool_calls; it must equal the tool_calls rows per turn."""
+    """metric_definitions R5 counts tool turns from turns.n_tool_calls; it must equal the tool_calls rows per turn."""
     con = duckdb.connect(str(built_warehouse.db), read_only=True)
     try:
-        raw = spec5.load_raw(con)
+        raw = metric_definitions.load_raw(con)
     finally:
         con.close()
     per_turn: dict[tuple[Any, ...], int] = {}
@@ -196,7 +196,7 @@ EDGES: dict[str, tuple[str, list[tuple[str, int, bool, list[tuple[str, list[Call
         ("assistant", []),
         ("error", []),
         ("assistant", [("submit_answer", None, "ok", None)])])]),
-    # MT, one gold paper read, then a read_section without paper -> MT-fail 'explored' (spec5 R6)
+    # MT, one gold paper read, then a read_section without paper -> MT-fail 'explored' (metric_definitions R6)
     "E5": ("MT", [("answer", 0, False, [
         ("assistant", [("read_section", "g1", "ok", "label")]),
         ("assistant", [("read_section", None, "invalid_args", None)]),
@@ -213,7 +213,8 @@ EDGES: dict[str, tuple[str, list[tuple[str, int, bool, list[tuple[str, list[Call
         ("assistant", [("submit_answer", None, "ok", None)])])]),
     # a failed attempt that covered both papers, then the final attempt: g2 rejected (before the
     # anchor), g1 read, g1 again -> only the final attempt counts: MT-fail 'stayed'. (A rejected g2
-    # read *after* the anchor would make it 'explored': §5.7 puts no status on that read_section.)
+    # read *after* the anchor would make it 'explored': docs/metrics.md#stopping-behaviour puts no status on
+    # that read_section.)
     "E8": ("MT", [
         ("error", -1, False, [
             ("assistant", [("read_section", "g1", "ok", "label"), ("read_section", "g2", "ok", "label")]),
@@ -267,15 +268,15 @@ EDGE_EXPECT: dict[str, dict[str, Any]] = {
 }
 
 
-def _edge_items(raw: spec5.Raw) -> dict[str, tuple[str, dict[str, Any]]]:
+def _edge_items(raw: metric_definitions.Raw) -> dict[str, tuple[str, dict[str, Any]]]:
     """Pick one distinct item per edge trajectory whose gold papers each have a section matched by a
     direct label and one that is not; returns name -> (sample_id, {placeholder: paper/section})."""
-    gold = spec5.item_gold(raw)
+    gold = metric_definitions.item_gold(raw)
     n_sections: dict[str, int] = {}
     for sec in raw.sections:
         n_sections[sec["arxiv_id"]] = max(n_sections.get(sec["arxiv_id"], 0), int(sec["section_index"]) + 1)
     node_arxiv = {(n["sample_id"], n["paper_id"]): n["arxiv_id"] for n in raw.graph_nodes}
-    headers = {(sec["arxiv_id"], int(sec["section_index"])): spec5.norm(sec["header"]) for sec in raw.sections}
+    headers = {(sec["arxiv_id"], int(sec["section_index"])): metric_definitions.norm(sec["header"]) for sec in raw.sections}
     pools: dict[str, list[tuple[str, dict[str, Any]]]] = {"ST": [], "MT": []}
     for it in sorted(raw.items, key=lambda r: r["sample_id"]):
         sid, ig = it["sample_id"], gold[it["sample_id"]]
@@ -307,7 +308,7 @@ def _edge_items(raw: spec5.Raw) -> dict[str, tuple[str, dict[str, Any]]]:
     return out
 
 
-def _edge_labels(raw: spec5.Raw, chosen: dict[str, tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+def _edge_labels(raw: metric_definitions.Raw, chosen: dict[str, tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """Extra recall labels for E13 / E14 (see EDGES)."""
     next_index: dict[str, int] = {}
     for lab in raw.recall_labels:
@@ -334,7 +335,7 @@ def inject_edge_runs(db: Path) -> dict[str, str]:
     """Insert the hand-made runs EDGE_RUN_A / EDGE_RUN_B into raw.*; returns edge name -> sample_id."""
     con = duckdb.connect(str(db))
     try:
-        raw = spec5.load_raw(con)
+        raw = metric_definitions.load_raw(con)
         chosen = _edge_items(raw)
         template = dict(raw.runs[0])
         runs_rows, traj_rows, turn_rows, call_rows = [], [], [], []
@@ -353,7 +354,7 @@ def inject_edge_runs(db: Path) -> dict[str, str]:
                             pid = slots[paper] if paper is not None else None
                             rsi = slots[f"{paper}:{section}"] if isinstance(section, str) else section
                             cost = (5 if tool == "search_papers" else 0 if tool in ("think", "submit_answer")
-                                    else 1) if status not in spec5.NOT_ATTEMPTED else 0
+                                    else 1) if status not in metric_definitions.NOT_ATTEMPTED else 0
                             budget -= cost
                             call_rows.append({
                                 "run_id": run_id, "sample_id": sid, "attempt": attempt, "turn": turn_no,
@@ -407,7 +408,7 @@ def extreme_warehouse(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, d
     # models and seeds only (the schema tests run on the shared warehouse): this one checks numbers
     proc = subprocess.run(
         [cli("dbt"), "build", "--exclude-resource-type", "test", "unit_test",
-         "--select", *(f"+{m}" for m in (*spec5.MART_KEYS, "condition_deltas")),
+         "--select", *(f"+{m}" for m in (*metric_definitions.MART_KEYS, "condition_deltas")),
          "--project-dir", str(repo), "--profiles-dir", str(repo),
          "--target-path", str(work / "target"), "--log-path", str(work / "logs")],
         cwd=repo, env=env, capture_output=True, text=True)
@@ -420,13 +421,13 @@ def test_edge_trajectories_oracle_by_hand(extreme_warehouse: tuple[Path, dict[st
     db, edges = extreme_warehouse
     con = duckdb.connect(str(db), read_only=True)
     try:
-        raw = spec5.load_raw(con)
+        raw = metric_definitions.load_raw(con)
     finally:
         con.close()
-    by_key = {(t.run_id, t.sample_id): t for t in spec5.trajectories(raw)}
+    by_key = {(t.run_id, t.sample_id): t for t in metric_definitions.trajectories(raw)}
     for name, exp in EDGE_EXPECT.items():
         t = by_key[(EDGE_RUN_A, edges[name])]
-        assert spec5.stopping_category(t) == exp["stop"], name
+        assert metric_definitions.stopping_category(t) == exp["stop"], name
         for attr in ("paper_recall", "section_recall", "evidence_contact", "any_gold_read", "n_tool_turns"):
             if attr in exp:
                 assert getattr(t, attr) == exp[attr], (name, attr)
@@ -434,13 +435,13 @@ def test_edge_trajectories_oracle_by_hand(extreme_warehouse: tuple[Path, dict[st
             assert len(t.calls) == exp["n_tool_calls"], name
         if "wrong" in exp:
             gold = set(t.gold)
-            acts = [spec5.wrong_read_action(t.calls[i + 1], gold) for i in range(len(t.calls) - 1)
-                    if spec5.is_delivered(t.calls[i]) and t.calls[i]["paper_id"] not in gold]
+            acts = [metric_definitions.wrong_read_action(t.calls[i + 1], gold) for i in range(len(t.calls) - 1)
+                    if metric_definitions.is_delivered(t.calls[i]) and t.calls[i]["paper_id"] not in gold]
             assert acts == exp["wrong"], name
     # the zero-recall replicate has no conversion; the rerun group still counts it (R9)
-    rv = {r["metric"]: r for r in spec5.rerun_variance(raw, list(by_key.values())) if r["model"] == "oracle-edge"}
+    rv = {r["metric"]: r for r in metric_definitions.rerun_variance(raw, list(by_key.values())) if r["model"] == "oracle-edge"}
     assert rv["conversion"]["n_runs"] == 2
-    conv_a = spec5.run_metrics(list(by_key.values()))[EDGE_RUN_A]["conversion"]
+    conv_a = metric_definitions.run_metrics(list(by_key.values()))[EDGE_RUN_A]["conversion"]
     assert rv["conversion"]["mean"] == pytest.approx(conv_a) and rv["conversion"]["std"] == 0.0
 
 

@@ -26,7 +26,7 @@ def test_mcnemar_reproduces_paper_table_12(b: int, c: int, paper: str, printed: 
 def test_mcnemar_exact_values_and_edge_cases() -> None:
     # b=20, c=3: 2 * P(X <= 3 | n=23) = 2 * (1 + 23 + 253 + 1771) / 2^23 = 4096 / 2^23
     assert stats.mcnemar_exact(20, 3) == pytest.approx(4096 / 2**23, rel=1e-12)
-    # b=12, c=3: 2 * (1 + 15 + 105 + 455) / 2^15 = 0.03515625 (engineering notes §5)
+    # b=12, c=3: 2 * (1 + 15 + 105 + 455) / 2^15 = 0.03515625
     assert stats.mcnemar_exact(12, 3) == pytest.approx(0.03515625, rel=1e-12)
     assert stats.mcnemar_exact(0, 0) == 1.0  # no discordant pairs
     assert stats.mcnemar_exact(3, 3) == 1.0

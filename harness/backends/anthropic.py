@@ -15,7 +15,8 @@
   (earlier moving breakpoints are removed, so at most 3 are in use);
 - extended thinking when ``reasoning_effort`` is set: ``thinking={type: enabled, budget_tokens}``
   with low 4096 / medium 8192 / high 16384 (or a number), temperature forced to 1.0, and
-  ``max_tokens`` always above the budget (reference bug 17);
+  ``max_tokens`` always above the budget, which the reference harness did not ensure
+  (docs/backends.md#deliberate-differences-from-the-reference-harness);
 - native search (``ctx.native_search``): the server tool ``{type: web_search_20250305, name:
   web_search}`` after the function tools; the API runs the searches and returns ``server_tool_use``
   / ``web_search_tool_result`` blocks (and text blocks with ``citations``), which are re-sent as

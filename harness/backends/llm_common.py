@@ -234,7 +234,8 @@ def row(role: str, content: str | None, name: str | None = None, tool_call_id: s
 
 
 def merge_reasoning(reasoning: str | None, answer: str | None) -> str:
-    """The recorded text of a turn, as the reference merges it (§3.4 step 2)."""
+    """The recorded text of a turn: the reasoning and the answer merged the way the reference harness
+    merges them."""
     answer = answer or ""
     if not reasoning:
         return answer

@@ -10,10 +10,10 @@ tool_calls, reasoning_content?}`` and each result as one ``role: tool`` message.
 
 Deliberate differences from the reference (docs/backends.md):
 - the visible content re-sent on a nudge turn is the model's answer text only; the reasoning
-  goes back in ``reasoning_content``, never as ``[thinking] ...`` visible text (bug 16). The
-  merged text is still what the turn records;
-- gpt-5* and o-series models get ``max_completion_tokens`` (bug 17);
-- errors are classified by SDK exception type and HTTP status (bug 14);
+  goes back in ``reasoning_content``, never as ``[thinking] ...`` visible text (the reference re-sent
+  it that way). The merged text is still what the turn records;
+- gpt-5* and o-series models get ``max_completion_tokens`` (the reference: gpt-5* only);
+- errors are classified by SDK exception type and HTTP status, not by message substrings;
 - tool calls without an id get a synthetic id that the re-sent assistant message declares;
 - no text-tool fallback: calls must come as structured ``tool_calls``.
 """

@@ -2,7 +2,8 @@
 
 One retry policy is in force (the loop's): the SDKs are built with ``max_retries=0`` and every
 provider exception is mapped here, by exception type and HTTP status code only (never by
-substrings of messages, reference bug 14), onto the two errors the loop understands:
+substrings of messages, as the reference harness classified them), onto the two errors the loop
+understands:
 
 - :class:`TransientBackendError` for rate limits (429), request timeouts (408), server errors and
   overload (any status >= 500, incl. Anthropic's 529), client-side timeouts and connection

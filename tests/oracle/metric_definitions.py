@@ -29,14 +29,16 @@ R5  n_tool_turns / calls_per_turn denominator: raw.turns rows of the final attem
     words it: "turns with role assistant that carry at least one call"). The test suite checks
     separately that turns.n_tool_calls equals the number of tool_calls rows of that turn.
 R6  A read_section call with NULL paper_id (e.g. invalid_args) is "on a paper other than g" for the
-    §5.7 MT-fail test (-> `explored`) and "on a non-gold paper" for §5.8 (-> `stay`): NULL is not g and
-    not gold. (First written as "not on any paper" for §5.7; changed to the dbt model's documented
-    reading, int_stopping_categories, which is equally defensible and consistent with §5.8.)
-R7  Per-run means (§5.6, §5.11) are over the run's trajectories (the items the run covered).
+    MT-fail test of docs/metrics.md#stopping-behaviour (-> `explored`) and "on a non-gold paper" for
+    docs/metrics.md#wrong-read-actions (-> `stay`): NULL is not g and not gold. (First written as "not
+    on any paper" for the stopping test; changed to the dbt model's documented reading,
+    int_stopping_categories, which is equally defensible and consistent with the wrong-read actions.)
+R7  Per-run means (docs/metrics.md#per-run-metrics, docs/metrics.md#reruns) are over the run's
+    trajectories (the items the run covered).
     A mean over an empty set is NULL (None).
 R8  Count marts list only categories that occur (n > 0); the comparison in the tests also accepts
     extra mart rows with n = 0 (zero-filled categories).
-R9  §5.11: a group is (model, condition) with at least two distinct replicates; a metric that is
+R9  docs/metrics.md#reruns: a group is (model, condition) with at least two distinct replicates; a metric that is
     NULL for some run (conversion with no recalled item) is aggregated over the runs where it is
     defined, while n_runs counts every run of the group (the dbt model's documented choice; it adds
     n_values); a metric NULL in every run gives NULL mean/std/range.
@@ -113,7 +115,7 @@ def load_raw(con: duckdb.DuckDBPyConnection, schema: str = "raw") -> Raw:
 
 
 # ----------------------------------------------------------------------------------------------
-# §5.3 label resolution
+# label resolution (docs/metrics.md#label-resolution)
 
 
 def norm(x: str | None) -> str | None:
@@ -152,7 +154,7 @@ def resolve_label(label: str | None, sections: Sequence[Section]) -> tuple[froze
 
 
 # ----------------------------------------------------------------------------------------------
-# per-trajectory facts (§5.1-§5.5)
+# per-trajectory facts (docs/metrics.md#definitions, delivered read to reference variants)
 
 
 @dataclass
@@ -178,7 +180,7 @@ class Trajectory:
 
 
 def is_delivered(call: Row) -> bool:
-    """§5.1."""
+    """docs/metrics.md#delivered-read."""
     return call["tool"] == "read_section" and call["status"] == "ok"
 
 
@@ -240,7 +242,8 @@ def item_gold(raw: Raw) -> dict[str, ItemGold]:
 
 
 def trajectories(raw: Raw) -> list[Trajectory]:
-    """Final attempts with every per-trajectory metric of §5.1-§5.5 filled in."""
+    """Final attempts with every per-trajectory metric filled in (docs/metrics.md#delivered-read through
+    docs/metrics.md#reference-variants)."""
     items = {it["sample_id"]: it for it in raw.items}
     gold = item_gold(raw)
     calls_by: dict[tuple[str, str, int], list[Row]] = defaultdict(list)
@@ -268,14 +271,14 @@ def trajectories(raw: Raw) -> list[Trajectory]:
         gold_set = set(ig.papers)
         delivered = [c for c in t.calls if is_delivered(c)]
         read_papers = {c["paper_id"] for c in delivered}
-        # §5.2 (R4)
+        # docs/metrics.md#paper-recall (R4)
         t.paper_recall = bool(ig.papers) and all(g in read_papers for g in ig.papers)
-        # §5.3
+        # docs/metrics.md#section-recall
         def hit(g: str, allowed: frozenset[int]) -> bool:
             return any(c["paper_id"] == g and c["resolved_section_index"] is not None
                        and int(c["resolved_section_index"]) in allowed for c in delivered)
         t.section_recall = bool(ig.papers) and all(hit(g, ig.direct_sets[g][0]) for g in ig.papers)
-        # §5.4
+        # docs/metrics.md#evidence-contact
         if not t.paper_recall:
             t.evidence_contact = None
         elif t.section_recall and all(hit(g, ig.direct_sets[g][1]) for g in ig.papers):
@@ -284,7 +287,7 @@ def trajectories(raw: Raw) -> list[Trajectory]:
             t.evidence_contact = "parent"
         else:
             t.evidence_contact = "none"
-        # §5.5
+        # any_gold_read: docs/metrics.md#reference-variants
         t.any_gold_read = any(
             c["tool"] == "read_section" and c["paper_id"] in gold_set and c["status"] not in NOT_ATTEMPTED
             for c in t.calls
@@ -345,7 +348,7 @@ def _conversion(ts: Sequence[Trajectory]) -> float | None:
 
 
 def model_summary(raw: Raw, trajs: Sequence[Trajectory]) -> list[Row]:
-    """§5.6, one row per run that has trajectories."""
+    """docs/metrics.md#per-run-metrics, one row per run that has trajectories."""
     runs = {r["run_id"]: r for r in raw.runs}
     out = []
     for run_id, ts in _by_run(trajs).items():
@@ -384,7 +387,7 @@ def model_summary(raw: Raw, trajs: Sequence[Trajectory]) -> list[Row]:
 
 
 def _after_anchor_category(s: Sequence[Row]) -> str:
-    """§5.7 categories of the ST and MT-both scopes."""
+    """The categories of the ST and MT-both scopes (docs/metrics.md#stopping-behaviour)."""
     if any(c["tool"] == "read_section" for c in s):
         return "read"
     if s and s[0]["tool"] == "submit_answer":
@@ -395,7 +398,7 @@ def _after_anchor_category(s: Sequence[Row]) -> str:
 
 
 def stopping_category(t: Trajectory) -> tuple[str, str] | None:
-    """(scope, category) of §5.7, or None if the trajectory is in no scope."""
+    """(scope, category) of docs/metrics.md#stopping-behaviour, or None if the trajectory is in no scope."""
     gold = set(t.gold)
     dg = [(i, c) for i, c in enumerate(t.calls) if is_delivered(c) and c["paper_id"] in gold]
     if t.question_type == "ST":
@@ -458,7 +461,7 @@ def wrong_read_action(nxt: Row, gold: set[str]) -> str:
 
 
 def wrong_read_actions(trajs: Sequence[Trajectory]) -> list[Row]:
-    """§5.8."""
+    """docs/metrics.md#wrong-read-actions."""
     out = []
     for run_id, ts in _by_run(trajs).items():
         counts: Counter[str] = Counter()
@@ -475,7 +478,7 @@ def wrong_read_actions(trajs: Sequence[Trajectory]) -> list[Row]:
 
 
 def tool_transitions(trajs: Sequence[Trajectory]) -> list[Row]:
-    """§5.9, P(next | prev) row-normalised per run."""
+    """docs/metrics.md#transitions, P(next | prev) row-normalised per run."""
     out = []
     for run_id, ts in _by_run(trajs).items():
         pairs: Counter[tuple[str, str]] = Counter()
@@ -491,7 +494,7 @@ def tool_transitions(trajs: Sequence[Trajectory]) -> list[Row]:
 
 
 def tool_trigrams(trajs: Sequence[Trajectory]) -> list[Row]:
-    """§5.9 trigrams `a>b>c`, share = n / all trigrams of the run."""
+    """docs/metrics.md#trigrams: `a>b>c`, share = n / all trigrams of the run."""
     out = []
     for run_id, ts in _by_run(trajs).items():
         tri: Counter[str] = Counter()
@@ -517,7 +520,7 @@ def _accuracy_by(trajs: Sequence[Trajectory], key: str, attr: Any) -> list[Row]:
 
 
 def cell_accuracy(trajs: Sequence[Trajectory]) -> list[Row]:
-    """§5.10 per cell with the Wilson 95% interval."""
+    """docs/metrics.md#accuracy-slices per cell with the Wilson 95% interval."""
     rows = _accuracy_by(trajs, "cell", lambda t: t.cell)
     for r in rows:
         r["wilson_lo"], r["wilson_hi"] = wilson(r["correct"], r["n"])
@@ -525,8 +528,8 @@ def cell_accuracy(trajs: Sequence[Trajectory]) -> list[Row]:
 
 
 def reasoning_type_accuracy(trajs: Sequence[Trajectory]) -> list[Row]:
-    """§5.10 per reasoning type; §5.10 also asks for the Wilson interval (§6 lists only n, correct,
-    accuracy), so wilson_lo / wilson_hi are compared too."""
+    """docs/metrics.md#accuracy-slices per reasoning type; that definition gives the Wilson interval
+    for reasoning types as well as cells, so wilson_lo / wilson_hi are compared too."""
     rows = _accuracy_by(trajs, "reasoning_type", lambda t: t.item["reasoning_type"])
     for r in rows:
         r["wilson_lo"], r["wilson_hi"] = wilson(r["correct"], r["n"])
@@ -543,7 +546,7 @@ def termination_summary(trajs: Sequence[Trajectory]) -> list[Row]:
 
 
 def evidence_contact_summary(trajs: Sequence[Trajectory]) -> list[Row]:
-    """§5.4: over the trajectories with r_i = 1 only."""
+    """docs/metrics.md#evidence-contact: over the trajectories with r_i = 1 only."""
     out = []
     for run_id, ts in _by_run(trajs).items():
         rec = [t for t in ts if t.paper_recall]
@@ -558,7 +561,7 @@ def evidence_contact_summary(trajs: Sequence[Trajectory]) -> list[Row]:
 
 
 def run_metrics(trajs: Sequence[Trajectory]) -> dict[str, dict[str, float | None]]:
-    """§5.11 per-run metrics: accuracy, section_recall, conversion, avg_tokens_k."""
+    """The per-run metrics of docs/metrics.md#reruns: accuracy, section_recall, conversion, avg_tokens_k."""
     out = {}
     for run_id, ts in _by_run(trajs).items():
         out[run_id] = {
@@ -571,7 +574,7 @@ def run_metrics(trajs: Sequence[Trajectory]) -> dict[str, dict[str, float | None
 
 
 def rerun_variance(raw: Raw, trajs: Sequence[Trajectory]) -> list[Row]:
-    """§5.11 (R9)."""
+    """docs/metrics.md#reruns (R9)."""
     metrics = run_metrics(trajs)
     groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for r in raw.runs:
@@ -605,7 +608,7 @@ def condition_accuracy(raw: Raw, trajs: Sequence[Trajectory]) -> dict[tuple[str,
 
 
 def condition_deltas(raw: Raw, trajs: Sequence[Trajectory]) -> list[Row]:
-    """§6 condition_deltas (R10): one row per model and ordered condition pair present."""
+    """docs/metrics.md#condition-deltas (R10): one row per model and ordered condition pair present."""
     acc = condition_accuracy(raw, trajs)
     models = sorted({m for m, _ in acc})
     out = []
