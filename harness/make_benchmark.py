@@ -17,7 +17,7 @@ def _makers() -> list[str]:
 @click.command("make-benchmark", context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
                                                   "help_option_names": []}, add_help_option=False)
 @click.option("--benchmark", "benchmark", default=DEFAULT_BENCHMARK, metavar="NAME",
-              help="Which benchmark's synthetic release to write (default agenthop).")
+              help=f"Which benchmark's synthetic release to write (default {DEFAULT_BENCHMARK}).")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def make_benchmark(ctx: click.Context, benchmark: str, args: tuple[str, ...]) -> None:

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import click
 
-from ..schemas.trajectory import CONDITIONS
+from . import benchmarks
 from .cli_examples import epilog
 from .errors import AgentHopError, cli_errors
 from .panel import BACKENDS, ModelSpec, RunSpec, load_panel, looks_like_real_model
+from .run_help import option_help, option_values
 from .run_identity import RunCaps
 from .run_options import DEFAULT_MAX_SAMPLE_SECONDS, DEFAULT_REQUEST_TIMEOUT_S
 from .run_result import SHARD_DONE
@@ -25,6 +26,11 @@ EXIT_TERMINATED = 143
 EXIT_TOKEN_CAP = 3
 EXIT_FAILED = 1
 
+#: the help of the options whose meaning depends on the benchmark, from the registry (harness/run_help.py)
+_BENCHMARKS = benchmarks.available()
+HELP = option_help(_BENCHMARKS)
+_SEARCH_VALUES = option_values(_BENCHMARKS, "search")
+
 _MODEL_OPTIONS = ("backend", "model_id", "base_url", "api_key_env", "sim_archetype", "condition", "replicate")
 
 
@@ -32,8 +38,6 @@ def _benchmark_of(given: str | None, panel: str | None, data: Path | None) -> st
     """The benchmark of a run command: ``--benchmark``, else the panel's, else the release's (local
     ``--data``), else the default; a contradiction is an error."""
     from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
-
-    from . import benchmarks
 
     if given is not None and given not in benchmarks.names():
         raise AgentHopError(f"--benchmark: unknown benchmark {given!r}; known: {', '.join(benchmarks.names())}")
@@ -66,8 +70,6 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
             raise AgentHopError(f"--model {name!r} looks like a real model's name; simulated models must not carry "
                                 "one (for a real model pass --backend)")
         from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
-
-        from . import benchmarks
 
         ARCHETYPES = benchmarks.get(benchmark or DEFAULT_BENCHMARK).policies  # noqa: N806 - the simulated agents
 
@@ -125,7 +127,7 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 
 @click.command("run", epilog=epilog("agenthop-harness run"))
 @click.option("--data", "data", type=Location(file_okay=False, path_type=Path, resolve_path=True),
-              help="Release directory (qa/, graphs/, paper_pool/, audit/). Required unless --dry-run.")
+              help=HELP["data"])
 @click.option("--model", "model", help="Model name (a sim archetype name such as early-committer, or a label).")
 @click.option("--panel", "panel_file", type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
               help="Panel YAML: run several models / conditions / replicates.")
@@ -143,15 +145,11 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               help="Tokens per minute of the endpoint (with --panel: for models that set no tpm:).")
 @click.option("--sim-archetype", help="Policy archetype of a sim --model (default: the model name).")
 @click.option("--benchmark", "benchmark", metavar="NAME",
-              help="The benchmark (registry name, e.g. agenthop, sciexplore; default: the panel's, else the "
-              "one --data is a release of).")
-@click.option("--condition", help=f"Condition of --model: AgentHop's ablation ({', '.join(CONDITIONS)}; default "
-              "full), or another benchmark's (its first by default).")
-@click.option("--paradigm", help="The paradigm of --model for benchmarks with paradigms (SciExplore: "
-              "foundation, search, deep_research); the same as --condition.")
-@click.option("--search", "search", type=click.Choice(["corpus", "native"]),
-              help="SciExplore: the search tools, the offline corpus (default) or the provider's own "
-              "(backends responses, google, anthropic).")
+              help=HELP["benchmark"])
+@click.option("--condition", help=HELP["condition"])
+@click.option("--paradigm", help=HELP["paradigm"])
+@click.option("--search", "search", type=click.Choice(_SEARCH_VALUES) if _SEARCH_VALUES else None,
+              help=HELP["search"])
 @click.option("--replicate", type=click.IntRange(min=0), help="Replicate number of --model (default 0).")
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(min=1),
               help="Concurrent samples of a real-backend run.")
@@ -168,9 +166,7 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               type=click.FloatRange(min=0, min_open=True),
               help="Seconds one model call may take before it is abandoned and retried (as a transient error).")
 @click.option("--max-sample-seconds", default=None, type=click.FloatRange(min=0),
-              help=f"Wall-clock seconds a real-backend sample may take over all its attempts; past them it "
-              f"ends as terminated_by 'time_limit' (0 = no cap; default: {DEFAULT_MAX_SAMPLE_SECONDS}; "
-              "SciExplore: the paradigm's).")
+              help=HELP["max_sample_seconds"])
 @click.option("--processes", type=click.IntRange(min=1),
               help="Worker processes for simulated runs of a panel (default: CPU count).")
 @click.option("--limit", type=click.IntRange(min=1),
@@ -180,11 +176,11 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               type=Location(file_okay=False, path_type=Path),
               help="Output root, a directory or s3://bucket/prefix; one directory per run.")
 @click.option("--budget", default=None, type=click.IntRange(min=1),
-              help="Tool budget points (default 30; SciExplore: the paradigm's tool calls).")
+              help=HELP["budget"])
 @click.option("--max-turns", default=None, type=click.IntRange(min=1),
-              help="Model calls (turns) per attempt (default 20; SciExplore: the paradigm's).")
+              help=HELP["max_turns"])
 @click.option("--max-total-tokens", default=None, type=click.IntRange(min=1),
-              help="Per-sample cumulative token cap (default 200000; SciExplore: the paradigm's).")
+              help=HELP["max_total_tokens"])
 @click.option("--max-run-tokens", default=0, show_default=True, type=click.IntRange(min=0),
               help="Run-wide token cap, resumed samples included (0 = off).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Base seed (part of the run identity).")
@@ -220,7 +216,6 @@ def run(data: Path | None, model: str | None, panel_file: Path | None, backend: 
     """
     from .runner import COMPLETE, COST_CAP, FAILED, TOKEN_CAP, RunOptions, run_panel
 
-    from . import benchmarks
     from .run_plan import plan_run
 
     if (model is None) == (panel_file is None):

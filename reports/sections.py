@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import charts, queries, stats
@@ -14,13 +14,28 @@ from .warehouse import Warehouse
 
 STOPPING_ORDER = ("read", "immediate", "think", "other", "zero_gold", "explored", "stayed", "premature")
 SCOPE_ORDER = ("ST", "MT-both", "MT-fail")
-WRONG_READ_ORDER = ("recover", "stay", "think", "renav", "submit", "other")  # the paper report's Table 3 order
+#: The next action after a wrong-paper read (mart ``wrong_read_actions.action``) as every report names it:
+#: the paper's display name (Table 3's columns) and what the action is (docs/metrics.md#wrong-read-actions),
+#: in the paper's column order. The one source of these names for the compare page and the paper report.
+WRONG_READ_ACTIONS: dict[str, tuple[str, str]] = {
+    "recover": ("Recover", "reads a section of a gold paper"),
+    "stay": ("Stay", "reads a section of a non-gold paper"),
+    "think": ("Think", "calls think"),
+    "renav": ("Re-nav", "calls a navigation tool"),
+    "submit": ("Submit", "answers (submit_answer)"),
+    "other": ("Other", "calls a tool of an unknown name"),
+}
+WRONG_READ_ORDER = tuple(WRONG_READ_ACTIONS)
+WRONG_READ_LABELS = {k: name for k, (name, _) in WRONG_READ_ACTIONS.items()}
 TERMINATION_ORDER = ("answer", "max_turns", "budget", "token_limit", "error")
 CONTACT_ORDER = ("header", "parent", "none")
-REASONING_ORDER = ("GROUND", "RESULT", "MOTIVE", "METHOD")
+#: The reasoning types as the release and the paper spell them, in the order the paper introduces them; the
+#: compare page and the paper report's Table 10 list them so
+REASONING_ORDER = ("GROUND", "METHOD", "MOTIVE", "RESULT")
 
 
-def _order(values: Sequence[str], preferred: Sequence[str]) -> list[str]:
+def in_order(values: Sequence[str], preferred: Sequence[str]) -> list[str]:
+    """The distinct values, those of ``preferred`` first in its order, the others sorted after them."""
     seen = [v for v in preferred if v in values]
     return seen + sorted(v for v in set(values) if v not in preferred)
 
@@ -134,17 +149,19 @@ def side_by_side_shares(
     group: str | None = None,
     group_order: Sequence[str] = (),
     extra: Sequence[str] = (),
+    labels: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Pivot mart rows (run_id, [group], key, n, share, ...) into one table row per (group, key).
+    """Pivot mart rows (run_id, [group], key, n, share, ...) into one table row per (group, key); each
+    row's ``label`` is the key's display name (``labels``, else the key itself).
 
     A run with no row at all in a group has nothing in scope there (a closed-book run reaches no gold
     paper, reads no wrong one): its shares are None (n/a), not 0."""
     by = {(r["run_id"], r.get(group) if group else None, r[key]): r for r in rows}
     in_scope = {(r["run_id"], r.get(group) if group else None) for r in rows}  # the marts list scopes with items
-    groups = _order([r[group] for r in rows], group_order) if group else [None]
+    groups = in_order([r[group] for r in rows], group_order) if group else [None]
     out = []
     for g in groups:
-        keys = _order([r[key] for r in rows if (r.get(group) if group else None) == g], preferred)
+        keys = in_order([r[key] for r in rows if (r.get(group) if group else None) == g], preferred)
         for k in keys:
             cells = []
             for run in runs:
@@ -155,7 +172,7 @@ def side_by_side_shares(
                     **{e: _f(r.get(e)) if r else None for e in extra},
                 })
             shares = [c["share"] for c in cells]
-            out.append({"group": g, "key": k, "cells": cells,
+            out.append({"group": g, "key": k, "label": (labels or {}).get(k, k), "cells": cells,
                         "delta": _delta(shares, 100, "pp") if len(runs) == 2 else ""})
     return out
 
@@ -164,16 +181,21 @@ def share_chart(
     rows: list[dict[str, Any]], runs: Sequence[RunInfo], *, key: str, preferred: Sequence[str], title: str,
     group: str | None = None,
     group_order: Sequence[str] = (),
+    labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any] | None:
+    """Grouped bars of the shares per key and run; a bar's category is the key's display name
+    (``labels``, else the key itself), in the ``preferred`` order of the keys."""
     if not rows:
         return None
     label = {r.run_id: r.chart_label for r in runs}
-    data = [{"run": label[r["run_id"]], key: r[key], "share": _f(r["share"]), "n": r.get("n"),
+    shown = dict(labels or {})
+    data = [{"run": label[r["run_id"]], key: shown.get(r[key], r[key]), "share": _f(r["share"]), "n": r.get("n"),
              **({group: r[group]} if group else {})} for r in rows if r["run_id"] in label]
+    order = [shown.get(k, k) for k in in_order([r[key] for r in rows if r["run_id"] in label], preferred)]
     return charts.grouped_bars(data, category=key, value="share", runs=[r.chart_label for r in runs],
-                               category_order=_order([d[key] for d in data], preferred), title=title,
+                               category_order=order, title=title,
                                value_title="share", facet=group,
-                               facet_order=_order([d[group] for d in data], group_order) if group else None)
+                               facet_order=in_order([d[group] for d in data], group_order) if group else None)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -186,7 +208,7 @@ def accuracy_by(
     chart_box: Charts,
 ) -> tuple[list[dict[str, Any]], str | None]:
     by = {(r["run_id"], r[key]): r for r in rows}
-    keys = _order([r[key] for r in rows], preferred)
+    keys = in_order([r[key] for r in rows], preferred)
     table = []
     data = []
     for k in keys:

@@ -204,3 +204,109 @@ def test_every_benchmark_table_is_in_the_layout() -> None:
     for table in _benchmark_tables():
         assert ddl.warehouse_schema(table).names
         assert table in ddl.later_tables()
+
+
+#: the programs' own names (``agenthop-harness``...), which a help text may spell; not a benchmark
+_PROGRAMS = r"(?!-(?:harness|report|ingest|dbt)\b)"
+_CLICK_TEXTS = {"option", "argument", "command", "group"}
+
+
+def _benchmark_words() -> re.Pattern[str]:
+    """Every registry name as a word, any case (``SciExplore``, ``agenthop``), the programs aside."""
+    return re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, benchmarks.names())) + r")" + _PROGRAMS + r"(?!\w)",
+                      re.I)
+
+
+def _literal_parts(node: object) -> list[str]:
+    """The literal text of a string expression: a constant, an f-string's fixed parts, a ``+`` of them."""
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        return [v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    if isinstance(node, ast.BinOp):
+        return _literal_parts(node.left) + _literal_parts(node.right)
+    return []
+
+
+def help_literals(text: str) -> list[tuple[int, str]]:
+    """(line, text) of every help text a module writes literally: ``help=``/``epilog=``/``short_help=``
+    of click's ``option``/``argument``/``command``/``group`` and the docstrings of its commands."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in _CLICK_TEXTS:
+                found += [(node.lineno, t) for kw in node.keywords if kw.arg in ("help", "epilog", "short_help")
+                          for t in _literal_parts(kw.value)]
+        elif isinstance(node, ast.FunctionDef) and any(
+                isinstance(d, ast.Call) and getattr(d.func, "attr", getattr(d.func, "id", "")) in ("command", "group")
+                for d in node.decorator_list):
+            found.append((node.lineno, ast.get_docstring(node) or ""))
+    return found
+
+
+def test_the_harness_core_help_never_names_a_benchmark() -> None:
+    """The core's command-line help (``agenthop-harness run``, ``make-benchmark``) gets every benchmark's
+    name and semantics from the registry (harness/run_help.py), never from a literal: ``--paradigm``,
+    ``--search`` and the caps' help once said "SciExplore: ...". The names come from the registry, so
+    a new benchmark is covered without editing this test."""
+    words = _benchmark_words()
+    assert words.search("help='SciExplore: the paradigm's'") and words.search("(default agenthop).")
+    assert not words.search("agenthop-harness run --help") and not words.search("an AgentHopError")
+    sample = '@click.command("x")\n@click.option("--x", help="SciExplore: " f"a {y}")\ndef x():\n    """Doc."""\n'
+    assert sorted(help_literals(sample)) == [(2, "SciExplore: a "), (3, "Doc.")]
+    files = sorted([*REPO.glob("harness/*.py"), *REPO.glob("harness/backends/*.py")])
+    scanned = {p.name for p in files if help_literals(p.read_text())}
+    assert {"run_command.py", "make_benchmark.py"} <= scanned  # the scan sees the commands' help
+    offenders = {f"{p.relative_to(REPO)}:{line}": text for p in files for line, text in help_literals(p.read_text())
+                 if words.search(text)}
+    assert not offenders, f"core help texts naming a benchmark: {offenders}"
+
+
+def test_run_help_describes_every_benchmark_from_its_registry_entry() -> None:
+    """What ``run --help`` says per benchmark comes from its entry: a toy benchmark with paradigms, a
+    run option and caps of its own appears in the texts without a change to the core."""
+    from agenthop.harness.run_help import option_help, option_values
+
+    toy = benchmarks.Benchmark(
+        name="toyqa", title="toy", is_release=lambda root: False, release_marker="toy.jsonl",
+        release_content_sha256=lambda root: "x", release_tables=lambda root, sha: None,  # type: ignore[arg-type,return-value]
+        raw_tables={}, raw_keys={}, item_ids_sql="SELECT 'a'", conditions=("quick", "deep"),
+        condition_kind="paradigms", default_caps=lambda c: {"budget": 5 if c == "quick" else 50, "max_turns": 7},
+        run_option_docs={"search": benchmarks.RunOptionDoc(("corpus", "toyweb"), "where toyqa searches")},
+    )
+    texts = option_help([*benchmarks.available(), toy])
+    assert "toyqa" in texts["benchmark"] and "toy.jsonl" in texts["data"]
+    assert "toyqa's paradigms quick, deep" in texts["condition"] and "toyqa" in texts["paradigm"]
+    assert "toyqa: where toyqa searches" in texts["search"]
+    assert texts["budget"].startswith("Tool budget points (default 30;") and "toyqa's paradigms: quick 5, deep 50" in texts["budget"]
+    assert "toyqa's paradigms: quick 7, deep 7" in texts["max_turns"] and "toyqa" not in texts["max_total_tokens"]
+    assert option_values([*benchmarks.available(), toy], "search")[-1] == "toyweb"
+    # without it, and with no benchmark at all, the texts still read as sentences
+    assert "toyqa" not in " ".join(option_help(benchmarks.available()).values())
+    empty = option_help([])
+    assert empty["paradigm"].endswith("(none is registered).") and empty["budget"] == "Tool budget points (default 30)."
+
+
+def test_run_help_shows_the_registry_in_80_columns() -> None:
+    """The rendered ``run --help`` names each benchmark where its entry says so, and stays within 80
+    columns (click wraps the texts; no line of an option's help runs past the terminal)."""
+    from click.testing import CliRunner
+
+    from agenthop.harness.cli import main
+
+    out = CliRunner().invoke(main, ["run", "--help"], terminal_width=80).output
+    flat = " ".join(out.split())
+    for bench in benchmarks.available():
+        assert f"{bench.name}'s {bench.condition_kind} {', '.join(bench.conditions)}" in flat
+        if bench.condition_kind == "paradigms":
+            assert f"whose conditions are paradigms ({bench.name}" in flat
+        for option, doc in bench.run_option_docs.items():
+            assert f"--{option} [{'|'.join(doc.values)}]" in out and f"{bench.name}: {' '.join(doc.help.split())}" in flat
+    options = out.split("Options:", 1)[1].split("Examples", 1)[0]
+    assert all(len(line) <= 80 for line in options.splitlines()), [ln for ln in options.splitlines() if len(ln) > 80]

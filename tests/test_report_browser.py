@@ -366,6 +366,37 @@ def test_wide_tables_scroll_with_a_sticky_first_column(browser, demo: dict, kind
         assert not tables[0]["over"], tables[0]
 
 
+#: Per model cell of the leaderboard's Table 2: its name's line boxes and whether the cell shows all of it.
+MODEL_CELLS_JS = """() => Array.from(document.querySelectorAll('table.leaderboard td.model-cell')).map(td => {
+  const name = td.querySelector('.model'), r = name.getBoundingClientRect(), c = td.getBoundingClientRect();
+  const tops = new Set(Array.from(name.getClientRects()).map(x => Math.round(x.top)));
+  return {name: name.textContent, lines: tops.size, clipped: r.left < c.left - 0.5 || r.right > c.right + 0.5,
+          hidden: name.scrollWidth > name.clientWidth + 1 && getComputedStyle(name).overflow !== 'visible'};
+})"""
+
+
+@pytest.mark.parametrize("width", (*WIDTHS, 800))
+def test_leaderboard_model_names_never_break_at_a_hyphen(browser, demo: dict, width: int) -> None:
+    """Table 2's model names are one line each ("verifier-transcribed", not "verifier-" over "transcribed"), at
+    the report tests' widths and a narrower one, and nothing is cut off: the name fits its cell, the page does
+    not scroll sideways, and at 1,024 px and up the table still fits its box (below it scrolls, name column
+    sticky, as every wide table does)."""
+    page, errors, _, _ = _open(browser, demo["paths"]["leaderboard"], width)
+    cells = page.evaluate(MODEL_CELLS_JS)
+    page_over = page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth")
+    box_over = page.evaluate("""() => { const b = document.querySelector('table.leaderboard').parentElement;
+        return b.scrollWidth > b.clientWidth + 1; }""")
+    page.locator("table.leaderboard").screenshot(path=str(ARTIFACTS / f"report-leaderboard-table2-{width}.png"))
+    page.close()
+    assert any("-" in c["name"] for c in cells), cells  # the demo has hyphenated names to break
+    broken = [c["name"] for c in cells if c["lines"] != 1]
+    assert not broken, f"model names broken across lines at {width}px: {broken}"
+    assert not [c["name"] for c in cells if c["clipped"] or c["hidden"]], cells
+    assert not page_over and not errors
+    if width >= 1024:
+        assert not box_over, f"Table 2 no longer fits its box at {width}px"
+
+
 def test_six_runs_side_by_side_break_no_word_at_1024(browser, demo: dict) -> None:
     page, errors, _, _ = _open(browser, demo["paths"]["item6"], 1024)
     assert page.locator("table.calls th.l").count() == 6

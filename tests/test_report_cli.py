@@ -253,6 +253,29 @@ def test_compare_numbers_match_the_marts(tmp_path: Path, db: Path, panel: dict) 
     assert 'class="call' not in html and len(html) < 300_000  # 0.9 MB of bundle is not in the page
 
 
+def test_compare_names_the_actions_after_a_wrong_read_as_the_paper_report_does(tmp_path: Path, db: Path) -> None:
+    """The compare page's "After reading a wrong paper" rows, chart categories and note use the display names
+    of reports/sections.py (Recover, Re-nav, ...), the source of the paper report's Table 3 columns too, not
+    the mart's ids (recover, renav)."""
+    from agenthop.reports import sections
+    from agenthop.reports.paper import layouts
+
+    assert [name for _, name, _ in layouts.T3_ACTIONS] == [sections.WRONG_READ_LABELS[k] for k in
+                                                            sections.WRONG_READ_ORDER if k != "other"]
+    out = tmp_path / "cmp.html"
+    code, _, _ = run("compare", "--models", "verifier,metadata-looper", "--db", str(db), "--out", str(out))
+    assert code == 0
+    html = out.read_text()
+    section = html.split('id="wrong-reads"', 1)[1].split("<h2", 1)[0]
+    rows = re.findall(r'<tr><td class="l">([^<]*)</td>', section)
+    assert rows == [sections.WRONG_READ_LABELS[k] for k in sections.WRONG_READ_ORDER], rows
+    assert "Re-nav: calls a navigation tool" in _text(section) and "renav" not in _text(section)
+    chart = json.loads(re.search(r"var specs = (\{.*?\});\n", html).group(1))
+    titles = [s for s in chart.values() if s.get("title") == "Next action after a wrong-paper read"]
+    assert len(titles) == 1
+    assert {v["action"] for v in titles[0]["data"]["values"]} <= set(sections.WRONG_READ_LABELS.values())
+
+
 def test_default_output_path(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     code, out, _ = run("compare", "--models", "verifier,balanced", "--db", str(db))

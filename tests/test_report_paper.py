@@ -941,6 +941,22 @@ def test_table10_is_the_cell_grid_with_the_papers_sign(report: Path) -> None:
         assert rows[r["model"]][1] == f"{100 * acc:.1f} ± {100 * (hi - acc):.1f}"
 
 
+def test_names_of_actions_and_reasoning_types_have_one_source(report: Path) -> None:
+    """Table 3's action columns and Table 10's reasoning types are spelled and ordered as every other page
+    shows them (reports/sections.py): the display names of the compare page, the release's (and the
+    paper's) capitals, GROUND, METHOD, MOTIVE, RESULT, in the paper's order."""
+    from agenthop.reports import sections
+
+    t3 = page_tables(report)["table03_wrong_read"]
+    assert t3["headers"][2:] == [sections.WRONG_READ_LABELS[k] for k in sections.WRONG_READ_ORDER if k != "other"]
+    t10 = page_tables(report)["table10_reasoning"]
+    types = {r["reasoning_type"] for r in read_csv(report, "table10_reasoning")}
+    assert types == set(sections.REASONING_ORDER)
+    assert t10["headers"] == ["Model", *sections.REASONING_ORDER] == ["Model", "GROUND", "METHOD", "MOTIVE", "RESULT"]
+    latex = latex_headers(report, "table10_reasoning")
+    assert latex == ["Model", *sections.REASONING_ORDER], latex
+
+
 def test_table13_shows_the_top_bigrams_by_abs_delta(report: Path) -> None:
     rows = read_csv(report, "table13_bigrams")
     assert len(rows) == len({r["bigram"] for r in rows})

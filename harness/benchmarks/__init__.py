@@ -51,6 +51,16 @@ class ReleaseTables:
 
 
 @dataclass(frozen=True, slots=True)
+class RunOptionDoc:
+    """One of a benchmark's own run options as ``agenthop-harness run --help`` shows it: the values
+    it takes and one phrase saying what it sets (e.g. ``"the search tools: corpus, the offline corpus
+    (default), or native, ..."``)."""
+
+    values: tuple[str, ...]
+    help: str
+
+
+@dataclass(frozen=True, slots=True)
 class Benchmark:
     """What the core needs from a benchmark. Hooks receive plain paths and return plain objects."""
 
@@ -94,6 +104,9 @@ class Benchmark:
     simulated_agent: Callable[..., Any] | None = None
     #: ablation conditions it supports (the first is the default)
     conditions: tuple[str, ...] = ("full",)
+    #: what its conditions are, a plural noun for help texts (``"ablation conditions"``); benchmarks
+    #: whose conditions are ``"paradigms"`` are the ones ``agenthop-harness run --paradigm`` names
+    condition_kind: str = "conditions"
     #: its ``agenthop-harness`` subcommands (click commands, e.g. a release generator); names are
     #: global: a new benchmark prefixes them with its name (AgentHop's predate the rule)
     commands: Callable[[], Sequence[Any]] | None = None
@@ -110,6 +123,9 @@ class Benchmark:
     #: the run options of its own (``agenthop-harness run --search ...``) checked for a condition and
     #: completed with their defaults: ``run_options(condition, given) -> dict`` (part of the run identity)
     run_options: Callable[[str, Mapping[str, Any]], dict[str, Any]] | None = None
+    #: those options as ``agenthop-harness run --help`` describes them: option -> :class:`RunOptionDoc`
+    #: (the command has a flag for each, e.g. ``--search``; its values are the union over benchmarks)
+    run_option_docs: Mapping[str, RunOptionDoc] = field(default_factory=dict)
     #: whether a run of a condition with its (completed) options has the provider search on its own
     #: side (``SampleContext.native_search``): ``native_search(condition, options) -> bool``; checked
     #: against the backend before a run starts (None: never)

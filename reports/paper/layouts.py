@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import stats
+from ..sections import REASONING_ORDER, WRONG_READ_ACTIONS, in_order
 from ..values import as_float
 from .table import REPEATS, Column, Table
 
@@ -109,9 +110,9 @@ def table2(base: Table) -> Table:
 
 # -- Tables 3, 9, 14, 15 -------------------------------------------------------------------------------
 
-T3_ACTIONS = (("recover", "Recover", "reads a gold paper next"), ("stay", "Stay", "reads another non-gold section"),
-              ("think", "Think", "invokes think"), ("renav", "Re-nav", "calls any other navigation tool"),
-              ("submit", "Submit", "commits an answer immediately"))
+#: Table 3's columns: the actions' display names and descriptions (one source with the compare page);
+#: ``other`` is a column only when a model has such reads
+T3_ACTIONS = tuple((k, name, what) for k, (name, what) in WRONG_READ_ACTIONS.items() if k != "other")
 
 
 def table3(base: Table, members: Sequence[dict[str, Any]], order: Sequence[str]) -> Table:
@@ -124,7 +125,8 @@ def table3(base: Table, members: Sequence[dict[str, Any]], order: Sequence[str])
     cols = [Column("model", "text", "Model"), Column("n", "int", "n", tip="wrong-paper read_section calls")]
     cols += [Column(k, "pct", h, tip=tip) for k, h, tip in T3_ACTIONS]
     if other:
-        cols.append(Column("other", "pct", "Other", tip="no further call (the run ended)"))
+        name, what = WRONG_READ_ACTIONS["other"]
+        cols.append(Column("other", "pct", name, tip=what))
     return _view(base, [*cols, Column("tier_label")], _tiered(rows, order), group_by="tier_label",
                  title="Action distribution after a wrong-paper read_section call",
                  note="Share of a model's wrong-paper reads followed by each action; – = the model made no wrong-paper read.")
@@ -325,7 +327,7 @@ def table10(base: Table, spread: Table, members: Sequence[dict[str, Any]], order
 
 
 def table10_reasoning(base: Table, members: Sequence[dict[str, Any]], order: Sequence[str]) -> Table:
-    types = sorted({r["reasoning_type"] for r in base.rows})
+    types = in_order([r["reasoning_type"] for r in base.rows], REASONING_ORDER)
     rows = _wide_acc(base, members, "reasoning_type", types)
     pos = {m: i for i, m in enumerate(order)}
     rows.sort(key=lambda r: pos.get(r["model"], len(pos)))

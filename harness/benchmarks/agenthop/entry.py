@@ -85,6 +85,7 @@ BENCHMARK = Benchmark(
     simulated_policy=policy_from_spec,
     simulated_agent=SimAgent,
     conditions=CONDITIONS,
+    condition_kind="ablation conditions",
     episode=episode,
     commands=commands,
     make_command=make_command,

@@ -13,7 +13,7 @@ from typing import Any
 from agenthop.harness.errors import AgentHopError
 from agenthop.schemas import sciexplore as tables
 
-from .. import Benchmark, ImportOutcome, ReleaseTables
+from .. import Benchmark, ImportOutcome, ReleaseTables, RunOptionDoc
 from . import NAME, PARADIGMS, prompts
 from .episode import SEARCH_MODES, TOOL_NAMES, episode, uses_native_search
 from .paradigms import CAPS
@@ -78,6 +78,13 @@ def run_options(paradigm: str, given: Mapping[str, Any]) -> dict[str, Any]:
     if search not in SEARCH_MODES:
         raise AgentHopError(f"--search: {search!r} is not one of {', '.join(SEARCH_MODES)}")
     return {"search": search}
+
+
+#: ``agenthop-harness run --search`` as its help describes it
+RUN_OPTION_DOCS = {
+    "search": RunOptionDoc(SEARCH_MODES, "the search tools, corpus (the offline corpus, default) or native (the "
+                           "provider's own: backends responses, google, anthropic)"),
+}
 
 
 def run_columns(paradigm: str, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -148,10 +155,12 @@ BENCHMARK = Benchmark(
     simulated_policy=simulated_policy,
     simulated_agent=simulated_agent,
     conditions=PARADIGMS,
+    condition_kind="paradigms",
     episode=episode,
     make_command=make_command,
     default_caps=default_caps,
     run_options=run_options,
+    run_option_docs=RUN_OPTION_DOCS,
     native_search=uses_native_search,
     run_columns=run_columns,
     on_runs_loaded=on_runs_loaded,

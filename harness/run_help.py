@@ -1,0 +1,79 @@
+"""The help of ``agenthop-harness run``'s options whose meaning depends on the benchmark, built from the
+registry (docs/running.md): each benchmark's entry says what its conditions are (``condition_kind``),
+describes its own run options (``run_option_docs``) and sets its caps per condition (``default_caps``),
+so a new benchmark shows up in ``run --help`` through its folder and its registry entry alone.
+
+:func:`option_help` is a pure function of the benchmarks it is given; ``run_command`` calls it once,
+at import, with every benchmark that loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .benchmarks import Benchmark
+from .run_identity import RunCaps
+from .run_options import DEFAULT_MAX_SAMPLE_SECONDS
+
+#: the caps a benchmark may set per condition, with the command line's defaults
+CAP_DEFAULTS: dict[str, float] = {"budget": RunCaps.budget, "max_turns": RunCaps.max_turns,
+                                  "max_total_tokens": RunCaps.max_total_tokens,
+                                  "max_sample_seconds": DEFAULT_MAX_SAMPLE_SECONDS}
+
+#: the benchmarks whose conditions ``--paradigm`` names (``Benchmark.condition_kind``)
+PARADIGMS = "paradigms"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _per_condition(benches: Sequence[Benchmark], cap: str) -> str:
+    """``; sciexplore's paradigms: foundation 0, search 30`` for every benchmark with caps of its own."""
+    parts = []
+    for b in benches:
+        if b.default_caps is None:
+            continue
+        values = [(c, b.default_caps(c).get(cap)) for c in b.conditions]
+        shown = ", ".join(f"{c} {_number(v)}" for c, v in values if v is not None)
+        if shown:
+            parts.append(f"{b.name}'s {b.condition_kind}: {shown}")
+    return "".join(f"; {p}" for p in parts)
+
+
+def option_values(benches: Sequence[Benchmark], option: str) -> list[str]:
+    """The values of a benchmark run option over every benchmark that has it, in registry order."""
+    out: list[str] = []
+    for b in benches:
+        doc = b.run_option_docs.get(option)
+        for v in doc.values if doc is not None else ():
+            if v not in out:
+                out.append(v)
+    return out
+
+
+def option_help(benches: Sequence[Benchmark]) -> dict[str, str]:
+    """The help text of each benchmark-dependent option of ``run`` (keyed by parameter name)."""
+    names = ", ".join(b.name for b in benches)
+    markers = ", ".join(f"{b.name}'s has {b.release_marker}" for b in benches)
+    conditions = "; ".join(f"{b.name}'s {b.condition_kind} {', '.join(b.conditions)}" for b in benches)
+    with_paradigms = ", ".join(b.name for b in benches if b.condition_kind == PARADIGMS) or "none is registered"
+    search = "; ".join(f"{b.name}: {b.run_option_docs['search'].help}" for b in benches
+                       if "search" in b.run_option_docs) or "no registered benchmark has it"
+    d = CAP_DEFAULTS
+    return {
+        "data": f"Release directory of a benchmark ({markers}). Required unless --dry-run.",
+        "benchmark": f"The benchmark, by registry name ({names}; default: the panel's, else the one --data is "
+                     "a release of).",
+        "condition": f"Condition of --model, one of its benchmark's (default: its first): {conditions}.",
+        "paradigm": f"The same as --condition, for benchmarks whose conditions are paradigms ({with_paradigms}).",
+        "search": f"A benchmark's own run option (part of the run identity); {search}.",
+        "budget": f"Tool budget points (default {_number(d['budget'])}{_per_condition(benches, 'budget')}).",
+        "max_turns": f"Model calls (turns) per attempt (default {_number(d['max_turns'])}"
+                     f"{_per_condition(benches, 'max_turns')}).",
+        "max_total_tokens": f"Per-sample cumulative token cap (default {_number(d['max_total_tokens'])}"
+                            f"{_per_condition(benches, 'max_total_tokens')}).",
+        "max_sample_seconds": "Wall-clock seconds a real-backend sample may take over all its attempts; past "
+                              "them it ends as terminated_by 'time_limit' (0 = no cap; default: "
+                              f"{d['max_sample_seconds']}{_per_condition(benches, 'max_sample_seconds')}).",
+    }
