@@ -141,6 +141,33 @@ def _array(values: list, type_: pa.DataType) -> pa.Array:
         raise Unsupported from None
 
 
+def _texts(values: list[str | None]) -> pa.Array:
+    """A string column from Python strings: ASCII text is joined into one buffer (one copy, no
+    growing builder); anything else is converted by Arrow."""
+    n = len(values)
+    if n == 0:
+        return pa.array([], _S)
+    present = [v for v in values if v is not None]
+    joined = "".join(present)
+    if not joined.isascii() or len(joined) >= INT32_MAX:
+        return _array(values, _S)
+    lengths = np.fromiter(map(len, present), dtype=np.int64, count=len(present))
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    if len(present) == n:
+        np.cumsum(lengths, out=offsets[1:])
+        validity = None
+        nulls = 0
+    else:
+        valid = np.fromiter((v is not None for v in values), dtype=bool, count=n)
+        full = np.zeros(n, dtype=np.int64)
+        full[valid] = lengths
+        np.cumsum(full, out=offsets[1:])
+        validity = pa.array(valid).buffers()[1]
+        nulls = n - len(present)
+    return pa.Array.from_buffers(_S, n, [validity, pa.py_buffer(offsets), pa.py_buffer(joined.encode("ascii"))],
+                                 null_count=nulls)
+
+
 def _ints(values: list, fill: int | None = None) -> np.ndarray:
     """Integers (None as ``fill``; None without a fill, or a value beyond 64 bits, is Unsupported)."""
     if fill is not None:
@@ -302,7 +329,7 @@ def _messages(recs: list[_Record]) -> tuple[dict[str, Any], np.ndarray]:
         for m in msgs
     ]
     return {"role": _array(role, _S), "name": _array(list(map(attrgetter("name"), msgs)), _S),
-            "tool_call_id": _array(tcid, _S), "content": _array(content, _S)}, counts
+            "tool_call_id": _array(tcid, _S), "content": _texts(content)}, counts
 
 
 def _arg_fields(text: bytes) -> tuple[str, str | None, str | None, str | None, str | None]:
@@ -444,7 +471,7 @@ def parse_bulk(run_id: str, samples: list[Sample]) -> dict[str, Any]:
     _fits32(cost_all)
     take = pa.array(np.where(executed, res_idx, 0))
     exec_mask = pa.array(executed)
-    outputs = _array(out_list, _S)
+    outputs = _texts(out_list)
     output = pc.if_else(exec_mask, outputs.take(take) if len(outputs) else pa.nulls(n_c, _S), pa.nulls(n_c, _S))
     cost = np.where(executed, cost_all[np.where(executed, res_idx, 0)] if len(cost_all) else 0, 0)
     status, tool_error = _status(output)
