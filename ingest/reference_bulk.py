@@ -1,13 +1,15 @@
-"""Reference-harness JSON -> run tables in bulk: parse each file (orjson), convert every task's
-records to Arrow in one call, and derive the rows with Arrow/numpy column operations.
+"""Reference-harness JSON -> run tables in bulk: decode each file (msgspec, into typed records),
+convert every task's records to columns at once, and derive the rows with Arrow/numpy column
+operations.
 
 This is the fast path of a worker task (ingest/reference_json.py runs tasks on every core). It only
 takes input whose every field has its plain type (strings as strings, integers as integers, ...):
 anything else raises ``Unsupported`` and the task is parsed by ingest/reference_parse.py, the
 record-by-record reading that defines the rules and words every error. Both give the same rows.
 
-Python touches each file (its sample checks) and each tool call's arguments (their JSON text,
-formatted as ``json.dumps`` does); everything else is column arithmetic.
+Python touches each file (its sample checks), each record's fields (one list per column) and each
+distinct argument text of the calls (its JSON text, formatted as ``json.dumps`` does); everything
+else is column arithmetic. Each file's SHA-256 is taken from the bytes decoded (the folder hash).
 """
 
 from __future__ import annotations

@@ -6,10 +6,12 @@ each ``_failed_attempts/<sample_id>.attempt_<k>.json`` becomes rows of raw.traje
 tool_calls and messages; each folder becomes one raw.runs row. What the reference does not record
 (status, resolved section, output length) is derived from the recorded outputs; see docs/ingest.md.
 
-Speed: the files are parsed on every core (a process pool over runs of consecutive samples, each
-worker running ingest/reference_parse.py with orjson); the workers return Arrow tables, which are
-concatenated, resolved against the benchmark's sections in one DuckDB join and conformed in bulk.
-Small imports skip the pool (its start-up would cost more than it saves).
+Speed: the files are parsed on every core (this process and a process pool of one worker per other
+core, over runs of consecutive samples, each task running ingest/reference_bulk.py); a task reads
+each file once, hashing the bytes it decodes (the folder's content hash is built from those per-file
+hashes, see folder_hash). The tasks return Arrow tables, which are concatenated, resolved against
+the benchmark's sections in one DuckDB join and conformed in bulk. Small imports skip the pool (its
+start-up would cost more than it saves).
 """
 
 from __future__ import annotations
