@@ -209,6 +209,10 @@ def _fits_tokens(*arrays: np.ndarray) -> None:
 
 _MERGED = (*TOKEN_FIELDS, *MERGED_COUNTS)
 
+#: stands for an absent integer where absent is allowed only sometimes (outside the 32-bit range, so
+#: a recorded value equal to it is Unsupported anyway)
+_ABSENT = -(2**62)
+
 
 def _merged(rec: _Record) -> tuple[int, ...]:
     """The totals the reference adds into the final record (absent counts as 0)."""
@@ -432,11 +436,14 @@ def parse_bulk(run_id: str, samples: list[Sample]) -> dict[str, Any]:
     _fits_tokens(prompt, completion)
     cumulative = _group_cumsum(prompt + completion, t_parent, turn_start)
     has_results = n_results > 0
-    before_raw = list(map(attrgetter("budget_before"), turns))
-    after_raw = list(map(attrgetter("budget_after"), turns))
-    if any((b is None or a is None) for b, a, h in zip(before_raw, after_raw, has_results.tolist()) if h):
+    # a turn with results must record its budget (absent reads as _ABSENT, beyond any 32-bit value)
+    before_rec = _ints(list(map(attrgetter("budget_before"), turns)), _ABSENT)
+    after_rec = _ints(list(map(attrgetter("budget_after"), turns)), _ABSENT)
+    absent = (before_rec == _ABSENT) | (after_rec == _ABSENT)
+    if np.any(absent & has_results):
         raise Unsupported
-    before_rec, after_rec = _ints(before_raw, 0), _ints(after_raw, 0)
+    before_rec[before_rec == _ABSENT] = 0
+    after_rec[after_rec == _ABSENT] = 0
     _fits32(before_rec, after_rec)
     # a turn without results keeps the budget as the last turn with results left it
     idx = np.where(has_results, np.arange(len(pos)), -1)
@@ -447,8 +454,8 @@ def parse_bulk(run_id: str, samples: list[Sample]) -> dict[str, Any]:
                     budget_total[t_parent])
     before = np.where(has_results, before_rec, prev)
     after = np.where(has_results, after_rec, prev)
-    content_chars = np.fromiter((0 if c is None else len(c) for c in map(attrgetter("content"), turns)),
-                                dtype=np.int64, count=n_t)
+    content_chars = np.array([0 if c is None else len(c) for c in map(attrgetter("content"), turns)],
+                             dtype=np.int64)
     timestamps = _floats(list(map(attrgetter("timestamp"), turns)), 0.0)
 
     # ---- tool calls
