@@ -366,19 +366,22 @@ def _worker_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _parse_all(tasks: list[tuple[int, str, list[Sample]]]) -> list[dict[str, Any]]:
-    """Every task's result, in task order: on all cores when there is enough to do.
+def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[int, dict[str, Any]], None]) -> None:
+    """Parse every task, handing each result to ``on_result`` (task index, result) as it arrives, in
+    this process: on all cores when there is enough to do.
 
     This process parses too: it takes the next task itself whenever the workers (one fewer than the
     cores) have one queued each, so its share of the tables needs no transfer and one process fewer
-    is started. Worker results arrive as Arrow files in shared memory, which this process maps.
+    is started; the time ``on_result`` takes here goes to the workers' share. Worker results arrive
+    as Arrow files in shared memory, which this process maps.
     """
     n_samples = sum(len(t[2]) for t in tasks)
     workers = min(os.cpu_count() or 1, len(tasks)) - 1
     if workers < 1 or n_samples < POOL_MIN_SAMPLES:
-        return [parse_task(run_id, samples) for _, run_id, samples in tasks]
+        for k, (_, run_id, samples) in enumerate(tasks):
+            on_result(k, parse_task(run_id, samples))
+        return
     ctx = _worker_context()
-    results: list[dict[str, Any] | None] = [None] * len(tasks)
     with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(tasks)) as spool, \
             ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         try:
@@ -393,11 +396,11 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]]) -> list[dict[str, Any
                         break
                 if i < 0:
                     break
-                results[i] = parse_task(tasks[i][1], tasks[i][2])
+                on_result(i, parse_task(tasks[i][1], tasks[i][2]))
                 for k in [k for k, f in queued.items() if f.done()]:
-                    results[k] = _unspool(queued.pop(k).result())
-            for k, f in queued.items():
-                results[k] = _unspool(f.result())  # mapped memory outlives the files' removal
+                    on_result(k, _unspool(queued.pop(k).result()))
+            for k, f in sorted(queued.items()):
+                on_result(k, _unspool(f.result()))  # mapped memory outlives the files' removal
         except BrokenProcessPool:
             raise IngestError(
                 f"a process parsing reference JSON ({tasks[0][2][0][0]} and others) died, for instance "
@@ -406,9 +409,6 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]]) -> list[dict[str, Any
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             _stop_fork_server(ctx)
-    done = [r for r in results if r is not None]
-    assert len(done) == len(tasks)
-    return done
 
 
 def _stop_fork_server(ctx: multiprocessing.context.BaseContext) -> None:
@@ -497,19 +497,6 @@ def _concat(results: list[dict[str, Any]], name: str) -> pa.Table:
     return pa.concat_tables(parts) if parts else task_schema(name).empty_table()
 
 
-def _resolve_all(per_folder: list[list[dict[str, Any]]], sections: SectionIndex) -> list[pa.Table]:
-    """Every folder's tool_calls with their sections resolved, in one join over all folders."""
-    calls = [_concat(results, "tool_calls") for results in per_folder]
-    if not calls:
-        return []
-    resolved = resolve_sections(pa.concat_tables(calls), sections)
-    out, start = [], 0
-    for c in calls:
-        out.append(resolved.slice(start, c.num_rows))
-        start += c.num_rows
-    return out
-
-
 def _folder_data(plan: _Folder, results: list[dict[str, Any]], calls: pa.Table, checks: Checks) -> RunData:
     """One folder's task results (and its resolved tool_calls) -> a validated RunData."""
     folder = str(plan.path)
@@ -567,19 +554,51 @@ def read_folders(
         pre = dict(zip(loaded, pool.map(_digests, loaded)))
     planned = [_plan_folder(f, pre.get(f), checks, loaded_hashes) for f in folders]
     todo = [p for p in planned if isinstance(p, _Folder)]
-    per_folder: list[list[dict[str, Any]]] = [[] for _ in todo]
     tasks = _tasks(todo)
-    for (i, _, _), result in zip(tasks, _parse_all(tasks)):
-        if result["error"] is not None:
-            raise IngestError(result["error"])
-        per_folder[i].append(result)
-    for plan, results in zip(todo, per_folder):
-        if plan.sha is None:
-            plan.sha = _hash_after_parse(plan, results)
+    # Each folder is finished (hashed, sections resolved, conformed, validated) as soon as its last
+    # task is in, while the other tasks are still being parsed. The errors raised are those of the
+    # import finishing folder by folder after parsing everything: the first parse error in task
+    # order, else the first folder's error.
+    results: list[dict[str, Any] | None] = [None] * len(tasks)
+    left = [0] * len(todo)
+    for i, _, _ in tasks:
+        left[i] += 1
+    data: list[RunData | None] = [None] * len(todo)
+    parse_errors: dict[int, str] = {}
+    folder_errors: dict[int, IngestError] = {}
     index = SectionIndex(bench() if todo else None)
+
+    def finish(i: int) -> None:
+        plan = todo[i]
+        mine = [r for (f, _, _), r in zip(tasks, results) if f == i]
+        try:
+            if plan.sha is None:
+                plan.sha = _hash_after_parse(plan, mine)  # type: ignore[arg-type]
+            calls = resolve_sections(_concat(mine, "tool_calls"), index)  # type: ignore[arg-type]
+            data[i] = _folder_data(plan, mine, calls, checks)  # type: ignore[arg-type]
+        except IngestError as exc:
+            folder_errors[i] = exc
+
+    def on_result(k: int, result: dict[str, Any]) -> None:
+        if result["error"] is not None:
+            parse_errors[k] = result["error"]
+            return
+        results[k] = result
+        i = tasks[k][0]
+        left[i] -= 1
+        if left[i] == 0 and not parse_errors:
+            finish(i)
+
     try:
-        calls = _resolve_all(per_folder, index)
+        _parse_all(tasks, on_result)
+        if parse_errors:
+            raise IngestError(parse_errors[min(parse_errors)])
+        for i in range(len(todo)):
+            if data[i] is None and i not in folder_errors:
+                finish(i)  # a folder without tasks
+        if folder_errors:
+            raise folder_errors[min(folder_errors)]
     finally:
         index.close()
-    done = iter([_folder_data(p, r, c, checks) for p, r, c in zip(todo, per_folder, calls)])
+    done = iter(data)
     return [next(done) if isinstance(p, _Folder) else p for p in planned]
