@@ -131,25 +131,36 @@ def folder_hash(rels: Sequence[str], digests: Callable[[str], bytes]) -> str:
 
 
 def content_sha256(folder: Path) -> str:
-    return _digests(folder)[0]
-
-
-def _digests(folder: Path) -> tuple[str, str]:
-    """The folder's content hash (folder_hash) and the one versions before it stored: SHA-256 of the
-    names and bytes of all its JSON files in one stream (recognised so that an unchanged folder
-    loaded by an earlier version stays unchanged); one read of every file."""
-    legacy = hashlib.sha256()
-    per_file: dict[str, bytes] = {}
+    """The folder's content hash (folder_hash), reading every JSON file once."""
     base = os.fspath(folder)
+    per_file: dict[str, bytes] = {}
     rels = _rel_names(folder)
     for rel in rels:
         with open(os.path.join(base, rel), "rb") as fh:
+            per_file[rel] = hashlib.sha256(fh.read()).digest()
+    return folder_hash(rels, per_file.__getitem__)
+
+
+def legacy_content_sha256(folder: Path) -> str:
+    """The content hash versions before folder_hash stored: one SHA-256 stream over the relative
+    name and bytes of every JSON file (recognised, so that an unchanged folder loaded by an earlier
+    version stays unchanged)."""
+    h = hashlib.sha256()
+    base = os.fspath(folder)
+    for rel in _rel_names(folder):
+        with open(os.path.join(base, rel), "rb") as fh:
             data = fh.read()
-        per_file[rel] = hashlib.sha256(data).digest()
-        legacy.update(rel.encode("utf-8", "surrogateescape") + b"\0")
-        legacy.update(data)
-        legacy.update(b"\0")
-    return folder_hash(rels, per_file.__getitem__), legacy.hexdigest()
+        h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(data)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _loaded_version(folder: Path, loaded: str) -> tuple[str, bool]:
+    """The folder's content hash and whether the warehouse's ``loaded`` hash is of these bytes (the
+    current definition first; the earlier one only when that differs)."""
+    sha = content_sha256(folder)
+    return sha, sha == loaded or legacy_content_sha256(folder) == loaded
 
 
 def read_json(path: Path) -> Any:
@@ -247,10 +258,10 @@ class _Folder:
     samples: list[Sample] = field(default_factory=list)
 
 
-def _plan_folder(folder: Path, pre: tuple[str, str] | None, checks: Checks,
+def _plan_folder(folder: Path, pre: tuple[str, bool] | None, checks: Checks,
                  loaded_hashes: dict[str, str]) -> _Folder | RunData:
     """Identity, summary and sample list of one folder; a RunData when it is unchanged (``pre``: its
-    content hash and the earlier versions' one, computed when its run is loaded already)."""
+    content hash and whether it is the loaded version, found when its run is loaded already)."""
     name = folder.name
     try:
         name.encode("utf-8")
@@ -266,9 +277,8 @@ def _plan_folder(folder: Path, pre: tuple[str, str] | None, checks: Checks,
         summary = s
     fingerprint = summary.get("fingerprint") if isinstance(summary.get("fingerprint"), dict) else {}
     bsha = fingerprint.get("benchmark_sha256") or checks.benchmark_sha256
-    loaded = loaded_hashes.get(run_id)
-    if pre is not None and loaded in pre:
-        return RunData(BACKEND, str(folder), run_id, loaded, False, _text(bsha or ""))
+    if pre is not None and pre[1]:
+        return RunData(BACKEND, str(folder), run_id, loaded_hashes[run_id], False, _text(bsha or ""))
     if not bsha:
         raise IngestError(f"{folder}: no benchmark is loaded; pass --benchmark DIR to load one first")
     check_benchmark(run_id, _text(bsha), checks, str(summary_path if summary else folder))
@@ -551,7 +561,7 @@ def read_folders(
     # GIL, so threads use every core). Any other folder is hashed by the tasks parsing it.
     loaded = [f for f in folders if run_id_of(f.name) in loaded_hashes]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        pre = dict(zip(loaded, pool.map(_digests, loaded)))
+        pre = dict(zip(loaded, pool.map(lambda f: _loaded_version(f, loaded_hashes[run_id_of(f.name)]), loaded)))
     planned = [_plan_folder(f, pre.get(f), checks, loaded_hashes) for f in folders]
     todo = [p for p in planned if isinstance(p, _Folder)]
     tasks = _tasks(todo)

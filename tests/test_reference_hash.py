@@ -113,6 +113,7 @@ def test_warehouse_of_an_earlier_version_keeps_its_runs_unchanged(imported: dict
     finally:
         con.close()
     assert _logged(db)[RID] == _legacy_sha256(exp / "ref-model") != _expected_sha256(exp / "ref-model")
+    assert refjson.legacy_content_sha256(exp / "ref-model") == _legacy_sha256(exp / "ref-model")
     before = _counts(db)
     res = ingest("--db", str(db), "--reference-json", str(exp))
     assert res.exit_code == 0 and "runs 0 inserted, 0 replaced, 2 unchanged" in res.output, res.output
