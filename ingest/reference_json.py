@@ -9,9 +9,10 @@ tool_calls and messages; each folder becomes one raw.runs row. What the referenc
 Speed: the files are parsed on every core (this process and a process pool of one worker per other
 core, over runs of consecutive samples, each task running ingest/reference_bulk.py); a task reads
 each file once, hashing the bytes it decodes (the folder's content hash is built from those per-file
-hashes, see folder_hash). The tasks return Arrow tables, which are concatenated, resolved against
-the benchmark's sections in one DuckDB join and conformed in bulk. Small imports skip the pool (its
-start-up would cost more than it saves).
+hashes, see folder_hash). The tasks return Arrow tables; as soon as a folder's last task is in, its
+tables are concatenated, resolved against the benchmark's sections in one DuckDB join and conformed
+in bulk while the other tasks are parsed. Small imports skip the pool (its start-up would cost more
+than it saves).
 """
 
 from __future__ import annotations
@@ -108,11 +109,6 @@ def condition_of(folder_name: str) -> str:
 def run_id_of(folder_name: str) -> str:
     """Stable per model folder and condition, so a changed folder replaces its previous import."""
     return f"ref__{folder_name}__{condition_of(folder_name)}"
-
-
-def _all_files(folder: Path) -> list[Path]:
-    fdir = folder / FAILED_DIR
-    return [folder / n for n in _json_names(folder)] + [fdir / n for n in _json_names(fdir)]
 
 
 def _rel_names(folder: Path) -> list[str]:
