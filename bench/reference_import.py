@@ -171,9 +171,9 @@ JSON_LOAD = ("import json, pathlib, sys\n"
 
 
 def reference_stages(work: Path, bench_dir: Path, runs_dir: Path, env: dict[str, str],
-                     export: bool = True) -> list[StageResult]:
+                     export: bool = True, dbt: bool = True) -> list[StageResult]:
     """Export (unless ``export`` is false and a previous export exists), then measure json.load, the
-    import and dbt build (see the module docstring)."""
+    import and (unless ``dbt`` is false) dbt build (see the module docstring)."""
     experiments = work / "reference" / "experiments"
     if export or not experiments.is_dir():
         if experiments.exists():
@@ -212,11 +212,12 @@ def reference_stages(work: Path, bench_dir: Path, runs_dir: Path, env: dict[str,
     r = min(ingests, key=lambda x: x.wall_s)
     r.extra = {"walls_s": [x.wall_s for x in ingests], "load_average_1min": load_avg[ingests.index(r)]}
     results.append(r)
-    dbt = run_stage("ref_dbt_build", [str(BIN / "dbt"), "build", "--project-dir", str(REPO), "--profiles-dir",
+    dbt_stage = run_stage("ref_dbt_build", [str(BIN / "dbt"), "build", "--project-dir", str(REPO), "--profiles-dir",
                                       str(REPO), "--target-path", str(work / "target_ref"), "--log-path",
                                       str(work / "dbtlogs_ref")],
-                    env=dict(env, AGENTHOP_DB=str(db)), cwd=REPO, log=logs / "ref_dbt_build.log")
-    results.append(dbt)
+                    env=dict(env, AGENTHOP_DB=str(db)), cwd=REPO, log=logs / "ref_dbt_build.log") if dbt else None
+    if dbt_stage is not None:
+        results.append(dbt_stage)
     json_load, ingest_r = results[0], results[2]
     load, ingest = json_load.wall_s, ingest_r.wall_s
     evaluate_here = EVALUATE_S * load / JSON_LOAD_ELSEWHERE_S
@@ -226,7 +227,8 @@ def reference_stages(work: Path, bench_dir: Path, runs_dir: Path, env: dict[str,
         startup_s=round(startup.wall_s, 2),
         ratio_without_startup=round((ingest - startup.wall_s) / load, 2) if load else None,
         evaluate_py_estimate_s=round(evaluate_here, 2),
-        ingest_plus_dbt_to_evaluate_py=round((ingest + dbt.wall_s) / evaluate_here, 2) if evaluate_here else None,
+        ingest_plus_dbt_to_evaluate_py=round((ingest + dbt_stage.wall_s) / evaluate_here, 2)
+        if evaluate_here and dbt_stage is not None else None,
     )
     return results
 
@@ -252,9 +254,11 @@ def main() -> int:
     ap.add_argument("--benchmark", required=True, type=Path)
     ap.add_argument("--work", type=Path, default=REPO / "out" / "bench")
     ap.add_argument("--reuse-export", action="store_true", help="keep a previous export under --work")
+    ap.add_argument("--no-dbt", action="store_true", help="measure json.load and the import only (no dbt build)")
     args = ap.parse_args()
     env = dict(os.environ, DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
-    results = reference_stages(args.work, args.benchmark, args.runs, env, export=not args.reuse_export)
+    results = reference_stages(args.work, args.benchmark, args.runs, env, export=not args.reuse_export,
+                               dbt=not args.no_dbt)
     print(json.dumps([r.as_dict() for r in results], indent=2))
     return 0 if all(r.returncode == 0 for r in results) else 1
 

@@ -1,22 +1,28 @@
-"""Reference-harness JSON -> run tables in bulk: parse each file (orjson), convert every task's
-records to Arrow in one call, and derive the rows with Arrow/numpy column operations.
+"""Reference-harness JSON -> run tables in bulk: decode each file (msgspec, into typed records),
+convert every task's records to columns at once, and derive the rows with Arrow/numpy column
+operations.
 
 This is the fast path of a worker task (ingest/reference_json.py runs tasks on every core). It only
 takes input whose every field has its plain type (strings as strings, integers as integers, ...):
 anything else raises ``Unsupported`` and the task is parsed by ingest/reference_parse.py, the
 record-by-record reading that defines the rules and words every error. Both give the same rows.
 
-Python touches each file (its sample checks) and each tool call's arguments (their JSON text,
-formatted as ``json.dumps`` does); everything else is column arithmetic.
+Python touches each file (its sample checks), each record's fields (one list per column) and each
+distinct argument text of the calls (its JSON text, formatted as ``json.dumps`` does); everything
+else is column arithmetic. Each file's SHA-256 is taken from the bytes decoded (the folder hash).
 """
 
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
-from collections import defaultdict
-from typing import Any
+from collections.abc import Iterable
+from itertools import chain
+from operator import attrgetter, itemgetter
+from typing import Any, Optional
 
+import msgspec
 import numpy as np
 import orjson
 import pyarrow as pa
@@ -25,14 +31,11 @@ import pyarrow.compute as pc
 from .reference_parse import (
     ALIAS_COLUMN,
     INT32_MAX,
+    INT64_MAX,
     MERGED_COUNTS,
     TOKEN_FIELDS,
-    ParseError,
     Sample,
     _dumps,
-    _merged_totals,
-    _message_row,
-    _Rec,
     _scalar_text,
     alias_index,
     parse_samples,
@@ -49,40 +52,87 @@ _TOKEN_LIMIT = 2**53
 
 _S, _I, _F, _B = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 
-# Integer fields are read twice: as int64 (which refuses booleans and strings but truncates 1.5)
-# and as float64 (which shows 1.5); float fields as float64 and int64 (which refuses booleans).
-_INT_TOP = ("predicted_index", "budget_total", "budget_used", "retry_count", *TOKEN_FIELDS, *MERGED_COUNTS)
-_INT_TURN = ("prompt_tokens", "completion_tokens", "budget_before", "budget_after")
+_Str = Optional[str]
+_Int = Optional[int]
 
 
-def _types(ints: pa.DataType, floats: pa.DataType, strings: bool) -> pa.StructType:
-    """The record type to convert to: numbers as ``ints``/``floats``, text fields only if ``strings``."""
-    text = (lambda *names: [(n, _S) for n in names]) if strings else (lambda *names: [])
-    result = pa.struct([*text("output"), ("cost", ints)])
-    call = pa.struct(text("name") or [("_", _B)])  # a struct needs a field
-    turn = pa.struct([
-        *text("role", "content"), ("tool_calls", pa.list_(call)), ("tool_results", pa.list_(result)),
-        *((k, ints) for k in _INT_TURN), ("timestamp", floats),
-    ])
-    top = [*((k, ints) for k in _INT_TOP), ("wall_time_s", floats), ("turns", pa.list_(turn)),
-           *text("sample_id", "predicted_answer", "reasoning", "terminated_by")]
-    if strings:
-        top.append(("is_correct", _B))
-    return pa.struct(top)
+# The record types the files are decoded into (msgspec: unknown fields are skipped without making
+# objects, and every value must have its plain type: an integer field refuses 2.0 and true, a number
+# field refuses true, a text field refuses a list; any refusal hands the task to the careful path).
+_NULL = msgspec.Raw(b"null")
 
 
-_RECORD = _types(_I, _F, True)
-_NUMBERS = _types(_F, _I, False)
-_MESSAGE = pa.struct([(k, _S) for k in
-                      ("role", "type", "name", "tool_call_id", "call_id", "content", "output", "parts", "arguments")])
-_ARGS = pa.struct([(k, _S) for k in ("paper_id", "section", "query", "answer")])
+class _Call(msgspec.Struct, gc=False):
+    name: _Str = None
+    #: the JSON text as in the file: calls repeat their arguments, which are read once per text
+    args: msgspec.Raw = _NULL
 
 
-def _load(path: str) -> Any:
+class _Result(msgspec.Struct, gc=False):
+    output: _Str = None
+    cost: _Int = None
+
+
+class _Turn(msgspec.Struct, gc=False):
+    role: _Str = None
+    content: _Str = None
+    tool_calls: Optional[list[_Call]] = None
+    tool_results: Optional[list[_Result]] = None
+    prompt_tokens: _Int = None
+    completion_tokens: _Int = None
+    budget_before: _Int = None
+    budget_after: _Int = None
+    timestamp: Optional[float] = None
+
+
+class _Message(msgspec.Struct, gc=False):
+    role: _Str = None
+    type: _Str = None
+    name: _Str = None
+    tool_call_id: _Str = None
+    call_id: _Str = None
+    content: _Str = None
+    output: _Str = None
+    parts: _Str = None
+    arguments: _Str = None
+
+
+class _Record(msgspec.Struct, gc=False):
+    sample_id: _Str = None
+    model: _Str = None
+    retry_count: _Int = None
+    terminated_by: _Str = None
+    predicted_answer: _Str = None
+    predicted_index: _Int = None
+    is_correct: Optional[bool] = None
+    reasoning: _Str = None
+    budget_total: _Int = None
+    budget_used: _Int = None
+    total_prompt_tokens: _Int = None
+    total_completion_tokens: _Int = None
+    cache_read_tokens: _Int = None
+    cache_creation_tokens: _Int = None
+    api_error_count: _Int = None
+    transient_retry_count: _Int = None
+    wall_time_s: Optional[float] = None
+    turns: Optional[list[_Turn]] = None
+    messages: Optional[list[_Message]] = None
+
+
+_DECODER = msgspec.json.Decoder(_Record)
+
+
+def _load(path: str, digests: dict[str, bytes]) -> _Record:
+    """One file, decoded; its SHA-256 goes to ``digests`` (the folder's identity, one read)."""
     try:
         with open(path, "rb") as fh:
-            return orjson.loads(fh.read())
-    except (OSError, orjson.JSONDecodeError):
+            data = fh.read()
+    except OSError:
+        raise Unsupported from None
+    digests[path] = hashlib.sha256(data).digest()
+    try:
+        return _DECODER.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
         raise Unsupported from None
 
 
@@ -91,6 +141,50 @@ def _array(values: list, type_: pa.DataType) -> pa.Array:
         return pa.array(values, type=type_)
     except (pa.ArrowException, OverflowError, UnicodeError, TypeError, ValueError):
         raise Unsupported from None
+
+
+def _texts(values: list[str | None]) -> pa.Array:
+    """A string column from Python strings: ASCII text is joined into one buffer (one copy, no
+    growing builder); anything else is converted by Arrow."""
+    n = len(values)
+    if n == 0:
+        return pa.array([], _S)
+    present = [v for v in values if v is not None]
+    joined = "".join(present)
+    if not joined.isascii() or len(joined) >= INT32_MAX:
+        return _array(values, _S)
+    lengths = np.fromiter(map(len, present), dtype=np.int64, count=len(present))
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    if len(present) == n:
+        np.cumsum(lengths, out=offsets[1:])
+        validity = None
+        nulls = 0
+    else:
+        valid = np.fromiter((v is not None for v in values), dtype=bool, count=n)
+        full = np.zeros(n, dtype=np.int64)
+        full[valid] = lengths
+        np.cumsum(full, out=offsets[1:])
+        validity = pa.array(valid).buffers()[1]
+        nulls = n - len(present)
+    return pa.Array.from_buffers(_S, n, [validity, pa.py_buffer(offsets), pa.py_buffer(joined.encode("ascii"))],
+                                 null_count=nulls)
+
+
+def _ints(values: list, fill: int | None = None) -> np.ndarray:
+    """Integers (None as ``fill``; None without a fill, or a value beyond 64 bits, is Unsupported)."""
+    if fill is not None:
+        values = [fill if v is None else v for v in values]
+    try:
+        return np.array(values, dtype=np.int64) if values else np.zeros(0, np.int64)
+    except (OverflowError, TypeError, ValueError):
+        raise Unsupported from None
+
+
+def _floats(values: list, fill: float) -> np.ndarray:
+    out = np.array([fill if v is None else v for v in values], dtype=np.float64) if values else np.zeros(0)
+    if not np.isfinite(out).all():
+        raise Unsupported
+    return out
 
 
 def _np(arr: pa.Array | pa.ChunkedArray, fill: int | float | None = None) -> np.ndarray:
@@ -107,29 +201,41 @@ def _fits32(*arrays: np.ndarray) -> None:
             raise Unsupported
 
 
-def _check_integral(ints: pa.StructArray, floats: pa.StructArray, names: tuple[str, ...]) -> None:
-    """Refuse 1.5 where an integer belongs (the int64 reading truncated it; the float64 one did not)."""
-    for k in names:
-        i, f = ints.field(k), floats.field(k)
-        if i.null_count != f.null_count:
+def _fits_tokens(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        if len(a) and np.abs(a).max() > _TOKEN_LIMIT:
             raise Unsupported
-        if len(i) > i.null_count and not pc.all(pc.equal(pc.cast(i, _F, safe=False), f)).as_py():
+
+
+_MERGED = (*TOKEN_FIELDS, *MERGED_COUNTS)
+
+#: stands for an absent integer where absent is allowed only sometimes (outside the 32-bit range, so
+#: a recorded value equal to it is Unsupported anyway)
+_ABSENT = -(2**62)
+
+
+def _merged(rec: _Record) -> tuple[int, ...]:
+    """The totals the reference adds into the final record (absent counts as 0)."""
+    out = tuple(0 if (v := getattr(rec, k)) is None else v for k in _MERGED)
+    for k, v in zip(_MERGED, out):
+        if not -(INT64_MAX if k in TOKEN_FIELDS else INT32_MAX) <= v <= (INT64_MAX if k in TOKEN_FIELDS else INT32_MAX):
             raise Unsupported
+    return out
 
 
 class _Attempts:
     """The records of one task in row order, with their place in it."""
 
     def __init__(self) -> None:
-        self.records: list[dict[str, Any]] = []
+        self.records: list[_Record] = []
         self.where: list[str] = []
         self.sample_id: list[str] = []
         self.attempt: list[int] = []
         self.is_final: list[bool] = []
-        self.subtract: list[dict[str, int] | None] = []
+        self.subtract: list[tuple[int, ...] | None] = []
 
-    def add(self, rec: dict[str, Any], where: str, sample_id: str, attempt: int, is_final: bool,
-            subtract: dict[str, int] | None) -> None:
+    def add(self, rec: _Record, where: str, sample_id: str, attempt: int, is_final: bool,
+            subtract: tuple[int, ...] | None) -> None:
         self.records.append(rec)
         self.where.append(where)
         self.sample_id.append(sample_id)
@@ -141,42 +247,33 @@ class _Attempts:
 def _plan(samples: list[Sample], out: dict[str, Any]) -> _Attempts:
     """The per-file checks of reference_parse._add_sample; any doubt is Unsupported."""
     att = _Attempts()
+    digests = out["digests"]
     for path, fails in samples:
-        rec = _load(path)
-        if not isinstance(rec, dict):
-            raise Unsupported
-        sample_id = rec.get("sample_id")
-        if type(sample_id) is not str or sample_id != os.path.basename(path)[:-5]:  # <name>.json
+        rec = _load(path, digests)
+        sample_id = rec.sample_id
+        if sample_id is None or sample_id != os.path.basename(path)[:-5]:  # <name>.json
             raise Unsupported
         out["sample_ids"].append(sample_id)
-        model = rec.get("model")
-        if isinstance(model, str):
-            out["models"].add(model)
-        elif model is not None:
-            raise Unsupported
-        retry_count = rec.get("retry_count")
+        if rec.model is not None:
+            out["models"].add(rec.model)
+        retry_count = rec.retry_count
         if retry_count is None:
             if fails:
                 raise Unsupported
             retry_count = 0
-        elif type(retry_count) is not int:
-            raise Unsupported
-        all_failed = len(fails) == retry_count + 1 and rec.get("terminated_by") == "error"
+        all_failed = len(fails) == retry_count + 1 and rec.terminated_by == "error"
         if len(fails) != retry_count and not all_failed:
             raise Unsupported
-        subtract: dict[str, int] = defaultdict(int)
+        subtract = None
         for k, fname in enumerate(fails):
-            frec = _load(fname)
-            if not isinstance(frec, dict) or frec.get("sample_id") != sample_id:
+            frec = _load(fname, digests)
+            if frec.sample_id != sample_id:
                 raise Unsupported
-            try:
-                for key, v in _merged_totals(_Rec(frec, fname)).items():
-                    subtract[key] += v
-            except ParseError:
-                raise Unsupported from None
+            totals = _merged(frec)
+            subtract = totals if subtract is None else tuple(a + b for a, b in zip(subtract, totals))
             if k < retry_count:
                 att.add(frec, fname, sample_id, k, False, None)
-        att.add(rec, path, sample_id, retry_count, True, subtract if fails else None)
+        att.add(rec, path, sample_id, retry_count, True, subtract)
     return att
 
 
@@ -225,54 +322,44 @@ def _status(output: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return pa.array(status, _S), tool_error
 
 
-def _messages(att: _Attempts) -> tuple[dict[str, Any], np.ndarray]:
+def _messages(recs: list[_Record]) -> tuple[dict[str, Any], np.ndarray]:
     """Message columns of every attempt, and how many each attempt has."""
-    lists = []
-    for rec in att.records:
-        m = rec.get("messages")
-        if m is not None and not isinstance(m, list):
-            raise Unsupported
-        lists.append(m or [])
-    counts = np.array([len(m) for m in lists], dtype=np.int64)
-    try:
-        arr = pa.array([m for ms in lists for m in ms], type=_MESSAGE)
-    except (pa.ArrowException, OverflowError, UnicodeError, TypeError, ValueError):
-        arr = None
-    if arr is not None and arr.null_count == 0:
-        def col(k: str) -> pa.Array:
-            return arr.field(k)
-
-        def truthy(a: pa.Array) -> pa.Array:
-            return pc.and_kleene(pc.is_valid(a), pc.not_equal(a, ""))
-
-        role = pc.if_else(truthy(col("role")), col("role"),
-                          pc.if_else(truthy(col("type")), col("type"), pa.scalar("unknown")))
-        tcid = pc.if_else(truthy(col("tool_call_id")), col("tool_call_id"), col("call_id"))
-        content = pc.coalesce(col("content"), col("output"), col("parts"), col("arguments"))
-        return {"role": role, "name": col("name"), "tool_call_id": tcid, "content": content}, counts
-    # an unusual message shape (non-text content, a non-object message): one at a time
-    rows = [_message_row(m) for ms in lists for m in ms]
-    cols = list(zip(*rows)) if rows else [[], [], [], []]
-    return {k: pa.array(c, _S) for k, c in zip(("role", "name", "tool_call_id", "content"), cols)}, counts
-
-
-def _args(att: _Attempts, tools: pa.Array) -> dict[str, pa.Array]:
-    """args_json and the argument columns, from each call's ``args``."""
-    raw = [
-        c.get("args")
-        for rec in att.records for t in rec["turns"] for c in (t.get("tool_calls") or ())
+    lists = [r.messages or () for r in recs]
+    counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    msgs = list(chain.from_iterable(lists))
+    role = [m.role or m.type or "unknown" for m in msgs]
+    tcid = [m.tool_call_id or m.call_id for m in msgs]
+    content = [
+        c if (c := m.content) is not None else (
+            m.output if m.output is not None else m.parts if m.parts is not None else m.arguments)
+        for m in msgs
     ]
-    encode = _dumps
-    args_json = pa.array(["{}" if a is None or (type(a) is dict and not a) else encode(a) for a in raw], _S)
-    objects = [a if type(a) is dict else {} for a in raw]
+    return {"role": _array(role, _S), "name": _array(list(map(attrgetter("name"), msgs)), _S),
+            "tool_call_id": _array(tcid, _S), "content": _texts(content)}, counts
+
+
+def _arg_fields(text: bytes) -> tuple[str, str | None, str | None, str | None, str | None]:
+    """args_json and the paper_id, section, query and answer texts of one call's ``args``."""
     try:
-        fields = pa.array(objects, type=_ARGS)
-        paper, section, query, answer = (fields.field(k) for k in ("paper_id", "section", "query", "answer"))
-    except (pa.ArrowException, OverflowError, UnicodeError, TypeError, ValueError):
-        cols = [pa.array([_scalar_text(a.get(k)) for a in objects], _S)
-                for k in ("paper_id", "section", "query", "answer")]
-        paper, section, query, answer = cols
-    null = pa.nulls(len(raw), _S)
+        a = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        raise Unsupported from None
+    if a is None or (type(a) is dict and not a):
+        return "{}", None, None, None, None
+    if type(a) is not dict:
+        return _dumps(a), None, None, None, None
+    return (_dumps(a), _scalar_text(a.get("paper_id")), _scalar_text(a.get("section")),
+            _scalar_text(a.get("query")), _scalar_text(a.get("answer")))
+
+
+def _args(raw: list[msgspec.Raw], tools: pa.Array) -> dict[str, pa.Array]:
+    """args_json and the argument columns, from each call's ``args`` (each distinct text read once)."""
+    texts = list(map(bytes, raw))
+    fields = {t: _arg_fields(t) for t in dict.fromkeys(texts)}
+    rows = list(map(fields.__getitem__, texts))
+    args_json, paper, section, query, answer = (
+        _array(list(map(itemgetter(k), rows)), _S) for k in range(5)) if rows else (pa.array([], _S),) * 5
+    null = pa.nulls(len(rows), _S)
 
     def only(tool: str, values: pa.Array) -> pa.Array:
         return pc.if_else(pc.fill_null(pc.equal(tools, tool), False), values, null)
@@ -302,54 +389,61 @@ def _columns(schema: pa.Schema, cols: dict[str, Any], n: int) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(counts)])[:-1].astype(np.int64)
+
+
 def parse_bulk(run_id: str, samples: list[Sample]) -> dict[str, Any]:
-    """The result of reference_parse.parse_samples for ``samples``, computed in bulk."""
-    out: dict[str, Any] = {"sample_ids": [], "models": set(), "budget_total": None, "error": None}
+    """The result of reference_parse.parse_samples for ``samples``, computed in bulk (plus
+    ``digests``: the SHA-256 of each file read)."""
+    out: dict[str, Any] = {"sample_ids": [], "models": set(), "budget_total": None, "error": None, "digests": {}}
     att = _plan(samples, out)
-    n_att = len(att.records)
-    recs = _array(att.records, _RECORD)
-    nums = _array(att.records, _NUMBERS)
-    if recs.null_count:
-        raise Unsupported
-    turns_list = recs.field("turns")
-    if turns_list.null_count:
-        raise Unsupported
-    _check_integral(recs, nums, _INT_TOP)
-    nturns = nums.field("turns").flatten()
-    turns = turns_list.flatten()
-    _check_integral(turns, nturns, _INT_TURN)
-    if turns.null_count or turns.field("role").null_count:
+    recs = att.records
+    n_att = len(recs)
+
+    def top(name: str) -> list:
+        return list(map(attrgetter(name), recs))
+
+    turns_per = top("turns")
+    if None in turns_per:
         raise Unsupported
 
     # ---- attempts
     attempt = np.array(att.attempt, dtype=np.int64)
-    budget_total = _np(recs.field("budget_total"))
+    budget_total = _ints(top("budget_total"))
     _fits32(budget_total)
     if n_att:
-        out["budget_total"] = int(budget_total[np.flatnonzero(att.is_final)[0]])
-    n_turns = _np(pc.list_value_length(turns_list))
-    turn_start = np.concatenate([[0], np.cumsum(n_turns)])[:-1].astype(np.int64)
+        out["budget_total"] = int(budget_total[att.is_final.index(True)])
+    n_turns = np.fromiter(map(len, turns_per), dtype=np.int64, count=n_att)
+    turn_start = _offsets(n_turns)
 
     # ---- turns
-    t_parent = _np(pc.list_parent_indices(turns_list)).astype(np.int64)
+    turns = list(chain.from_iterable(turns_per))
+    n_t = len(turns)
+    t_parent = np.repeat(np.arange(n_att, dtype=np.int64), n_turns)
     pos = _within(t_parent, turn_start)
-    calls_list, results_list = turns.field("tool_calls"), turns.field("tool_results")
-    n_calls = _np(pc.list_value_length(calls_list), 0)
-    n_results = _np(pc.list_value_length(results_list), 0)
+    calls_per = [t.tool_calls or () for t in turns]
+    results_per = [t.tool_results or () for t in turns]
+    n_calls = np.fromiter(map(len, calls_per), dtype=np.int64, count=n_t)
+    n_results = np.fromiter(map(len, results_per), dtype=np.int64, count=n_t)
     if np.any(n_results > n_calls):
         raise Unsupported
-    prompt = _np(turns.field("prompt_tokens"), 0)
-    completion = _np(turns.field("completion_tokens"), 0)
-    if len(prompt) and (np.abs(prompt).max() > _TOKEN_LIMIT or np.abs(completion).max() > _TOKEN_LIMIT):
+    roles = list(map(attrgetter("role"), turns))
+    if None in roles:
         raise Unsupported
+    prompt = _ints(list(map(attrgetter("prompt_tokens"), turns)), 0)
+    completion = _ints(list(map(attrgetter("completion_tokens"), turns)), 0)
+    _fits_tokens(prompt, completion)
     cumulative = _group_cumsum(prompt + completion, t_parent, turn_start)
     has_results = n_results > 0
-    recorded_before = turns.field("budget_before")
-    recorded_after = turns.field("budget_after")
-    if pc.any(pc.and_(pa.array(has_results), pc.or_(pc.is_null(recorded_before),
-                                                    pc.is_null(recorded_after)))).as_py():
+    # a turn with results must record its budget (absent reads as _ABSENT, beyond any 32-bit value)
+    before_rec = _ints(list(map(attrgetter("budget_before"), turns)), _ABSENT)
+    after_rec = _ints(list(map(attrgetter("budget_after"), turns)), _ABSENT)
+    absent = (before_rec == _ABSENT) | (after_rec == _ABSENT)
+    if np.any(absent & has_results):
         raise Unsupported
-    before_rec, after_rec = _np(recorded_before, 0), _np(recorded_after, 0)
+    before_rec[before_rec == _ABSENT] = 0
+    after_rec[after_rec == _ABSENT] = 0
     _fits32(before_rec, after_rec)
     # a turn without results keeps the budget as the last turn with results left it
     idx = np.where(has_results, np.arange(len(pos)), -1)
@@ -360,95 +454,97 @@ def parse_bulk(run_id: str, samples: list[Sample]) -> dict[str, Any]:
                     budget_total[t_parent])
     before = np.where(has_results, before_rec, prev)
     after = np.where(has_results, after_rec, prev)
-    content_chars = _np(pc.utf8_length(turns.field("content")), 0)
+    content_chars = np.array([0 if c is None else len(c) for c in map(attrgetter("content"), turns)],
+                             dtype=np.int64)
+    timestamps = _floats(list(map(attrgetter("timestamp"), turns)), 0.0)
 
     # ---- tool calls
-    calls = calls_list.flatten()
-    if calls.null_count or calls.field("name").null_count:
+    calls = list(chain.from_iterable(calls_per))
+    n_c = len(calls)
+    tool_list = list(map(attrgetter("name"), calls))
+    if None in tool_list:
         raise Unsupported
-    c_turn = _np(pc.list_parent_indices(calls_list)).astype(np.int64)
-    call_start = np.concatenate([[0], np.cumsum(n_calls)])[:-1].astype(np.int64)
+    c_turn = np.repeat(np.arange(n_t, dtype=np.int64), n_calls)
+    call_start = _offsets(n_calls)
     ci = _within(c_turn, call_start)
     c_att = t_parent[c_turn]
-    att_call_start = np.concatenate([[0], np.cumsum(np.bincount(c_att, minlength=n_att))])[:-1].astype(np.int64)
+    att_call_start = _offsets(np.bincount(c_att, minlength=n_att))
     seq = _within(c_att, att_call_start)
-    results = results_list.flatten()
-    if results.null_count or results.field("output").null_count:
+    results = list(chain.from_iterable(results_per))
+    out_list = list(map(attrgetter("output"), results))
+    if None in out_list:
         raise Unsupported
     executed = ci < n_results[c_turn]
-    res_start = np.concatenate([[0], np.cumsum(n_results)])[:-1].astype(np.int64)
-    res_idx = res_start[c_turn] + ci
-    cost_all = _np(results.field("cost"), 0)
+    res_idx = _offsets(n_results)[c_turn] + ci
+    cost_all = _ints(list(map(attrgetter("cost"), results)), 0)
     _fits32(cost_all)
     take = pa.array(np.where(executed, res_idx, 0))
     exec_mask = pa.array(executed)
-    output = pc.if_else(exec_mask, results.field("output").take(take) if len(results) else pa.nulls(len(ci), _S),
-                        pa.nulls(len(ci), _S))
+    outputs = _texts(out_list)
+    output = pc.if_else(exec_mask, outputs.take(take) if len(outputs) else pa.nulls(n_c, _S), pa.nulls(n_c, _S))
     cost = np.where(executed, cost_all[np.where(executed, res_idx, 0)] if len(cost_all) else 0, 0)
     status, tool_error = _status(output)
     status = pc.if_else(exec_mask, status, pa.scalar("not_executed"))
     tool_errors = np.bincount(c_att[executed & tool_error], minlength=n_att)
     running = before[c_turn] - _group_cumsum(cost, c_turn, call_start)
     _fits32(running)
-    tools = calls.field("name")
-    args = _args(att, tools)
+    tools = _array(tool_list, _S)
+    args = _args(list(map(attrgetter("args"), calls)), tools)
     output_chars = _np(pc.utf8_length(output), 0)
     read_ok = pc.and_(pc.equal(tools, "read_section"), pc.equal(status, "ok"))
     # the header of a first line "=== h ===" (RE2's "." stops at a newline, as the first line does)
     header = pc.struct_field(pc.extract_regex(output, pattern=r"^=== (?P<h>.*) ===(?:\n|\z)"), [0])
-    header = pc.if_else(read_ok, header, pa.nulls(len(ci), _S))
+    header = pc.if_else(read_ok, header, pa.nulls(n_c, _S))
     alias = _aliases(args["section_query"], pc.is_valid(header))
 
     # ---- trajectories
-    totals = {k: _np(recs.field(k), 0 if k.startswith("cache") else None).copy() for k in TOKEN_FIELDS}
-    counts = {k: _np(recs.field(k), 0).copy() for k in MERGED_COUNTS}
+    totals = {k: _ints(top(k), 0 if k.startswith("cache") else None) for k in TOKEN_FIELDS}
+    counts = {k: _ints(top(k), 0) for k in MERGED_COUNTS}
     _fits32(*counts.values())
+    _fits_tokens(*totals.values())
     for i, sub in enumerate(att.subtract):
         if sub:
-            for k in (*TOKEN_FIELDS, *MERGED_COUNTS):
+            for k, v in zip(_MERGED, sub):
                 src = totals if k in totals else counts
-                src[k][i] -= sub.get(k, 0)
+                src[k][i] -= v
     if any(np.any(v < 0) or (len(v) and v.max() > _TOKEN_LIMIT) for v in (*totals.values(), *counts.values())):
         raise Unsupported
-    predicted_index, budget_used = _np(recs.field("predicted_index")), _np(recs.field("budget_used"))
+    predicted_index, budget_used = _ints(top("predicted_index")), _ints(top("budget_used"))
     _fits32(predicted_index, budget_used)
-    if recs.field("is_correct").null_count or recs.field("terminated_by").null_count:
+    is_correct, terminated_by = top("is_correct"), top("terminated_by")
+    if None in is_correct or None in terminated_by:
         raise Unsupported
 
-    def empty_is_null(a: pa.Array) -> pa.Array:
-        return pc.if_else(pc.equal(a, ""), pa.nulls(len(a), _S), a)
-
-    sample_ids = pa.array(att.sample_id, _S)
+    sample_ids = _array(att.sample_id, _S)
     t_cols = {
         "run_id": pa.nulls(n_att, _S).fill_null(run_id), "sample_id": sample_ids, "attempt": attempt,
-        "is_final": att.is_final, "predicted_answer": empty_is_null(recs.field("predicted_answer")),
-        "predicted_index": predicted_index, "is_correct": recs.field("is_correct"),
-        "terminated_by": recs.field("terminated_by"), "total_turns": n_turns, "budget_used": budget_used,
+        "is_final": att.is_final, "predicted_answer": [v or None for v in top("predicted_answer")],
+        "predicted_index": predicted_index, "is_correct": is_correct,
+        "terminated_by": terminated_by, "total_turns": n_turns, "budget_used": budget_used,
         **totals,
         "total_tokens": totals["total_prompt_tokens"] + totals["total_completion_tokens"]
         + totals["cache_creation_tokens"],
-        "tool_errors": tool_errors, **counts, "wall_time_s": _np(recs.field("wall_time_s"), 0.0),
-        "reasoning": empty_is_null(recs.field("reasoning")),
+        "tool_errors": tool_errors, **counts, "wall_time_s": _floats(top("wall_time_s"), 0.0),
+        "reasoning": [v or None for v in top("reasoning")],
     }
-    n_t = len(pos)
     turn_cols = {
         "run_id": pa.nulls(n_t, _S).fill_null(run_id), "sample_id": sample_ids.take(pa.array(t_parent)),
-        "attempt": attempt[t_parent], "turn": pos, "role": turns.field("role"), "n_tool_calls": n_calls,
+        "attempt": attempt[t_parent], "turn": pos, "role": roles, "n_tool_calls": n_calls,
         "prompt_tokens": prompt, "completion_tokens": completion, "cache_read_tokens": np.zeros(n_t, np.int64),
         "cache_creation_tokens": np.zeros(n_t, np.int64), "cumulative_tokens": cumulative,
         "budget_before": before, "budget_after": after, "content_chars": content_chars,
-        "t_offset_s": _np(turns.field("timestamp"), 0.0),
+        "t_offset_s": timestamps,
     }
-    n_c = len(ci)
     call_cols = {
         "run_id": pa.nulls(n_c, _S).fill_null(run_id), "sample_id": sample_ids.take(pa.array(c_att)),
         "attempt": attempt[c_att], "turn": pos[c_turn], "call_index": ci, "seq": seq, "tool": tools, **args,
         "resolved_header": header, "cost": cost, "status": status, "output_chars": output_chars,
         "budget_after": running, ALIAS_COLUMN: alias,
     }
-    msg, n_msgs = _messages(att)
+    msg, n_msgs = _messages(recs)
+    del att.records, recs, turns, calls, results, calls_per, results_per, turns_per
     m_parent = np.repeat(np.arange(n_att), n_msgs)
-    m_start = np.concatenate([[0], np.cumsum(n_msgs)])[:-1].astype(np.int64)
+    m_start = _offsets(n_msgs)
     n_m = len(m_parent)
     msg_cols = {
         "run_id": pa.nulls(n_m, _S).fill_null(run_id), "sample_id": sample_ids.take(pa.array(m_parent)),
@@ -478,6 +574,15 @@ def _aliases(section_query: pa.Array, wanted: pa.Array) -> pa.Array:
     return pc.take(index, pc.index_in(values, value_set=distinct))
 
 
+def file_digests(paths: Iterable[str]) -> dict[str, bytes]:
+    """The SHA-256 of each file (read in full; they were just read, so the error is already worded)."""
+    out = {}
+    for path in paths:
+        with open(path, "rb") as fh:
+            out[path] = hashlib.sha256(fh.read()).digest()
+    return out
+
+
 def parse_task(run_id: str, samples: list[Sample]) -> dict[str, Any]:
     """One worker task: the bulk path, or the record-by-record one when the input asks for it.
 
@@ -490,7 +595,10 @@ def parse_task(run_id: str, samples: list[Sample]) -> dict[str, Any]:
         try:
             return parse_bulk(run_id, samples)
         except (Unsupported, RecursionError):
-            return parse_samples(run_id, samples)
+            result = parse_samples(run_id, samples)
+            if result["error"] is None:
+                result["digests"] = file_digests(f for path, fails in samples for f in (path, *fails))
+            return result
     finally:
         if paused:
             gc.enable()
@@ -510,4 +618,4 @@ def spooled_task(run_id: str, samples: list[Sample], spool: str, key: int) -> di
     return result
 
 
-__all__ = ["Unsupported", "parse_bulk", "parse_task", "spooled_task"]
+__all__ = ["Unsupported", "file_digests", "parse_bulk", "parse_task", "spooled_task"]

@@ -6,10 +6,13 @@ each ``_failed_attempts/<sample_id>.attempt_<k>.json`` becomes rows of raw.traje
 tool_calls and messages; each folder becomes one raw.runs row. What the reference does not record
 (status, resolved section, output length) is derived from the recorded outputs; see docs/ingest.md.
 
-Speed: the files are parsed on every core (a process pool over runs of consecutive samples, each
-worker running ingest/reference_parse.py with orjson); the workers return Arrow tables, which are
-concatenated, resolved against the benchmark's sections in one DuckDB join and conformed in bulk.
-Small imports skip the pool (its start-up would cost more than it saves).
+Speed: the files are parsed on every core (this process and a process pool of one worker per other
+core, over runs of consecutive samples, each task running ingest/reference_bulk.py); a task reads
+each file once, hashing the bytes it decodes (the folder's content hash is built from those per-file
+hashes, see folder_hash). The tasks return Arrow tables; as soon as a folder's last task is in, its
+tables are concatenated, resolved against the benchmark's sections in one DuckDB join and conformed
+in bulk while the other tasks are parsed. Small imports skip the pool (its start-up would cost more
+than it saves).
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ import re
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -108,29 +111,52 @@ def run_id_of(folder_name: str) -> str:
     return f"ref__{folder_name}__{condition_of(folder_name)}"
 
 
-def _all_files(folder: Path) -> list[Path]:
-    fdir = folder / FAILED_DIR
-    return [folder / n for n in _json_names(folder)] + [fdir / n for n in _json_names(fdir)]
+def _rel_names(folder: Path) -> list[str]:
+    """The folder's JSON files as names relative to it, in the order its content hash takes them."""
+    return [*_json_names(folder), *(f"{FAILED_DIR}/{n}" for n in _json_names(folder / FAILED_DIR))]
+
+
+def folder_hash(rels: Sequence[str], digests: Callable[[str], bytes]) -> str:
+    """The folder's identity: SHA-256 over each JSON file's relative name and SHA-256 (``digests``),
+    in the order of ``_rel_names``. Per-file digests let the workers hash the bytes they parse, so
+    each file is read once."""
+    h = hashlib.sha256()
+    for rel in rels:
+        h.update(rel.encode("utf-8", "surrogateescape") + b"\0" + digests(rel))
+    return h.hexdigest()
 
 
 def content_sha256(folder: Path) -> str:
-    return _digest(folder)[0]
-
-
-def _digest(folder: Path) -> tuple[str, int]:
-    """SHA-256 of the folder's JSON files (names relative to the folder, and bytes) and their total
-    size (the files of _all_files; plain strings, as pathlib per file cost more than the hashing)."""
-    h = hashlib.sha256()
-    size = 0
+    """The folder's content hash (folder_hash), reading every JSON file once."""
     base = os.fspath(folder)
-    for rel in [*_json_names(folder), *(f"{FAILED_DIR}/{n}" for n in _json_names(folder / FAILED_DIR))]:
+    per_file: dict[str, bytes] = {}
+    rels = _rel_names(folder)
+    for rel in rels:
+        with open(os.path.join(base, rel), "rb") as fh:
+            per_file[rel] = hashlib.sha256(fh.read()).digest()
+    return folder_hash(rels, per_file.__getitem__)
+
+
+def legacy_content_sha256(folder: Path) -> str:
+    """The content hash versions before folder_hash stored: one SHA-256 stream over the relative
+    name and bytes of every JSON file (recognised, so that an unchanged folder loaded by an earlier
+    version stays unchanged)."""
+    h = hashlib.sha256()
+    base = os.fspath(folder)
+    for rel in _rel_names(folder):
         with open(os.path.join(base, rel), "rb") as fh:
             data = fh.read()
-        size += len(data)
         h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
         h.update(data)
         h.update(b"\0")
-    return h.hexdigest(), size
+    return h.hexdigest()
+
+
+def _loaded_version(folder: Path, loaded: str) -> tuple[str, bool]:
+    """The folder's content hash and whether the warehouse's ``loaded`` hash is of these bytes (the
+    current definition first; the earlier one only when that differs)."""
+    sha = content_sha256(folder)
+    return sha, sha == loaded or legacy_content_sha256(folder) == loaded
 
 
 def read_json(path: Path) -> Any:
@@ -219,15 +245,19 @@ def _runs_row(
 class _Folder:
     path: Path
     run_id: str
-    sha: str
+    #: the content hash, when it was computed before parsing (the run was loaded before)
+    sha: str | None
     bsha: str
     summary: dict[str, Any]
     summary_path: Path
+    rels: list[str] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)
 
 
-def _plan_folder(folder: Path, sha: str, checks: Checks, loaded_hashes: dict[str, str]) -> _Folder | RunData:
-    """Identity, summary and sample list of one folder; a RunData when it is unchanged."""
+def _plan_folder(folder: Path, pre: tuple[str, bool] | None, checks: Checks,
+                 loaded_hashes: dict[str, str]) -> _Folder | RunData:
+    """Identity, summary and sample list of one folder; a RunData when it is unchanged (``pre``: its
+    content hash and whether it is the loaded version, found when its run is loaded already)."""
     name = folder.name
     try:
         name.encode("utf-8")
@@ -243,29 +273,58 @@ def _plan_folder(folder: Path, sha: str, checks: Checks, loaded_hashes: dict[str
         summary = s
     fingerprint = summary.get("fingerprint") if isinstance(summary.get("fingerprint"), dict) else {}
     bsha = fingerprint.get("benchmark_sha256") or checks.benchmark_sha256
-    if loaded_hashes.get(run_id) == sha:
-        return RunData(BACKEND, str(folder), run_id, sha, False, _text(bsha or ""))
+    if pre is not None and pre[1]:
+        return RunData(BACKEND, str(folder), run_id, loaded_hashes[run_id], False, _text(bsha or ""))
     if not bsha:
         raise IngestError(f"{folder}: no benchmark is loaded; pass --benchmark DIR to load one first")
     check_benchmark(run_id, _text(bsha), checks, str(summary_path if summary else folder))
 
-    plan = _Folder(folder, run_id, sha, _text(bsha), summary, summary_path)
-    plan.samples = folder_samples(folder)
+    plan = _Folder(folder, run_id, pre[0] if pre is not None else None, _text(bsha), summary, summary_path)
+    names = _json_names(folder)
+    failed = _json_names(folder / FAILED_DIR)
+    plan.rels = [*names, *(f"{FAILED_DIR}/{n}" for n in failed)]
+    plan.samples = _samples_of(folder, names, failed)
     return plan
 
 
 def folder_samples(folder: Path) -> list[Sample]:
     """Each ``<sample_id>.json`` of a folder with its failed-attempt files, in attempt order."""
+    return _samples_of(folder, _json_names(folder), _json_names(folder / FAILED_DIR))
+
+
+def _samples_of(folder: Path, names: list[str], failed_names: list[str]) -> list[Sample]:
     failed: dict[str, list[tuple[int, str]]] = defaultdict(list)
     fdir = folder / FAILED_DIR
-    for name in _json_names(fdir):
+    for name in failed_names:
         m = FAILED_RE.match(name)
         if not m:
             raise IngestError(f"{fdir / name}: not named <sample_id>.attempt_<k>.json")
         failed[m.group(1)].append((int(m.group(2)), f"{fdir}/{name}"))
     base = str(folder)
     return [(f"{base}/{n}", [p for _, p in sorted(failed.pop(n[:-5], []))])
-            for n in _json_names(folder) if n != SUMMARY]
+            for n in names if n != SUMMARY]
+
+
+def _hash_after_parse(plan: _Folder, results: list[dict[str, Any]]) -> str:
+    """The folder's content hash from the digests its tasks took of the files they parsed (the parent
+    hashes the rest: summary.json, failed attempts of samples without a final file)."""
+    digests: dict[str, bytes] = {}
+    for r in results:
+        digests.update(r["digests"])
+    base = os.fspath(plan.path)
+
+    def digest(rel: str) -> bytes:
+        path = f"{base}/{rel}"
+        found = digests.get(path)
+        if found is not None:
+            return found
+        try:
+            with open(path, "rb") as fh:
+                return hashlib.sha256(fh.read()).digest()
+        except OSError as exc:
+            raise IngestError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+    return folder_hash(plan.rels, digest)
 
 
 def _tasks(plans: Sequence[_Folder]) -> list[tuple[int, str, list[Sample]]]:
@@ -276,10 +335,14 @@ def _tasks(plans: Sequence[_Folder]) -> list[tuple[int, str, list[Sample]]]:
     return out
 
 
-def _spool_root(n_bytes: int) -> str | None:
-    """Where workers leave their tables for the parent: shared memory when it has room."""
+def _spool_root(tasks: list[tuple[int, str, list[Sample]]]) -> str | None:
+    """Where workers leave their tables for the parent: shared memory when it has room for three
+    times the files (their size estimated from a few of them)."""
     shm = "/dev/shm"
+    paths = [s[0] for t in tasks for s in t[2]]
     try:
+        probe = paths[:: max(1, len(paths) // 16)]
+        n_bytes = sum(os.stat(p).st_size for p in probe) * len(paths) // max(1, len(probe))
         if os.path.isdir(shm) and shutil.disk_usage(shm).free > 3 * n_bytes:
             return shm
     except OSError:
@@ -309,22 +372,41 @@ def _worker_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _parse_all(tasks: list[tuple[int, str, list[Sample]]], n_bytes: int) -> Iterator[dict[str, Any]]:
-    """Task results in task order: on all cores when there is enough to do."""
+def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[int, dict[str, Any]], None]) -> None:
+    """Parse every task, handing each result to ``on_result`` (task index, result) as it arrives, in
+    this process: on all cores when there is enough to do.
+
+    This process parses too: it takes the next task itself whenever the workers (one fewer than the
+    cores) have one queued each, so its share of the tables needs no transfer and one process fewer
+    is started; the time ``on_result`` takes here goes to the workers' share. Worker results arrive
+    as Arrow files in shared memory, which this process maps.
+    """
     n_samples = sum(len(t[2]) for t in tasks)
-    workers = min(os.cpu_count() or 1, len(tasks))
-    if workers < 2 or n_samples < POOL_MIN_SAMPLES:
-        for _, run_id, samples in tasks:
-            yield parse_task(run_id, samples)
+    workers = min(os.cpu_count() or 1, len(tasks)) - 1
+    if workers < 1 or n_samples < POOL_MIN_SAMPLES:
+        for k, (_, run_id, samples) in enumerate(tasks):
+            on_result(k, parse_task(run_id, samples))
         return
     ctx = _worker_context()
-    with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(n_bytes)) as spool, \
+    with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(tasks)) as spool, \
             ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        results = pool.map(spooled_task, [t[1] for t in tasks], [t[2] for t in tasks],
-                           [spool] * len(tasks), range(len(tasks)))
         try:
-            for result in results:
-                yield _unspool(result)  # mapped memory outlives the files' removal
+            queued: dict[int, Future[dict[str, Any]]] = {}
+            order = iter(range(len(tasks)))
+            for i in order:
+                # keep every worker one task ahead, then parse the next task here
+                while len(queued) < 2 * workers:
+                    queued[i] = pool.submit(spooled_task, tasks[i][1], tasks[i][2], spool, i)
+                    i = next(order, -1)
+                    if i < 0:
+                        break
+                if i < 0:
+                    break
+                on_result(i, parse_task(tasks[i][1], tasks[i][2]))
+                for k in [k for k, f in queued.items() if f.done()]:
+                    on_result(k, _unspool(queued.pop(k).result()))
+            for k, f in sorted(queued.items()):
+                on_result(k, _unspool(f.result()))  # mapped memory outlives the files' removal
         except BrokenProcessPool:
             raise IngestError(
                 f"a process parsing reference JSON ({tasks[0][2][0][0]} and others) died, for instance "
@@ -421,19 +503,6 @@ def _concat(results: list[dict[str, Any]], name: str) -> pa.Table:
     return pa.concat_tables(parts) if parts else task_schema(name).empty_table()
 
 
-def _resolve_all(per_folder: list[list[dict[str, Any]]], sections: SectionIndex) -> list[pa.Table]:
-    """Every folder's tool_calls with their sections resolved, in one join over all folders."""
-    calls = [_concat(results, "tool_calls") for results in per_folder]
-    if not calls:
-        return []
-    resolved = resolve_sections(pa.concat_tables(calls), sections)
-    out, start = [], 0
-    for c in calls:
-        out.append(resolved.slice(start, c.num_rows))
-        start += c.num_rows
-    return out
-
-
 def _folder_data(plan: _Folder, results: list[dict[str, Any]], calls: pa.Table, checks: Checks) -> RunData:
     """One folder's task results (and its resolved tool_calls) -> a validated RunData."""
     folder = str(plan.path)
@@ -484,21 +553,58 @@ def read_folders(
     ``bench`` returns the loaded benchmark's graph nodes and sections (fetched only when needed).
     """
     folders = [f.resolve() for f in folders]
-    # hashing reads every byte once; reads and SHA-256 release the GIL, so threads use every core
+    # A folder whose run is loaded may be unchanged: hash it first (reads and SHA-256 release the
+    # GIL, so threads use every core). Any other folder is hashed by the tasks parsing it.
+    loaded = [f for f in folders if run_id_of(f.name) in loaded_hashes]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        digests = list(pool.map(_digest, folders))
-    planned = [_plan_folder(f, sha, checks, loaded_hashes) for f, (sha, _) in zip(folders, digests)]
+        pre = dict(zip(loaded, pool.map(lambda f: _loaded_version(f, loaded_hashes[run_id_of(f.name)]), loaded)))
+    planned = [_plan_folder(f, pre.get(f), checks, loaded_hashes) for f in folders]
     todo = [p for p in planned if isinstance(p, _Folder)]
-    per_folder: list[list[dict[str, Any]]] = [[] for _ in todo]
     tasks = _tasks(todo)
-    for (i, _, _), result in zip(tasks, _parse_all(tasks, sum(n for _, n in digests))):
-        if result["error"] is not None:
-            raise IngestError(result["error"])
-        per_folder[i].append(result)
+    # Each folder is finished (hashed, sections resolved, conformed, validated) as soon as its last
+    # task is in, while the other tasks are still being parsed. The errors raised are those of the
+    # import finishing folder by folder after parsing everything: the first parse error in task
+    # order, else the first folder's error.
+    results: list[dict[str, Any] | None] = [None] * len(tasks)
+    left = [0] * len(todo)
+    for i, _, _ in tasks:
+        left[i] += 1
+    data: list[RunData | None] = [None] * len(todo)
+    parse_errors: dict[int, str] = {}
+    folder_errors: dict[int, IngestError] = {}
     index = SectionIndex(bench() if todo else None)
+
+    def finish(i: int) -> None:
+        plan = todo[i]
+        mine = [r for (f, _, _), r in zip(tasks, results) if f == i]
+        try:
+            if plan.sha is None:
+                plan.sha = _hash_after_parse(plan, mine)  # type: ignore[arg-type]
+            calls = resolve_sections(_concat(mine, "tool_calls"), index)  # type: ignore[arg-type]
+            data[i] = _folder_data(plan, mine, calls, checks)  # type: ignore[arg-type]
+        except IngestError as exc:
+            folder_errors[i] = exc
+
+    def on_result(k: int, result: dict[str, Any]) -> None:
+        if result["error"] is not None:
+            parse_errors[k] = result["error"]
+            return
+        results[k] = result
+        i = tasks[k][0]
+        left[i] -= 1
+        if left[i] == 0 and not parse_errors:
+            finish(i)
+
     try:
-        calls = _resolve_all(per_folder, index)
+        _parse_all(tasks, on_result)
+        if parse_errors:
+            raise IngestError(parse_errors[min(parse_errors)])
+        for i in range(len(todo)):
+            if data[i] is None and i not in folder_errors:
+                finish(i)  # a folder without tasks
+        if folder_errors:
+            raise folder_errors[min(folder_errors)]
     finally:
         index.close()
-    done = iter([_folder_data(p, r, c, checks) for p, r, c in zip(todo, per_folder, calls)])
+    done = iter(data)
     return [next(done) if isinstance(p, _Folder) else p for p in planned]

@@ -23,7 +23,6 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from agenthop.harness.benchmarks.agenthop.loader import find_lone_surrogate
 from agenthop.schemas import trajectory as tschema
 
 FAILED_DIR = "_failed_attempts"
@@ -69,6 +68,8 @@ def load_json(path: Path) -> Any:
         raise ParseError(f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise ParseError(f"{path}: malformed JSON: nested too deeply") from None
+    from agenthop.harness.benchmarks.agenthop.loader import find_lone_surrogate  # error path only
+
     found = find_lone_surrogate(obj)
     if found is not None:
         field, ch = found
