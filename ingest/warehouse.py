@@ -9,17 +9,18 @@ WAL first. A warehouse file that did not exist before a failed load is removed a
 What the write costs, and the two settings that cut it (docs/ingest.md#the-write):
 
 - Long text is stored with ZSTD. DuckDB considers ZSTD for a string column only when its values
-  average 4,096 characters or more; below that, text that neither FSST nor a dictionary shrinks
-  (full tool outputs in ``raw.messages.content``) was stored uncompressed, so COMMIT copied every
-  byte into the file and later scans read them all back. The ingest connection lowers the bar to
+  average 4,096 characters or more, and gives up on its dictionary and FSST encodings for a column
+  segment that holds a very long string (a tool output of 20,000 characters): such segments of
+  ``raw.messages.content`` (1,000 characters on average) were stored uncompressed, so COMMIT copied
+  every byte into the file and later scans read them all back. The ingest connection lowers the bar to
   :data:`ZSTD_MIN_STRING_LENGTH` characters; DuckDB still picks, per column segment, whichever
   method comes out smallest, so short strings keep their dictionary/FSST encodings. The setting
   only affects what this connection writes; older files (and files of an older storage version,
   which do not offer ZSTD) read and load as before.
 - Bulk inserts run on one DuckDB thread (:func:`insert_arrow`). With insertion order preserved
-  (DuckDB's default, kept so a table's rows stay in load order), a multi-threaded insert builds a
-  row collection per thread and merges them in order, copying the rows once more; the insert is
-  bound by memory traffic anyway, so one thread takes no longer and costs less CPU. The COMMIT and
+  (DuckDB's default, kept so a table's rows stay in load order), a two-thread insert of the
+  reference import's messages cost about twice the CPU of a one-thread insert and was not faster
+  (the insert mostly copies memory). The COMMIT and
   every query keep all threads.
 """
 
