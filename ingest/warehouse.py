@@ -5,6 +5,23 @@ DuckDB's optimistic writes, so even a failure inside the transaction leaves the 
 untouched after ROLLBACK (bulk appends stay in memory until COMMIT). COMMIT checkpoints directly
 (``wal_autocheckpoint`` 0): the appended rows are compressed into the file once, not written to the
 WAL first. A warehouse file that did not exist before a failed load is removed again (with its WAL).
+
+What the write costs, and the two settings that cut it (docs/ingest.md#the-write):
+
+- Long text is stored with ZSTD. DuckDB considers ZSTD for a string column only when its values
+  average 4,096 characters or more, and gives up on its dictionary and FSST encodings for a column
+  segment that holds a very long string (a tool output of 20,000 characters): such segments of
+  ``raw.messages.content`` (1,000 characters on average) were stored uncompressed, so COMMIT copied
+  every byte into the file and later scans read them all back. The ingest connection lowers the bar to
+  :data:`ZSTD_MIN_STRING_LENGTH` characters; DuckDB still picks, per column segment, whichever
+  method comes out smallest, so short strings keep their dictionary/FSST encodings. The setting
+  only affects what this connection writes; older files (and files of an older storage version,
+  which do not offer ZSTD) read and load as before.
+- Bulk inserts run on one DuckDB thread (:func:`insert_arrow`). With insertion order preserved
+  (DuckDB's default, kept so a table's rows stay in load order), a two-thread insert of the
+  reference import's messages cost about twice the CPU of a one-thread insert and was not faster
+  (the insert mostly copies memory). The COMMIT and
+  every query keep all threads.
 """
 
 from __future__ import annotations
@@ -29,6 +46,10 @@ from .conform import IngestError
 DEFAULT_DB = "warehouse/agenthop.duckdb"
 
 _PID = re.compile(r"PID (\d+)")
+
+#: Average length (characters) from which a string column segment may be stored with ZSTD
+#: (DuckDB's own default is 4,096; module docstring).
+ZSTD_MIN_STRING_LENGTH = 512
 
 
 def default_db_path() -> str:
@@ -58,6 +79,8 @@ def _open(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
             # a commit checkpoints straight into the file instead of first copying every appended
             # row into the WAL and checkpointing again at close (half the write cost of a big load)
             config["wal_autocheckpoint"] = "0KB"
+            # long text (tool outputs) compressed instead of copied into the file as is (docstring)
+            config["zstd_min_string_length"] = ZSTD_MIN_STRING_LENGTH
         return duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.IOException as exc:
         if "lock" in str(exc).lower():
@@ -233,7 +256,8 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
     The rows are streamed through a RecordBatchReader whose batches are dropped as DuckDB consumes
     them: inside an open transaction DuckDB keeps a registered object alive until COMMIT, so
     registering the table itself would hold every inserted table in memory twice. Pass the only
-    reference (``insert_arrow(con, t, tables.pop(t))``) to let the memory go.
+    reference (``insert_arrow(con, t, tables.pop(t))``) to let the memory go. The insert runs on
+    one DuckDB thread (module docstring); the connection's thread count is restored afterwards.
     """
     if data.num_rows == 0:
         return
@@ -248,12 +272,31 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
     name = f"__ingest_{table}"
     con.register(name, pa.RecordBatchReader.from_batches(schema, drain()))
     try:
-        con.execute(
-            f"INSERT INTO {ddl.RAW}.{table} ({ddl.column_list(schema)}) "
-            f"SELECT {ddl.column_list(schema)} FROM {name}"
-        ).fetchall()
+        with _one_thread(con):
+            con.execute(
+                f"INSERT INTO {ddl.RAW}.{table} ({ddl.column_list(schema)}) "
+                f"SELECT {ddl.column_list(schema)} FROM {name}"
+            ).fetchall()
     finally:
         con.unregister(name)
+
+
+@contextmanager
+def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Run the block on one DuckDB thread, then restore the connection's thread count.
+
+    After a failed statement DuckDB refuses every statement but ROLLBACK, so the count cannot be
+    restored then; the failed load's connection is rolled back and closed anyway.
+    """
+    threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        try:
+            con.execute(f"SET threads = {threads}")
+        except duckdb.Error:
+            pass
 
 
 def release_arrow_memory() -> None:
