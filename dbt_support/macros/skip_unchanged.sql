@@ -1,20 +1,24 @@
 {#- Nothing to do, nothing done (docs/ingest.md#incremental-builds): views created again only when their
-    definition changed, tables rebuilt only when they could come out different.
+    definition changed; tables, seeds and data tests built or run again only when they could come out
+    different.
 
     Creating a view again with the same definition changes nothing but costs dbt's work for a node
-    (create, two renames, a comment per column, a drop: about 0.1 s a view). Likewise a table whose
-    every raw input is empty, built from the same definition from empty inputs before, would come out
-    the same (SciExplore's marts in a warehouse without SciExplore data). The post-hook of every view,
-    and of every table built from empty inputs, records a *version* in intermediate.node_versions:
+    (create, two renames, a comment per column, a drop: about 0.1 s a view). Likewise a table built
+    before from the same definition and from raw inputs in the same state (node_inputs_state: every raw
+    table upstream empty, missing, or one that changes only with its benchmark's release, while the
+    releases are the same) would come out the same: label resolution while the release is unchanged,
+    SciExplore's marts in a warehouse without SciExplore data. So would a seed loaded from the same file,
+    and a data test that passed on the same data (its own version, below the materializations). The
+    post-hook of every view, seed and such table records a *version* in intermediate.node_versions:
 
       version = checksum of the compiled SQL, of the description, column docs and config
                 : checksums of every model and seed upstream of it (incremental_checksum)
                 : the columns of the raw tables (names, types, order)
-                [: 'empty inputs', for a table]
+                [: 'inputs ' and the state of its raw inputs, for a table]
 
-    A build that is not a full refresh skips a view or table whose relation exists and whose recorded
-    version equals the current one. `dbt build --full-refresh` builds every node again. A table whose
-    SQL reads the clock (current_timestamp) is always built. -#}
+    A build that is not a full refresh skips a view, seed or table whose relation exists and whose
+    recorded version equals the current one. `dbt build --full-refresh` builds every node again. A table
+    whose SQL, or a model upstream, reads the clock (current_timestamp) is always built. -#}
 {% materialization view, adapter="duckdb" %}
     {%- set existing_relation = load_cached_relation(this) -%}
     {%- if existing_relation is not none and existing_relation.is_view and not should_full_refresh()
