@@ -259,10 +259,24 @@ create table if not exists {{ node_versions_relation() }} (
     {{ return(dbt.materialization_test_default()) }}
 {% endmaterialization %}
 
+{#- none (run the test, record nothing) unless this is a `dbt build` that also builds every model and seed
+    upstream of the test (before it, in DAG order): only then is what the test reads known to match the
+    definitions in its version (after `dbt test` alone, or `dbt build --select` of a part, it might not). -#}
 {% macro test_version() -%}
-    {%- if should_store_failures() or node_reads_clock() -%}{{ return(none) }}{%- endif -%}
+    {%- if flags.WHICH != 'build' or should_store_failures() or node_reads_clock() -%}{{ return(none) }}{%- endif -%}
     {%- set inputs = node_inputs_state() -%}
     {%- if inputs is none -%}{{ return(none) }}{%- endif -%}
+    {%- set cache = incremental_cache() -%}
+    {%- if 'selected' not in cache -%}
+        {%- set selected = {} -%}
+        {%- for uid in selected_resources -%}{%- do selected.update({uid: true}) -%}{%- endfor -%}
+        {%- do cache.update({'selected': selected}) -%}
+    {%- endif -%}
+    {%- set ancestors = [] -%}
+    {%- do incremental_ancestors(model.unique_id, ancestors) -%}
+    {%- for uid in ancestors -%}
+        {%- if uid not in cache['selected'] -%}{{ return(none) }}{%- endif -%}
+    {%- endfor -%}
     {{ return([local_md5(sql), local_md5(tojson(model.config, sort_keys=true)), incremental_checksum(model),
                node_raw_columns_checksum(), inputs] | join(':')) }}
 {%- endmacro %}
