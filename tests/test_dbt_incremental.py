@@ -10,6 +10,7 @@ every table of `main` and `intermediate` exactly (no rounding).
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -95,11 +96,17 @@ def main_statements(work: Path) -> dict[str, str]:
     return out
 
 
-def assert_equals_full_refresh(db: Path, work: Path, step: str) -> dict[str, str]:
+def build_messages(work: Path) -> dict[str, str | None]:
+    """node unique id -> the message of the latest build ('unchanged': a model or seed it left as it was)."""
+    results = json.loads((work / "target" / "run_results.json").read_text())["results"]
+    return {r["unique_id"]: r.get("message") for r in results}
+
+
+def assert_equals_full_refresh(db: Path, work: Path, step: str) -> tuple[dict[str, str], dict[str, str | None]]:
     """Builds `db` incrementally, compares it with a --full-refresh build of a copy; returns the
-    incremental build's main_statements."""
+    incremental build's main_statements and build_messages."""
     _check(run_dbt_build(db, work), f"incremental dbt build after {step}")
-    statements = main_statements(work)
+    statements, messages = main_statements(work), build_messages(work)
     full = work / f"full_{step}.duckdb"
     shutil.copyfile(db, full)
     _check(run_dbt_build(full, work, "--full-refresh"), f"dbt build --full-refresh after {step}")
@@ -107,7 +114,7 @@ def assert_equals_full_refresh(db: Path, work: Path, step: str) -> dict[str, str
     assert "main.fct_trajectory" in inc and "intermediate.int_tool_calls_final" in inc
     differ = sorted(k for k in set(inc) | set(ref) if inc.get(k) != ref.get(k))
     assert not differ, f"after {step}, incremental and full-refresh builds differ in {differ}"
-    return statements
+    return statements, messages
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +135,7 @@ def incremental_steps(built_warehouse: BuiltWarehouse, tmp_path_factory: pytest.
     (new_dir,) = [p for p in runs.iterdir() if p.is_dir()]
     _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--runs", str(runs)], env=env,
                           capture_output=True, text=True), "ingest of the added run")
-    out["statements_after_add"] = assert_equals_full_refresh(db, work, "adding")
+    out["statements_after_add"], out["messages_after_add"] = assert_equals_full_refresh(db, work, "adding")
     out["statements_full_refresh"] = main_statements(work)
     out["versions_after_add"] = node_versions(db)
     out["versions_full_refresh"] = node_versions(work / "full_adding.duckdb")
@@ -187,6 +194,36 @@ def test_unchanged_views_are_not_created_again(incremental_steps: dict[str, obje
     assert all(full[m][1] != before[m][1] for m in before), "a full refresh must build every node again"
 
 
+#: data tests of benchmark-only models and of the seed (their inputs are known), and of run data (never known)
+BENCHMARK_TEST = "test.agenthop.source_unique_combination_benchmark_recall_labels_sample_id__label_index"
+SEED_TEST = "test.agenthop.unique_model_prices_price_order"
+RUN_TEST = "test.agenthop.unique_combination_fct_trajectory_"
+
+
+def _records(versions: dict[str, tuple[str, str]], prefix: str) -> dict[str, tuple[str, str]]:
+    return {k: v for k, v in versions.items() if k.startswith(prefix)}
+
+
+def test_tests_of_unchanged_data_are_not_run_again(incremental_steps: dict[str, object]) -> None:
+    """Adding a run leaves the benchmark tables, the seed and the tables built only from them as they
+    were: their data tests, which passed at the earlier build, are not run again (their records keep
+    that build's invocation), nor is int_label_sections rebuilt or the seed loaded; tests of run data
+    are never recorded (always run); a full refresh runs every test and records it again."""
+    before, after = incremental_steps["versions_before"], incremental_steps["versions_after_add"]
+    full = incremental_steps["versions_full_refresh"]
+    for prefix in (BENCHMARK_TEST, SEED_TEST):
+        assert len(_records(before, prefix)) == 1, prefix
+        assert _records(after, prefix) == _records(before, prefix)
+        ((key, (_, inv)),) = _records(full, prefix).items()
+        assert inv != before[key][1]
+    assert not _records(before, RUN_TEST) and not _records(after, RUN_TEST)
+    for name in ("int_label_sections", "model_prices"):
+        assert after[name] == before[name] and full[name][1] != before[name][1]
+    messages = incremental_steps["messages_after_add"]
+    assert isinstance(messages, dict)
+    assert messages["model.agenthop.int_label_sections"] == messages["seed.agenthop.model_prices"] == "unchanged"
+
+
 def test_replacing_a_run_rebuilds_it(incremental_steps: dict[str, object]) -> None:
     assert "1 replaced" in str(incremental_steps["replace_summary"])
     assert incremental_steps["rebuilt_after_replace"] == {incremental_steps["added"]}
@@ -207,3 +244,35 @@ def test_delete_of_an_unknown_run_is_an_error(incremental_steps: dict[str, objec
     assert proc.returncode != 0
     assert "no run 'no-such-run' is loaded; nothing was deleted" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_new_release_rebuilds_and_tests_again(built_warehouse: BuiltWarehouse, tmp_path: Path) -> None:
+    """A new benchmark release (every recall label's section renamed, loaded with --force) changes what
+    int_label_sections and dq_label_resolution hold: the incremental build rebuilds them and runs the
+    data tests of the release's tables again (the result equals a full refresh row for row), while the
+    seed and its tests, whose inputs did not change, are left as they were."""
+    db = tmp_path / "warehouse.duckdb"
+    shutil.copyfile(built_warehouse.db, db)
+    release = tmp_path / "release"
+    shutil.copytree(built_warehouse.benchmark, release)
+    labels = release / "audit" / "recall_labels.jsonl"
+    lines = []
+    for line in labels.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        for label in row["analysis"]["section_recall_labels"]:
+            label["section"] = f"{label['section']} (renamed)"
+        lines.append(json.dumps(row))
+    labels.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = node_versions(db)
+    proc = subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(release), "--force"],
+                          env=dbt_env(db), capture_output=True, text=True)
+    _check(proc, "ingest of the new release")
+    assert "benchmark replaced" in proc.stdout
+    _, messages = assert_equals_full_refresh(db, tmp_path, "a new release")
+    after = node_versions(db)
+    assert messages["model.agenthop.int_label_sections"] == "OK"
+    assert messages["seed.agenthop.model_prices"] == "unchanged"
+    assert after["int_label_sections"][1] != before["int_label_sections"][1]
+    ((test, (_, inv)),) = _records(after, BENCHMARK_TEST).items()
+    assert inv != before[test][1], "the release's data tests must run again"
+    assert _records(after, SEED_TEST) == _records(before, SEED_TEST)

@@ -223,7 +223,7 @@ create table if not exists {{ incremental_state_relation() }} (
             where run_id in {{ incremental_sql_list(plan.build) }}
             {%- endif -%}
         {%- endif -%}
-    {%- elif execute and model.config.materialized in ('view', 'table') -%}
+    {%- elif execute and model.config.materialized in ('view', 'table', 'seed') -%}
         {{ node_record_version() }}
     {%- endif -%}
 {%- endmacro %}
