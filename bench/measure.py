@@ -66,6 +66,9 @@ def tree_rss_kib(root: int) -> int:
 
 def run_stage(name: str, cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
               log: Path | None = None) -> StageResult:
+    # Earlier stages (and the copies of warehouse files between them) leave dirty pages that the
+    # kernel writes back later; flushed here, that writeback does not stall this stage's fsyncs.
+    os.sync()
     out = open(log, "w") if log else subprocess.DEVNULL
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
