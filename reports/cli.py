@@ -257,7 +257,7 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="An aligned table, CSV or JSON. In CSV a text cell (or header) beginning with =, +, -, @, a tab "
               "or a CR gets a leading ' so a spreadsheet shows it as text instead of running it as a formula; "
-              "numbers are written as they are.")
+              "numbers (and a text that is just a number, such as -3) are written as they are.")
 @click.option("--max-rows", default=1000, show_default=True, type=click.IntRange(1),
               help="Rows printed in table format (csv/json print all).")
 @db_option

@@ -30,11 +30,16 @@ def control_pictures(text: str) -> str:
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+#: a text that is just a number ("-3", "+1.5e3"): a spreadsheet reads it as that number, never as a formula
+PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
 def spreadsheet_safe(text: str) -> str:
     """A text cell a spreadsheet shows as text: one beginning with = + - @ (tab, CR) gets a leading
-    apostrophe, as spreadsheets expect (CSV injection). Numbers are written as numbers and are never
-    changed; the paper's CSV tables and ``agenthop-report sql --format csv`` both use it."""
-    return "'" + text if text.startswith(FORMULA_START) else text
+    apostrophe, as spreadsheets expect (CSV injection), unless it is just a number ("-3", a number
+    formatted in SQL). Numbers are written as numbers and are never changed; the paper's CSV tables and
+    ``agenthop-report sql --format csv`` both use it."""
+    return "'" + text if text.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(text) else text
 
 
 def csv_document(rows: Iterable[Sequence[Any]]) -> str:
