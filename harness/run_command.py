@@ -128,7 +128,7 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
 @click.command("run", epilog=epilog("agenthop-harness run"))
 @click.option("--data", "data", type=Location(file_okay=False, path_type=Path, resolve_path=True),
               help=HELP["data"])
-@click.option("--model", "model", help="Model name (a sim archetype name such as early-committer, or a label).")
+@click.option("--model", "model", help=HELP["model"])
 @click.option("--panel", "panel_file", type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
               help="Panel YAML: run several models / conditions / replicates.")
 @click.option("--backend", type=click.Choice(BACKENDS),

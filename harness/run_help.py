@@ -1,7 +1,8 @@
 """The help of ``agenthop-harness run``'s options whose meaning depends on the benchmark, built from the
 registry (docs/running.md): each benchmark's entry says what its conditions are (``condition_kind``),
-describes its own run options (``run_option_docs``) and sets its caps per condition (``default_caps``),
-so a new benchmark shows up in ``run --help`` through its folder and its registry entry alone.
+describes its own run options (``run_option_docs``), names its simulated archetypes (``policies``) and
+sets its caps per condition (``default_caps``), so a new benchmark shows up in ``run --help`` through its
+folder and its registry entry alone.
 
 :func:`option_help` is a pure function of the benchmarks it is given; ``run_command`` calls it once,
 at import, with every benchmark that loads.
@@ -41,6 +42,11 @@ def _per_condition(benches: Sequence[Benchmark], cap: str) -> str:
     return "".join(f"; {p}" for p in parts)
 
 
+def _archetype_names(bench: Benchmark) -> list[str]:
+    """A benchmark's simulated archetypes as ``--model`` takes them (``early_committer`` as early-committer)."""
+    return [name.replace("_", "-") for name in bench.policies]
+
+
 def option_values(benches: Sequence[Benchmark], option: str) -> list[str]:
     """The values of a benchmark run option over every benchmark that has it, in registry order."""
     out: list[str] = []
@@ -60,8 +66,12 @@ def option_help(benches: Sequence[Benchmark]) -> dict[str, str]:
     with_paradigms = ", ".join(b.name for b in benches if b.condition_kind == PARADIGMS) or "none is registered"
     search = "; ".join(f"{b.name}: {b.run_option_docs['search'].help}" for b in benches
                        if "search" in b.run_option_docs) or "no registered benchmark has it"
+    archetypes = "; ".join(f"{b.name}'s {', '.join(_archetype_names(b))}" for b in benches
+                           if b.policies) or "none is registered"
     d = CAP_DEFAULTS
     return {
+        "model": "Model name: a real model id (its backend detected, see --backend), a simulated archetype of "
+                 f"its benchmark ({archetypes}), or any label given --sim-archetype, --model-id or --backend.",
         "data": f"Release directory of a benchmark ({markers}). Required unless --dry-run.",
         "benchmark": f"The benchmark, by registry name ({names}; default: the panel's, else the one --data is "
                      "a release of).",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -16,7 +14,7 @@ from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import AgentHopError, cli_errors
 from agenthop.harness.storage import LocalPath  # a URL-looking value is an error, not a folder named 's3:'
 
-from .values import control_pictures, jsonable
+from .values import control_pictures, csv_document, jsonable, spreadsheet_safe
 from .warehouse import Warehouse
 
 EPILOG = """\b
@@ -256,7 +254,10 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
 
 @main.command(epilog=epilog("agenthop-report sql"))
 @click.argument("query")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
+              help="An aligned table, CSV or JSON. In CSV a text cell (or header) beginning with =, +, -, @, a tab "
+              "or a CR gets a leading ' so a spreadsheet shows it as text instead of running it as a formula; "
+              "numbers (and a text that is just a number, such as -3) are written as they are.")
 @click.option("--max-rows", default=1000, show_default=True, type=click.IntRange(1),
               help="Rows printed in table format (csv/json print all).")
 @db_option
@@ -274,24 +275,25 @@ def sql(query: str, fmt: str, max_rows: int, db: str | None) -> None:
     click.echo(format_rows(names, rows, fmt, max_rows), nl=False)
 
 
-def _text(v: Any) -> Any:
-    """A text value with its control characters shown as control pictures (values.control_pictures,
-    as every report file shows them); other values as they are."""
-    return control_pictures(v) if isinstance(v, str) else v
+def _csv_cell(v: Any) -> Any:
+    """A CSV cell: NULL empty, a number (or boolean) as it is, anything else as its text with control
+    pictures and, when it begins with = + - @ (tab, CR), a leading apostrophe (values.spreadsheet_safe)."""
+    v = jsonable(v)
+    if v is None:
+        return ""
+    if isinstance(v, (int, float)):  # bool is an int; a negative number is a number, not a formula
+        return v
+    return spreadsheet_safe(control_pictures(v if isinstance(v, str) else str(v)))
 
 
 def format_rows(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, max_rows: int = 1000) -> str:
     """Render a result set as an aligned text table, CSV or a JSON array of objects. Table and CSV show
-    control characters (NUL, ESC, ...) as control pictures; JSON keeps them, escaped (``\\u0000``)."""
+    control characters (NUL, ESC, ...) as control pictures; JSON keeps them, escaped (``\\u0000``). CSV
+    text cells (and headers) that would start a spreadsheet formula get a leading apostrophe."""
     if fmt == "json":
         return json.dumps([{n: jsonable(v) for n, v in zip(names, r)} for r in rows], default=str, indent=1) + "\n"
     if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow([_text(n) for n in names])
-        for r in rows:
-            w.writerow(["" if v is None else _text(jsonable(v)) for v in r])
-        return buf.getvalue()
+        return csv_document([[_csv_cell(str(n)) for n in names], *([_csv_cell(v) for v in r] for r in rows)])
     if not names:
         return "(no result set)\n"
     shown = rows[:max_rows]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import decimal
+import io
 import math
 import re
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 #: Control characters a page or a table file must not hold raw (tab, newline and CR are text).
@@ -21,6 +24,37 @@ def control_pictures(text: str) -> str:
     """`text` with its control characters shown as Unicode control pictures (NUL -> U+2400 '␀', ESC ->
     '␛', DEL -> '␡'; C1 controls -> U+FFFD): what every report page and every paper CSV prints."""
     return CONTROL_RE.sub(_picture, text) if CONTROL_RE.search(text) else text
+
+
+#: first characters that make a spreadsheet read a cell as a formula (or, for tab and CR, hide it)
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+#: a text that is just a number ("-3", "+1.5e3"): a spreadsheet reads it as that number, never as a formula
+PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """A text cell a spreadsheet shows as text: one beginning with = + - @ (tab, CR) gets a leading
+    apostrophe, as spreadsheets expect (CSV injection), unless it is just a number ("-3", a number
+    formatted in SQL). Numbers are written as numbers and are never changed; the paper's CSV tables and
+    ``agenthop-report sql --format csv`` both use it."""
+    return "'" + text if text.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(text) else text
+
+
+def csv_document(rows: Iterable[Sequence[Any]]) -> str:
+    """Rows as CSV text, one ``\\n``-ended line each, a cell quoted when it holds a comma, a quote, a line
+    feed or a carriage return (``csv.writer`` with a ``\\n`` line end leaves a lone CR unquoted, which
+    splits the row for every reader)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")  # CR is then a line-end character: quoted wherever it occurs
+    lines = []
+    for row in rows:
+        buf.seek(0)
+        buf.truncate()
+        w.writerow(row)
+        lines.append(buf.getvalue()[:-2] + "\n")
+    return "".join(lines)
 
 
 def jsonable(v: Any) -> Any:

@@ -268,6 +268,19 @@ def test_the_harness_core_help_never_names_a_benchmark() -> None:
     assert not offenders, f"core help texts naming a benchmark: {offenders}"
 
 
+def test_the_harness_core_help_never_names_a_benchmark_archetype() -> None:
+    """Nor a benchmark's simulated archetypes: ``run --model``'s help once gave "early-committer" (an
+    AgentHop archetype) as its example; the archetypes come from the registry (``Benchmark.policies``),
+    in either spelling (``early_committer``, ``early-committer``)."""
+    names = {n for b in benchmarks.available() for p in b.policies for n in (p, p.replace("_", "-"))}
+    words = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(names))) + r")(?![\w-])", re.I)
+    assert words.search("(a sim archetype name such as early-committer, or a label)")
+    files = sorted([*REPO.glob("harness/*.py"), *REPO.glob("harness/backends/*.py")])
+    offenders = {f"{p.relative_to(REPO)}:{line}": text for p in files for line, text in help_literals(p.read_text())
+                 if words.search(text)}
+    assert not offenders, f"core help texts naming a benchmark's archetype: {offenders}"
+
+
 def test_run_help_describes_every_benchmark_from_its_registry_entry() -> None:
     """What ``run --help`` says per benchmark comes from its entry: a toy benchmark with paradigms, a
     run option and caps of its own appears in the texts without a change to the core."""
@@ -279,8 +292,10 @@ def test_run_help_describes_every_benchmark_from_its_registry_entry() -> None:
         raw_tables={}, raw_keys={}, item_ids_sql="SELECT 'a'", conditions=("quick", "deep"),
         condition_kind="paradigms", default_caps=lambda c: {"budget": 5 if c == "quick" else 50, "max_turns": 7},
         run_option_docs={"search": benchmarks.RunOptionDoc(("corpus", "toyweb"), "where toyqa searches")},
+        policies={"quick_guesser": {}, "slow_reader": {}},
     )
     texts = option_help([*benchmarks.available(), toy])
+    assert "toyqa's quick-guesser, slow-reader" in texts["model"]
     assert "toyqa" in texts["benchmark"] and "toy.jsonl" in texts["data"]
     assert "toyqa's paradigms quick, deep" in texts["condition"] and "toyqa" in texts["paradigm"]
     assert "toyqa: where toyqa searches" in texts["search"]
@@ -290,6 +305,7 @@ def test_run_help_describes_every_benchmark_from_its_registry_entry() -> None:
     # without it, and with no benchmark at all, the texts still read as sentences
     assert "toyqa" not in " ".join(option_help(benchmarks.available()).values())
     empty = option_help([])
+    assert "(none is registered), or any label" in empty["model"]
     assert empty["paradigm"].endswith("(none is registered).") and empty["budget"] == "Tool budget points (default 30)."
 
 

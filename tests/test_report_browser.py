@@ -594,3 +594,38 @@ def test_replicate_intervals_end_in_ticks(browser, demo: dict) -> None:
         ends = [x for x, ty in ticks if abs(ty - y) < 3]
         assert any(abs(x - left) < 3 for x in ends) and any(abs(x - right) < 3 for x in ends), (left, right, ends)
     assert not errors
+
+
+#: Per table header cell: every word (a run of non-space characters, hyphens included) whose text spans
+#: more than one line box, i.e. a header broken mid-word ("verifier-" over "transcribed").
+HEADER_WORDS_JS = """() => { const out = [];
+  document.querySelectorAll('main table thead th').forEach(th => {
+    const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const re = /\\S+/g; let m;
+      while ((m = re.exec(n.textContent)) !== null) {
+        const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+        const tops = new Set(Array.from(r.getClientRects()).filter(x => x.width > 0).map(x => Math.round(x.top)));
+        if (tops.size > 1) out.push(m[0]);
+      }
+    }
+  });
+  return out; }"""
+
+
+@pytest.mark.parametrize("width", (800, 1024, 1080, 1280))
+@pytest.mark.parametrize("kind", ["compare", "leaderboard", "item"])
+def test_table_headers_wrap_at_spaces_only(browser, demo: dict, kind: str, width: int) -> None:
+    """A header wraps between words, never inside one: the compare page's terminated-by and other share
+    tables keep "verifier-transcribed" on one line above its n / share columns (at 1,024-1,100 px the
+    two-column layout squeezed it to "verifier-" over "transcribed"), and the accuracy split keeps
+    "recall-driven" whole at narrow widths; a table too wide for its box scrolls inside it instead."""
+    page, errors, _, _ = _open(browser, demo["paths"][kind], width)
+    broken = page.evaluate(HEADER_WORDS_JS)
+    page_over = page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth")
+    if kind == "compare":
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.locator("#terminations + .cols2").screenshot(path=str(ARTIFACTS / f"report-compare-terminations-{width}.png"))
+    page.close()
+    assert not broken, f"{kind} at {width}px: header words broken across lines: {broken[:10]}"
+    assert not page_over and not errors

@@ -113,3 +113,31 @@ def test_sql_command_csv_with_a_nul_and_esc_in_an_answer(tmp_path: Path) -> None
         assert control_pictures(HOSTILE) in res.stdout and "s\u24001" in res.stdout
     res = CliRunner().invoke(main, ["sql", "--db", str(db), "--format", "csv", "SELECT answer FROM answers"])
     assert list(csv.reader(io.StringIO(res.stdout)))[1] == [control_pictures(HOSTILE)]
+
+
+def test_sql_csv_neutralises_cells_that_start_a_formula(tmp_path: Path) -> None:
+    """CSV injection: a text cell beginning with = + - @ (tab, CR) would run as a formula in a spreadsheet, so
+    `sql --format csv` writes it with a leading apostrophe, as the paper's CSV tables do; numbers, negative
+    ones included (as numbers or as a text that is just a number), are written as they are, and the table
+    and JSON formats keep the text unchanged."""
+    db = tmp_path / "wh.duckdb"
+    texts = ["=HYPERLINK(\"http://x\",\"y\")", "+1+2", "-2+3", "@SUM(A1)", "\tx", "\rx", "plain", "a=b", "-3"]
+    # "-3" as text (a number formatted in SQL) is just a number to a spreadsheet: left alone
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t (i INTEGER, s VARCHAR, x DOUBLE, d DECIMAL(5, 2), b BOOLEAN)")
+    con.executemany("INSERT INTO t VALUES (?, ?, -0.25, -1.5, false)", [[i, s] for i, s in enumerate(texts)])
+    con.close()
+    query = "SELECT s, -i AS n, x, d, b, s AS \"=cmd\" FROM t ORDER BY i"
+    res = CliRunner().invoke(main, ["sql", "--db", str(db), "--format", "csv", query])
+    assert res.exit_code == 0, res.output
+    rows = list(csv.reader(io.StringIO(res.stdout)))
+    assert rows[0] == ["s", "n", "x", "d", "b", "'=cmd"]
+    assert [r[0] for r in rows[1:]] == ["'=HYPERLINK(\"http://x\",\"y\")", "'+1+2", "'-2+3", "'@SUM(A1)", "'\tx",
+                                        "'\rx", "plain", "a=b", "-3"]
+    assert [r[1] for r in rows[1:]] == [str(-i) for i in range(len(texts))]  # numbers stay numbers, minus and all
+    assert {(r[2], r[3], r[4]) for r in rows[1:]} == {("-0.25", "-1.5", "False")}
+    assert [r[5] for r in rows[1:]] == [r[0] for r in rows[1:]]
+    for fmt in ("table", "json"):
+        out = CliRunner().invoke(main, ["sql", "--db", str(db), "--format", fmt, query]).stdout
+        assert "'=HYPERLINK" not in out and "'-2+3" not in out and "-2+3" in out, fmt
+    assert json.loads(CliRunner().invoke(main, ["sql", "--db", str(db), "--format", "json", query]).stdout)[0]["s"] == texts[0]

@@ -18,15 +18,17 @@ from ingest_fixtures import run_rows, write_release, write_run
 
 
 def test_paper_csv_cells_that_start_a_formula_are_neutralised() -> None:
-    names = ["=HYPERLINK(\"http://x\",\"y\")", "+1+2", "-2+3", "@SUM(A1)", "\tx", "plain", "a=b"]
+    names = ["=HYPERLINK(\"http://x\",\"y\")", "+1+2", "-2+3", "@SUM(A1)", "\tx", "\rx", "plain", "a=b"]
     table = Table(key="t", ref="Table X", title="t", definition="accuracy",
                   columns=[Column("model"), Column("delta", "pp")],
                   rows=[{"model": n, "delta": -0.25} for n in names])
     rows = list(csv.reader(io.StringIO(to_csv(table))))
     got = [r[0] for r in rows[1:]]
-    assert got == ["'=HYPERLINK(\"http://x\",\"y\")", "'+1+2", "'-2+3", "'@SUM(A1)", "'\tx", "plain", "a=b"]
+    assert got == ["'=HYPERLINK(\"http://x\",\"y\")", "'+1+2", "'-2+3", "'@SUM(A1)", "'\tx", "'\rx", "plain", "a=b"]
     assert all(r[1] == "-0.25" for r in rows[1:])  # numbers stay numbers, minus sign and all
     assert spreadsheet_safe("=1") == "'=1" and spreadsheet_safe("1=") == "1="
+    assert [spreadsheet_safe(t) for t in ("-3", "+1.5e3", "-.5", "-3 ", "-1-1", "--3")] == [
+        "-3", "+1.5e3", "-.5", "'-3 ", "'-1-1", "'--3"]
 
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 from typing import Any
 
-from ..values import control_pictures, jsonable
+from ..values import control_pictures, csv_document, jsonable, spreadsheet_safe
 from .table import REPEATS, Table
 
 # -- CSV ----------------------------------------------------------------------------------------------
@@ -26,16 +24,6 @@ def csv_value(v: Any) -> str:
     return str(v)
 
 
-#: first characters that make a spreadsheet read a cell as a formula (or, for tab and CR, hide it)
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def spreadsheet_safe(text: str) -> str:
-    """A text cell a spreadsheet shows as text: one beginning with = + - @ (tab, CR) gets a leading
-    apostrophe, as spreadsheets expect. Numbers are written as numbers and are never changed."""
-    return "'" + text if text.startswith(FORMULA_START) else text
-
-
 def csv_text(text: str) -> str:
     """A text cell as the CSV holds it: control characters as the page shows them (a NUL in an id is
     '␀', values.control_pictures), and never read as a formula (spreadsheet_safe)."""
@@ -48,12 +36,8 @@ def csv_cell(v: Any) -> str:
 
 
 def to_csv(table: Table) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([csv_text(c.key) for c in table.columns])
-    for row in table.rows:
-        w.writerow([csv_cell(row.get(c.key)) for c in table.columns])
-    return buf.getvalue()
+    return csv_document([[csv_text(c.key) for c in table.columns],
+                         *([csv_cell(row.get(c.key)) for c in table.columns] for row in table.rows)])
 
 
 # -- LaTeX --------------------------------------------------------------------------------------------
