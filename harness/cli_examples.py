@@ -2,11 +2,19 @@
 
 They use the paths `make demo` uses (out/demo/, warehouse/agenthop.duckdb) and the demo panel's model
 names; tests/test_cli_examples.py runs every line on a small demo warehouse, substituting the paths.
+The core's ``agenthop-harness run`` names no benchmark's archetypes or conditions: its lines come from
+the registry entry of the demo's benchmark (harness/run_help.py ``run_examples``), built on first use
+so that importing this module (every CLI does, at start-up) loads no benchmark.
 """
 
 from __future__ import annotations
 
-EXAMPLES: dict[str, tuple[str, ...]] = {
+from collections.abc import Iterator, Mapping
+
+#: the command whose examples come from the benchmark registry
+RUN = "agenthop-harness run"
+
+_FIXED: dict[str, tuple[str, ...]] = {
     "agenthop-harness make-benchmark": (
         "agenthop-harness make-benchmark --out out/demo/benchmark --items 1011 --seed 0",
         "agenthop-harness make-benchmark --out out/small/benchmark --items 40 --seed 1",
@@ -14,11 +22,6 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "agenthop-harness describe-benchmark": (
         "agenthop-harness describe-benchmark out/demo/benchmark",
         "agenthop-harness describe-benchmark out/demo/benchmark --json --limit 100",
-    ),
-    "agenthop-harness run": (
-        "agenthop-harness run --panel panels/demo.yaml --data out/demo/benchmark --out out/demo/runs",
-        "agenthop-harness run --model verifier --condition no_search --data out/demo/benchmark --out out/demo/runs",
-        "agenthop-harness run --model my-balanced --sim-archetype balanced --limit 50 --data out/demo/benchmark --out out/demo/runs",
     ),
     "agenthop-ingest": (
         "agenthop-ingest --db warehouse/agenthop.duckdb --benchmark out/demo/benchmark --runs out/demo/runs",
@@ -53,6 +56,30 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "agenthop-report sql \"SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'\" --format json",
     ),
 }
+
+
+class _Examples(Mapping[str, tuple[str, ...]]):
+    """Every subcommand's example lines; ``run``'s are built from the registry when first asked for."""
+
+    def __getitem__(self, command: str) -> tuple[str, ...]:
+        if command == RUN:
+            from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+
+            from . import benchmarks
+            from .run_help import run_examples
+
+            return run_examples(benchmarks.get(DEFAULT_BENCHMARK))
+        return _FIXED[command]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from _FIXED
+        yield RUN
+
+    def __len__(self) -> int:
+        return len(_FIXED) + 1
+
+
+EXAMPLES: Mapping[str, tuple[str, ...]] = _Examples()
 
 
 def epilog(command: str) -> str:

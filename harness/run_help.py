@@ -58,6 +58,21 @@ def option_values(benches: Sequence[Benchmark], option: str) -> list[str]:
     return out
 
 
+def run_examples(bench: Benchmark, data: str = "out/demo/benchmark", out: str = "out/demo/runs") -> tuple[str, ...]:
+    """``run --help``'s examples on a release of ``bench`` (the demo's: make-benchmark's default benchmark):
+    a panel, one of its archetypes under a second condition, a labelled model of another archetype. The
+    archetypes and conditions are the registry entry's, so the core's help names none of them itself."""
+    where = f"--data {data} --out {out}"
+    lines = [f"agenthop-harness run --panel panels/demo.yaml {where}"]
+    archetypes = _archetype_names(bench)
+    if archetypes:
+        condition = bench.conditions[1] if len(bench.conditions) > 1 else bench.conditions[0]
+        other = archetypes[1] if len(archetypes) > 1 else archetypes[0]
+        lines += [f"agenthop-harness run --model {archetypes[0]} --condition {condition} {where}",
+                  f"agenthop-harness run --model my-{other} --sim-archetype {other} --limit 50 {where}"]
+    return tuple(lines)
+
+
 def option_help(benches: Sequence[Benchmark]) -> dict[str, str]:
     """The help text of each benchmark-dependent option of ``run`` (keyed by parameter name)."""
     names = ", ".join(b.name for b in benches)

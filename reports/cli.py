@@ -14,7 +14,7 @@ from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import AgentHopError, cli_errors
 from agenthop.harness.storage import LocalPath  # a URL-looking value is an error, not a folder named 's3:'
 
-from .values import control_pictures, csv_document, jsonable, spreadsheet_safe
+from .values import control_pictures, csv_document, spreadsheet_safe, sql_text, sql_value
 from .warehouse import Warehouse
 
 EPILOG = """\b
@@ -255,7 +255,10 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
 @main.command(epilog=epilog("agenthop-report sql"))
 @click.argument("query")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
-              help="An aligned table, CSV or JSON. In CSV a text cell (or header) beginning with =, +, -, @, a tab "
+              help="An aligned table, CSV or JSON. In the table and CSV a list, struct or map is its JSON text "
+              "([\"a\", 1], {\"k\": \"v\"}), in JSON a JSON array or object; dates and times are ISO 8601 "
+              "(2024-01-02T03:04:05), intervals ISO 8601 durations (P1DT2H; DuckDB counts a month as 30 days), "
+              "BLOBs as DuckDB spells them (\\xAA). In CSV a text cell (or header) beginning with =, +, -, @, a tab "
               "or a CR gets a leading ' so a spreadsheet shows it as text instead of running it as a formula; "
               "numbers (and a text that is just a number, such as -3) are written as they are.")
 @click.option("--max-rows", default=1000, show_default=True, type=click.IntRange(1),
@@ -276,9 +279,10 @@ def sql(query: str, fmt: str, max_rows: int, db: str | None) -> None:
 
 
 def _csv_cell(v: Any) -> Any:
-    """A CSV cell: NULL empty, a number (or boolean) as it is, anything else as its text with control
-    pictures and, when it begins with = + - @ (tab, CR), a leading apostrophe (values.spreadsheet_safe)."""
-    v = jsonable(v)
+    """A CSV cell: NULL empty, a number (or boolean) as it is, anything else as its text (a list or struct
+    as JSON, values.sql_text) with control pictures and, when it begins with = + - @ (tab, CR), a leading
+    apostrophe (values.spreadsheet_safe, after the conversion: an interval "-PT1S" gets one)."""
+    v = sql_text(v)
     if v is None:
         return ""
     if isinstance(v, (int, float)):  # bool is an int; a negative number is a number, not a formula
@@ -289,9 +293,11 @@ def _csv_cell(v: Any) -> Any:
 def format_rows(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, max_rows: int = 1000) -> str:
     """Render a result set as an aligned text table, CSV or a JSON array of objects. Table and CSV show
     control characters (NUL, ESC, ...) as control pictures; JSON keeps them, escaped (``\\u0000``). CSV
-    text cells (and headers) that would start a spreadsheet formula get a leading apostrophe."""
+    text cells (and headers) that would start a spreadsheet formula get a leading apostrophe. Nested
+    values are JSON (text in the table and CSV), dates, times and intervals ISO 8601 (values.sql_value)."""
     if fmt == "json":
-        return json.dumps([{n: jsonable(v) for n, v in zip(names, r)} for r in rows], default=str, indent=1) + "\n"
+        return json.dumps([{n: sql_value(v) for n, v in zip(names, r)} for r in rows], allow_nan=False,
+                          indent=1) + "\n"
     if fmt == "csv":
         return csv_document([[_csv_cell(str(n)) for n in names], *([_csv_cell(v) for v in r] for r in rows)])
     if not names:
@@ -299,7 +305,7 @@ def format_rows(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, m
     shown = rows[:max_rows]
 
     def cell(v: Any) -> str:
-        v = jsonable(v)
+        v = sql_text(v)
         if v is None:
             return "NULL"
         if isinstance(v, float):

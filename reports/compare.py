@@ -123,8 +123,7 @@ def summary(a: RunInfo, b: RunInfo, counts: dict[str, dict[str, int]], paired: l
         name, value = max(parts.items(), key=lambda kv: abs(kv[1] or 0))
         driver = {"name": name, "value": value, "share": (abs(value) / sum(abs(v or 0) for v in parts.values()))
                   if any(parts.values()) else None}
-    return {"acc_a": stats.format_acc_pm(ca.get("correct", 0), ca.get("n", 0)),
-            "acc_b": stats.format_acc_pm(cb.get("correct", 0), cb.get("n", 0)),
+    return {"acc_a": (ca.get("correct", 0), ca.get("n", 0)), "acc_b": (cb.get("correct", 0), cb.get("n", 0)),
             "test": acc["t"] if acc else None, "d": d, "driver": driver,
             "recall_na": recall_na_note((a, b))}
 

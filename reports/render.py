@@ -96,10 +96,23 @@ def pstat(v: Any) -> str:
     return f"p {text[0]} {text[1:]}" if text.startswith("<") else f"p = {text}"
 
 
-def acc_pm(k: Any, n: Any) -> str:
+def acc_pm(k: Any, n: Any) -> Markup:
+    """A cell's "acc ± h" (the paper's numbers); where that misleads about the interval (at 0% and 100%,
+    see stats.acc_pm_lopsided) the full Wilson 95% interval follows it, e.g. "100.0 ± 0.0 [95.9, 100.0]"."""
     if k is None or n is None:
-        return "n/a"
-    return stats.format_acc_pm(int(k), int(n))
+        return Markup("n/a")
+    k, n = int(k), int(n)
+    text = Markup.escape(stats.format_acc_pm(k, n))
+    if stats.acc_pm_lopsided(k, n):
+        text += Markup(' <span class="ci" title="Wilson 95%% interval, %%">%s</span>') % stats.wilson_text(k, n)
+    return text
+
+
+def acc_title(k: Any, n: Any) -> str:
+    """The tooltip of an "acc ± h" cell: k/n and the full interval, e.g. "85/90 correct; Wilson 95% interval [87.6, 97.6] %"."""
+    if k is None or n is None or not int(n):
+        return "no items"
+    return f"{int(k)}/{int(n)} correct; Wilson 95% interval {stats.wilson_text(int(k), int(n))} %"
 
 
 def pretty_json(v: Any) -> str:
@@ -173,7 +186,7 @@ def environment() -> jinja2.Environment:
         script_json=script_json, cell=cell, pct=pct, pp=pp, signed=signed, num=num, pval=pval, pstat=pstat, pretty_json=pretty_json, clip=clip,
         anchor=lambda v, *rest: anchor(v, *rest), header_breaks=header_breaks,
     )
-    env.globals.update(acc_pm=acc_pm, anchor=anchor, significant=stats.significant)
+    env.globals.update(acc_pm=acc_pm, acc_title=acc_title, acc_pm_meaning=stats.ACC_PM_MEANING, anchor=anchor, significant=stats.significant)
     return env
 
 

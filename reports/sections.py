@@ -219,7 +219,7 @@ def accuracy_by(
                 cells.append({"text": "n/a", "n": 0})
                 continue
             n, correct = int(r["n"]), int(r["correct"])
-            cells.append({"text": stats.format_acc_pm(correct, n), "n": n})
+            cells.append({"text": stats.format_acc_pm(correct, n), "k": correct, "n": n})
             ci = stats.wilson_interval(correct, n)
             if ci is not None:
                 data.append({"run": run.chart_label, key: k, "accuracy": correct / n, "lo": ci[0], "hi": ci[1],

@@ -58,6 +58,29 @@ def format_acc_pm(k: int, n: int, z: float = Z95) -> str:
     return f"{100 * acc:.1f} ± {100 * (ci[1] - acc):.1f}"
 
 
+#: What the "±" of format_acc_pm is, for every label of it: not a half-width (docs/metrics.md#wilson).
+ACC_PM_MEANING = "± distance to the Wilson 95% upper bound, as in the AgentHop paper"
+
+
+def wilson_text(k: int, n: int, z: float = Z95) -> str:
+    """The full Wilson 95% interval in percent with one decimal, e.g. 90/90 -> "[95.9, 100.0]"; "n/a" when n == 0."""
+    ci = wilson_interval(k, n, z)
+    return "n/a" if ci is None else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def acc_pm_lopsided(k: int, n: int, z: float = Z95) -> bool:
+    """Whether "acc ± (hi − acc)" misleads about the interval: one side of it is less than half the other.
+
+    Always at 0/n and n/n ("100.0 ± 0.0" for an interval reaching down to 95.9 at 90/90); also near the
+    edges, e.g. 85/90 (94.4 − 6.8 / + 3.2). False when n == 0.
+    """
+    ci = wilson_interval(k, n, z)
+    if ci is None:
+        return False
+    below, above = k / n - ci[0], ci[1] - k / n
+    return min(below, above) < 0.5 * max(below, above)
+
+
 # --------------------------------------------------------------------------------------------------
 # Paired comparisons: exact McNemar and its minimum detectable effect
 # --------------------------------------------------------------------------------------------------

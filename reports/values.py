@@ -6,6 +6,7 @@ import csv
 import datetime as dt
 import decimal
 import io
+import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -65,6 +66,54 @@ def jsonable(v: Any) -> Any:
         return None
     if isinstance(v, (dt.date, dt.datetime, dt.time)):
         return v.isoformat()
+    return v
+
+
+def iso_duration(td: dt.timedelta) -> str:
+    """An interval as an ISO 8601 duration: 1 day 02:03:04.5 -> "P1DT2H3M4.5S", minus one second -> "-PT1S",
+    zero -> "PT0S". DuckDB hands Python an INTERVAL as a timedelta, a month counted as 30 days."""
+    us = td // dt.timedelta(microseconds=1)
+    sign, us = ("-" if us < 0 else ""), abs(us)
+    days, us = divmod(us, 86_400_000_000)
+    hours, us = divmod(us, 3_600_000_000)
+    minutes, us = divmod(us, 60_000_000)
+    seconds, us = divmod(us, 1_000_000)
+    sec = f"{seconds}.{us:06d}".rstrip("0") if us else str(seconds) if seconds else ""
+    clock = (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "") + (f"{sec}S" if sec else "")
+    if not days and not clock:
+        return "PT0S"
+    return f"{sign}P{f'{days}D' if days else ''}{f'T{clock}' if clock else ''}"
+
+
+def blob_text(b: bytes) -> str:
+    """A BLOB as DuckDB spells it: printable ASCII as itself, every other byte as \\xHH (b'a\\xaa' -> "a\\xAA")."""
+    return "".join(chr(c) if 0x20 <= c < 0x7F and c != 0x5C else f"\\x{c:02X}" for c in b)
+
+
+def sql_value(v: Any) -> Any:
+    """A query result value as JSON data, nested values too: lists (and ARRAY tuples) as lists, structs
+    and maps as objects (keys as text), Decimal as a number, NaN/inf as None, dates and times in ISO
+    8601, intervals as ISO 8601 durations, UUIDs as text, BLOBs in DuckDB's spelling. Never a Python repr."""
+    if v is None or isinstance(v, (str, bool, int)):
+        return v
+    if isinstance(v, (list, tuple)):
+        return [sql_value(x) for x in v]
+    if isinstance(v, dict):
+        return {k if isinstance(k, str) else sql_text(k): sql_value(x) for k, x in v.items()}
+    if isinstance(v, dt.timedelta):
+        return iso_duration(v)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return blob_text(bytes(v))
+    v = jsonable(v)
+    return v if isinstance(v, (str, int, float)) or v is None else str(v)  # a UUID: its text
+
+
+def sql_text(v: Any) -> Any:
+    """A query result value for a text table or a CSV cell: None, a number or a boolean as it is, a list,
+    struct or map as its JSON text (``["a", 1]``, ``{"k": "v"}``), anything else as sql_value's text."""
+    v = sql_value(v)
+    if isinstance(v, (list, dict)):
+        return json.dumps(v, ensure_ascii=False, allow_nan=False)
     return v
 
 

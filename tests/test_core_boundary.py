@@ -281,6 +281,79 @@ def test_the_harness_core_help_never_names_a_benchmark_archetype() -> None:
     assert not offenders, f"core help texts naming a benchmark's archetype: {offenders}"
 
 
+#: subcommands whose examples may name a benchmark's things, and why: a benchmark's own commands (their
+#: callback lives in harness/benchmarks/<name>/) and the report pages, whose examples must name models the
+#: demo warehouse holds (panels/demo.yaml's labels; `sciexplore` is SciExplore's page) to run on it
+#: (tests/test_cli_examples.py runs them). Every other subcommand is the core's: its examples are scanned.
+EXAMPLE_EXEMPT_REPORT_PAGES = ("compare", "leaderboard", "reruns", "item", "paper", "sciexplore")
+
+
+def _core_example_commands() -> dict[str, tuple[str, ...]]:
+    from agenthop.harness.cli import main as harness_main
+    from agenthop.harness.cli_examples import EXAMPLES
+    from agenthop.ingest.cli import main as ingest_main
+    from agenthop.reports.cli import main as report_main
+
+    commands = {"agenthop-ingest": ingest_main}
+    commands.update({f"agenthop-harness {n}": c for n, c in harness_main.commands.items()})  # type: ignore[attr-defined]
+    commands.update({f"agenthop-report {n}": c for n, c in report_main.commands.items()  # type: ignore[attr-defined]
+                     if n not in EXAMPLE_EXEMPT_REPORT_PAGES})
+    return {name: EXAMPLES[name] for name, cmd in commands.items()
+            if not cmd.callback.__module__.startswith("agenthop.harness.benchmarks.")}
+
+
+#: the project's default warehouse file (Makefile's AGENTHOP_DB), which the examples pass to --db: the
+#: project's name, not the benchmark's
+_DEFAULT_DB = "warehouse/agenthop.duckdb"
+
+
+def example_literals() -> dict[str, list[str]]:
+    """The example text harness/cli_examples.py and harness/run_help.py write literally, per command:
+    the fixed lines of each entry, and for ``agenthop-harness run`` the fixed parts of ``run_examples``."""
+    import ast
+
+    out: dict[str, list[str]] = {}
+    tree = ast.parse((REPO / "harness" / "cli_examples.py").read_text())
+    fixed = next(n.value for n in ast.walk(tree) if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "_FIXED")
+    assert isinstance(fixed, ast.Dict)
+    for key, value in zip(fixed.keys, fixed.values, strict=True):
+        assert isinstance(key, ast.Constant) and isinstance(value, ast.Tuple)
+        out[key.value] = [t for elt in value.elts for t in _literal_parts(elt)]
+    fn = next(n for n in ast.walk(ast.parse((REPO / "harness" / "run_help.py").read_text()))
+              if isinstance(n, ast.FunctionDef) and n.name == "run_examples")
+    out.setdefault("agenthop-harness run", []).extend(n.value for n in ast.walk(fn) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    return out
+
+
+def test_the_core_help_examples_name_no_benchmark_or_archetype() -> None:
+    """The examples under a core command's --help (harness/cli_examples.py) are help text too: ``run``'s
+    once showed ``--model verifier`` and ``--sim-archetype balanced`` (AgentHop archetypes). Their lines
+    come from the registry now (harness/run_help.py ``run_examples``: the demo benchmark's archetypes
+    and conditions), so the literal text of a core command's examples names no benchmark or archetype;
+    tests/test_cli_examples.py runs the lines on the demo."""
+    from agenthop.harness.cli_examples import EXAMPLES
+    from agenthop.harness.run_help import run_examples
+    from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+
+    archetypes = {n for b in benchmarks.available() for p in b.policies for n in (p, p.replace("_", "-"))}
+    words = [_benchmark_words(),
+             re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(archetypes))) + r")(?![\w-])", re.I)]
+    assert words[1].search("agenthop-harness run --model verifier --condition no_search")
+    literals = example_literals()
+    core = _core_example_commands()
+    assert {"agenthop-harness run", "agenthop-ingest", "agenthop-report sql"} <= set(core) <= set(literals)
+    assert "agenthop-harness describe-benchmark" not in core  # AgentHop's own command
+    assert any("--sim-archetype" in t for t in literals["agenthop-harness run"])  # the scan sees run's lines
+    offenders = {f"{name}: {text!r}": m.group(0) for name in core for text in literals[name] for w in words
+                 if (m := w.search(text.replace(_DEFAULT_DB, "")))}
+    assert not offenders, f"core help examples naming a benchmark or its archetypes: {offenders}"
+    # what run --help shows is the registry entry's: its first archetype, under its second condition
+    demo = benchmarks.get(DEFAULT_BENCHMARK)
+    first = next(iter(demo.policies)).replace("_", "-")
+    assert EXAMPLES["agenthop-harness run"] == run_examples(demo)
+    assert f"--model {first} --condition {demo.conditions[1]} " in " ".join(EXAMPLES["agenthop-harness run"])
+
+
 def test_run_help_describes_every_benchmark_from_its_registry_entry() -> None:
     """What ``run --help`` says per benchmark comes from its entry: a toy benchmark with paradigms, a
     run option and caps of its own appears in the texts without a change to the core."""

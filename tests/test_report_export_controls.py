@@ -141,3 +141,53 @@ def test_sql_csv_neutralises_cells_that_start_a_formula(tmp_path: Path) -> None:
         out = CliRunner().invoke(main, ["sql", "--db", str(db), "--format", fmt, query]).stdout
         assert "'=HYPERLINK" not in out and "'-2+3" not in out and "-2+3" in out, fmt
     assert json.loads(CliRunner().invoke(main, ["sql", "--db", str(db), "--format", "json", query]).stdout)[0]["s"] == texts[0]
+
+
+def _nested_result() -> tuple[list[str], list[tuple]]:
+    con = duckdb.connect()
+    cur = con.execute("""SELECT ['a', 'b'] AS l, {'k': 'v', 'n': 1.50::DECIMAL(4, 2)} AS s, MAP {'a': 1} AS m,
+        INTERVAL '1 day 02:03:04.5' AS i, -INTERVAL 1 SECOND AS neg, DATE '2024-01-02' AS d,
+        TIMESTAMP '2024-01-02 03:04:05' AS ts, TIME '03:04:05' AS t, [INTERVAL 3 HOUR] AS li,
+        ['x', 'y']::VARCHAR[2] AS arr, from_hex('5c41aa') AS b, ['nan'::DOUBLE, 0.5] AS nan_list""")
+    names, rows = [d[0] for d in cur.description], cur.fetchall()
+    con.close()
+    return names, rows
+
+
+NESTED_TEXT = {"l": '["a", "b"]', "s": '{"k": "v", "n": 1.5}', "m": '{"a": 1}', "i": "P1DT2H3M4.5S", "neg": "-PT1S",
+               "d": "2024-01-02", "ts": "2024-01-02T03:04:05", "t": "03:04:05", "li": '["PT3H"]', "arr": '["x", "y"]',
+               "b": "\\x5CA\\xAA", "nan_list": "[null, 0.5]"}
+
+
+def test_sql_prints_nested_values_as_json_and_intervals_in_iso_8601() -> None:
+    """Lists, structs and maps print as the JSON text a user pastes into a tool (once Python reprs: ['a'],
+    {'k': 'v'}), intervals as ISO 8601 durations (once "1 day, 2:03:04.500000"), dates and times ISO 8601,
+    in the table and in CSV; JSON keeps them as JSON values and stays valid JSON (NaN is null)."""
+    names, rows = _nested_result()
+    parsed = list(csv.reader(io.StringIO(format_rows(names, rows, "csv"))))
+    assert parsed[0] == names
+    # CSV's formula guard applies after the conversion: a negative interval would start a formula
+    assert dict(zip(names, parsed[1])) == {**NESTED_TEXT, "neg": "'-PT1S"}
+    table = format_rows(names, rows, "table").splitlines()
+    assert [c.strip() for c in table[2].split(" | ")] == [NESTED_TEXT[n] for n in names]
+    for text in (table[2], *parsed[1]):
+        assert "'a'" not in text and "timedelta" not in text and "day," not in text and "Decimal" not in text
+    js = json.loads(format_rows(names, rows, "json"))[0]
+    assert js == {"l": ["a", "b"], "s": {"k": "v", "n": 1.5}, "m": {"a": 1}, "i": "P1DT2H3M4.5S", "neg": "-PT1S",
+                  "d": "2024-01-02", "ts": "2024-01-02T03:04:05", "t": "03:04:05", "li": ["PT3H"], "arr": ["x", "y"],
+                  "b": "\\x5CA\\xAA", "nan_list": [None, 0.5]}
+
+
+def test_sql_csv_guards_json_text_and_keeps_control_pictures(tmp_path: Path) -> None:
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t (tags VARCHAR[], meta STRUCT(note VARCHAR))")
+    con.execute("INSERT INTO t VALUES (['=cmd', ?], {'note': ?})", ["a\x1bb", "-1+1"])
+    con.close()
+    res = CliRunner().invoke(main, ["sql", "--db", str(db), "--format", "csv", "SELECT tags, meta, tags[1] AS first FROM t"])
+    assert res.exit_code == 0, res.output
+    row = list(csv.reader(io.StringIO(res.stdout)))[1]
+    assert not RAW_CONTROL.search(res.stdout)
+    # JSON text starts with [ or {: no formula; the element itself does, as a top-level cell
+    assert row == ['["=cmd", "a\\u001bb"]', '{"note": "-1+1"}', "'=cmd"]
+    assert json.loads(row[0]) == ["=cmd", "a\x1bb"]

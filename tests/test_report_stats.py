@@ -60,6 +60,37 @@ def test_wilson_formatting_reproduces_paper(k: int, n: int, printed: str) -> Non
     assert stats.format_acc_pm(k, n) == printed
 
 
+def test_acc_pm_lopsided_intervals_print_in_full() -> None:
+    """"acc ± h" keeps the paper's numbers, but h is the distance to the upper bound: at 0% and 100% (and
+    near them) the printed form hides one side of the interval, so the cell adds the whole interval."""
+    from agenthop.reports import render
+
+    assert stats.wilson_text(90, 90) == "[95.9, 100.0]" and stats.wilson_text(0, 90) == "[0.0, 4.1]"
+    assert stats.wilson_text(0, 0) == "n/a"
+    assert stats.acc_pm_lopsided(90, 90) and stats.acc_pm_lopsided(0, 90) and stats.acc_pm_lopsided(85, 90)
+    assert not stats.acc_pm_lopsided(37, 50) and not stats.acc_pm_lopsided(338, 396) and not stats.acc_pm_lopsided(0, 0)
+    env = render.environment()
+    html = env.from_string("{{ acc_pm(90, 90) }}|{{ acc_pm(37, 50) }}|{{ acc_pm(none, none) }}|{{ acc_title(90, 90) }}").render()
+    full, plain, na, title = html.split("|")
+    assert full.startswith("100.0 ± 0.0 <span") and full.endswith(">[95.9, 100.0]</span>")
+    assert plain == "74.0 ± 10.1" and na == "n/a"  # the paper's format, untouched
+    assert title == "90/90 correct; Wilson 95% interval [95.9, 100.0] %"
+    assert "half-width" not in stats.ACC_PM_MEANING and "upper bound" in stats.ACC_PM_MEANING
+
+
+def test_no_report_calls_acc_pm_a_half_width() -> None:
+    """h of "acc ± h" is upper bound − accuracy; no template, report module or doc may call it a half-width."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = [*(root / "reports").rglob("*.j2"), *(root / "reports").rglob("*.py"), *(root / "docs").glob("*.md")]
+    wrong = re.compile(r"(Wilson[^.\n]{0,40}|upper |acc ± |\(\")half-width", re.IGNORECASE)
+    bad = [f"{f.relative_to(root)}:{i}" for f in files for i, line in enumerate(f.read_text().splitlines(), 1)
+           if wrong.search(line) and "not a half-width" not in line]
+    assert not bad, bad
+
+
 def test_wilson_interval_values_and_guards() -> None:
     lo, hi = stats.wilson_interval(37, 50)  # type: ignore[misc]
     assert lo == pytest.approx(0.604468, abs=1e-6)

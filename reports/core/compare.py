@@ -62,7 +62,7 @@ def group_table(rows: Sequence[dict[str, Any]], runs: Sequence[RunInfo], kind: s
             if r is None:
                 cells.append({"text": "n/a", "n": 0})
             elif kind == outcome.BINARY:
-                cells.append({"text": stats.format_acc_pm(int(r["correct"]), int(r["n"])), "n": int(r["n"])})
+                cells.append({"text": stats.format_acc_pm(int(r["correct"]), int(r["n"])), "k": int(r["correct"]), "n": int(r["n"])})
             else:
                 ms = as_float(r["mean_score"])
                 cells.append({"text": "n/a" if ms is None else f"{ms:.3f}", "n": int(r["n"])})

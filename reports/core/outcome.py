@@ -46,10 +46,6 @@ class RunOutcome:
         return stats.wilson_interval(self.correct, self.n)
 
     @property
-    def accuracy_text(self) -> str:
-        return stats.format_acc_pm(self.correct, self.n)
-
-    @property
     def score_text(self) -> str:
         if self.mean_score is None or self.score_ci is None:
             return "n/a"

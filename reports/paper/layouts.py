@@ -322,7 +322,8 @@ def table10(base: Table, spread: Table, members: Sequence[dict[str, Any]], order
             Column("delta_pp", "pp", f"Δ{easiest}−{hardest}", tex, tip="the drop from the easiest to the hardest cell")]
     return _view(base, cols, rows, units=["", *[f"(n={n_cell[c]})" for c in cells], "(pp)"],
                  title="Per-cell accuracy on the question-type × depth grid",
-                 note="Accuracy (%) ± the Wilson 95% interval's upper half-width. Δ is the drop from the easiest to "
+                 note=f"Accuracy (%) {stats.ACC_PM_MEANING} (not a half-width; the full intervals are in the "
+                      "table10_cells.csv export). Δ is the drop from the easiest to "
                       "the hardest cell, by the panel's pooled accuracy (positive = the hard cell is worse).")
 
 
@@ -332,7 +333,7 @@ def table10_reasoning(base: Table, members: Sequence[dict[str, Any]], order: Seq
     pos = {m: i for i, m in enumerate(order)}
     rows.sort(key=lambda r: pos.get(r["model"], len(pos)))
     return _view(base, [Column("model", "text", "Model"), *[Column(t, "cell", t) for t in types]], rows,
-                 note="Accuracy (%) ± the Wilson 95% interval's upper half-width, per reasoning type.")
+                 note=f"Accuracy (%) {stats.ACC_PM_MEANING}, per reasoning type.")
 
 
 # -- Tables 11, 12, 13 -------------------------------------------------------------------------------------------
