@@ -376,10 +376,12 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
     """Parse every task, handing each result to ``on_result`` (task index, result) as it arrives, in
     this process: on all cores when there is enough to do.
 
-    This process parses too: it takes the next task itself whenever the workers (one fewer than the
-    cores) have one queued each, so its share of the tables needs no transfer and one process fewer
-    is started; the time ``on_result`` takes here goes to the workers' share. Worker results arrive
-    as Arrow files in shared memory, which this process maps.
+    Every task is queued for the workers (one fewer than the cores) at once, so they never wait for
+    this process; this process parses too, taking in order each task no worker has started yet
+    (cancelling its queued copy), so its share of the tables needs no transfer and one process fewer
+    is started. Whatever else this process does meanwhile (``on_result`` finishing and inserting
+    folders) only leaves the workers more tasks. Worker results arrive as Arrow files in shared
+    memory, which this process maps.
     """
     n_samples = sum(len(t[2]) for t in tasks)
     workers = min(os.cpu_count() or 1, len(tasks)) - 1
@@ -391,18 +393,13 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
     with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(tasks)) as spool, \
             ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         try:
-            queued: dict[int, Future[dict[str, Any]]] = {}
-            order = iter(range(len(tasks)))
-            for i in order:
-                # keep every worker one task ahead, then parse the next task here
-                while len(queued) < 2 * workers:
-                    queued[i] = pool.submit(spooled_task, tasks[i][1], tasks[i][2], spool, i)
-                    i = next(order, -1)
-                    if i < 0:
-                        break
-                if i < 0:
-                    break
-                on_result(i, parse_task(tasks[i][1], tasks[i][2]))
+            queued: dict[int, Future[dict[str, Any]]] = {
+                i: pool.submit(spooled_task, run_id, samples, spool, i) for i, (_, run_id, samples) in enumerate(tasks)
+            }
+            for i in range(len(tasks)):
+                if i in queued and queued[i].cancel():  # no worker has it yet: parse it here
+                    del queued[i]
+                    on_result(i, parse_task(tasks[i][1], tasks[i][2]))
                 for k in [k for k, f in queued.items() if f.done()]:
                     on_result(k, _unspool(queued.pop(k).result()))
             for k, f in sorted(queued.items()):
@@ -547,10 +544,14 @@ def read_folders(
     checks: Checks,
     loaded_hashes: dict[str, str],
     bench: Callable[[], BenchTables | None],
+    on_folder: Callable[[RunData], None] | None = None,
 ) -> list[RunData]:
     """Convert model folders to validated RunData (unchanged folders are recognised, not read).
 
     ``bench`` returns the loaded benchmark's graph nodes and sections (fetched only when needed).
+    ``on_folder`` receives each changed folder's RunData as soon as it and every changed folder
+    before it are finished, in folder order, while later folders are still being parsed (the
+    ingest inserts them meanwhile); none once any folder has failed.
     """
     folders = [f.resolve() for f in folders]
     # A folder whose run is loaded may be unchanged: hash it first (reads and SHA-256 release the
@@ -573,6 +574,14 @@ def read_folders(
     parse_errors: dict[int, str] = {}
     folder_errors: dict[int, IngestError] = {}
     index = SectionIndex(bench() if todo else None)
+    emitted = 0
+
+    def emit() -> None:
+        nonlocal emitted
+        while on_folder is not None and emitted < len(todo) and data[emitted] is not None \
+                and not parse_errors and not folder_errors:
+            on_folder(data[emitted])  # type: ignore[arg-type]
+            emitted += 1
 
     def finish(i: int) -> None:
         plan = todo[i]
@@ -584,6 +593,7 @@ def read_folders(
             data[i] = _folder_data(plan, mine, calls, checks)  # type: ignore[arg-type]
         except IngestError as exc:
             folder_errors[i] = exc
+        emit()
 
     def on_result(k: int, result: dict[str, Any]) -> None:
         if result["error"] is not None:
