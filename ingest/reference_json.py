@@ -426,30 +426,53 @@ def _stop_fork_server(ctx: multiprocessing.context.BaseContext) -> None:
 
 
 class SectionIndex:
-    """The benchmark's sections by (sample, graph node, displayed header), in an in-memory DuckDB
-    (built once per ingest; a header shows as ``Section {i+1}`` when empty, as in the tools)."""
+    """The benchmark's graph nodes with full text and their papers' sections, for resolving calls.
+
+    Built once per ingest, when the first folder is resolved (so that the workers are parsing
+    meanwhile), with the nodes ordered by a hash of (sample, graph node). A folder's calls join only
+    the nodes whose hash they share (found by binary search) and those nodes' sections: joining
+    every node with every section of its paper (1.3 million pairs in the paper-scale release) for
+    each folder cost more than parsing a third of the files.
+    """
 
     def __init__(self, bench: BenchTables | None) -> None:
-        self.con: duckdb.DuckDBPyConnection | None = None
-        if bench is None:
-            return
-        nodes, sections = bench
-        self.con = duckdb.connect()
-        self.con.register("nodes", nodes.select(["sample_id", "paper_id", "arxiv_id"]))
-        self.con.register("secs", sections.select(["arxiv_id", "section_index", "header", "n_chars"]))
-        self.con.execute("""
-            CREATE TABLE node_sections AS
-            SELECT n.sample_id, n.paper_id, s.section_index, s.n_chars,
-                   coalesce(nullif(s.header, ''), 'Section ' || (s.section_index + 1)) AS shown_header
-            FROM nodes AS n JOIN secs AS s ON s.arxiv_id = n.arxiv_id
-            WHERE n.arxiv_id IS NOT NULL AND n.arxiv_id <> ''
-        """)
-        self.con.unregister("nodes")
-        self.con.unregister("secs")
+        self._bench = bench
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self.nodes = pa.table({})
+        self.hashes = np.zeros(0, dtype=np.uint64)
+        self.sections = pa.table({})
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection | None:
+        if self._con is None and self._bench is not None:
+            nodes, sections = self._bench
+            self._bench = None
+            # one thread: the joins are small, and the workers have the other cores
+            self._con = con = duckdb.connect(config={"threads": 1})
+            con.register("nodes", nodes.select(["sample_id", "paper_id", "arxiv_id"]))
+            table = con.sql("""
+                SELECT hash(sample_id, paper_id) AS h, sample_id, paper_id, arxiv_id FROM nodes
+                WHERE arxiv_id IS NOT NULL AND arxiv_id <> '' ORDER BY h
+            """).to_arrow_table().combine_chunks()
+            con.unregister("nodes")
+            self.hashes = table.column("h").to_numpy()
+            self.nodes = table.drop_columns(["h"])
+            self.sections = sections.select(["arxiv_id", "section_index", "header", "n_chars"]).combine_chunks()
+        return self._con
+
+    def candidates(self, key_hashes: np.ndarray) -> tuple[pa.Table, pa.Table]:
+        """The nodes whose (sample, node) hash is one of ``key_hashes`` (a superset of those whose
+        key is a call's), and the sections of their papers."""
+        lo = np.searchsorted(self.hashes, key_hashes, side="left")
+        n = np.searchsorted(self.hashes, key_hashes, side="right") - lo
+        starts = np.repeat(lo - (np.cumsum(n) - n), n)
+        nodes = self.nodes.take(np.unique(starts + np.arange(int(n.sum()))))
+        papers = pc.unique(nodes.column("arxiv_id"))
+        return nodes, self.sections.filter(pc.is_in(self.sections.column("arxiv_id"), value_set=papers))
 
     def close(self) -> None:
-        if self.con is not None:
-            self.con.close()
+        if self._con is not None:
+            self._con.close()
 
 
 def resolve_sections(calls: pa.Table, index: SectionIndex) -> pa.Table:
@@ -466,7 +489,16 @@ def resolve_sections(calls: pa.Table, index: SectionIndex) -> pa.Table:
     reads = calls.filter(pc.is_valid(calls.column("resolved_header")))
     con.register("calls", reads.select(["_i", "sample_id", "paper_id", "resolved_header", ALIAS_COLUMN]))
     try:
+        keys = con.sql("SELECT hash(sample_id, paper_id) AS h FROM calls").fetchnumpy()["h"]
+        nodes, secs = index.candidates(np.asarray(keys, dtype=np.uint64))
+        con.register("nodes", nodes)
+        con.register("secs", secs)
         picked = con.sql(f"""
+            WITH node_sections AS (
+                SELECT n.sample_id, n.paper_id, s.section_index, s.n_chars,
+                       coalesce(nullif(s.header, ''), 'Section ' || (s.section_index + 1)) AS shown_header
+                FROM nodes AS n JOIN secs AS s ON s.arxiv_id = n.arxiv_id
+            )
             SELECT _i, section_index, length(resolved_header) + 10 + n_chars AS output_chars FROM (
                 SELECT c._i, c.resolved_header, s.section_index, s.n_chars,
                        row_number() OVER (PARTITION BY c._i
@@ -478,7 +510,8 @@ def resolve_sections(calls: pa.Table, index: SectionIndex) -> pa.Table:
             ) WHERE k = 1 ORDER BY _i
         """).fetchnumpy()
     finally:
-        con.unregister("calls")
+        for name in ("calls", "nodes", "secs"):
+            con.unregister(name)
     rows = np.asarray(picked["_i"], dtype=np.int64)
     calls = calls.drop_columns(["_i", ALIAS_COLUMN])
     if not len(rows):

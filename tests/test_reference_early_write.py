@@ -137,3 +137,26 @@ def test_a_refused_import_into_a_new_warehouse_leaves_no_file(setup: dict) -> No
     res = ingest("--db", str(db), "--benchmark", str(setup["tmp"] / "bench"), "--reference-json", str(exp))
     assert res.exit_code == 2, res.output
     assert not db.parent.exists()
+
+
+def test_keys_checked_per_run_or_else_over_all(setup: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys are checked per run while later folders are parsed; when that finds a duplicate (or a run
+    was not checked so), the check over all runs runs as before and gives its message."""
+    from agenthop.ingest import runs as runsmod
+
+    full = []
+    real = runsmod.check_keys
+    monkeypatch.setattr(runsmod, "check_keys", lambda *a: full.append(1) or real(*a))
+    exp = str(setup["exp"])
+    res = ingest("--db", str(setup["tmp"] / "a.duckdb"), "--benchmark", str(setup["tmp"] / "bench"),
+                 "--reference-json", exp)
+    assert res.exit_code == 0 and not full, res.output
+    monkeypatch.setattr(core, "find_duplicate", lambda *a: {"run_id": "x"})
+    res = ingest("--db", str(setup["tmp"] / "b.duckdb"), "--benchmark", str(setup["tmp"] / "bench"),
+                 "--reference-json", exp)
+    assert res.exit_code == 0 and full == [1], res.output
+    full.clear()
+    _no_early(monkeypatch)
+    res = ingest("--db", str(setup["tmp"] / "c.duckdb"), "--benchmark", str(setup["tmp"] / "bench"),
+                 "--reference-json", exp)
+    assert res.exit_code == 0 and full == [1], res.output
