@@ -2,9 +2,11 @@
 
 Order: (1) find the inputs and hash them, (2) open the warehouse and read its state, (3) parse and
 validate everything that changed, including the data-quality rules of schemas/quality.py (nothing
-is written yet; a violation refuses the whole ingest unless ``accept_dq``), (4) BEGIN; create the layout if needed;
-replace the benchmark and the changed runs; log; COMMIT. Any error before COMMIT leaves the
-warehouse file as it was (see warehouse.py).
+is committed yet; a violation refuses the whole ingest unless ``accept_dq``), (4) BEGIN; create the layout if needed;
+replace the benchmark and the changed runs; log; COMMIT. With reference JSON the transaction opens
+during (3) instead: each changed run is inserted as soon as it is validated, while later folders
+are still parsed (``_EarlyWrite``), and (4) adds the rest. Any error or refusal before COMMIT rolls
+back and leaves the warehouse file as it was (see warehouse.py).
 """
 
 from __future__ import annotations
@@ -365,6 +367,7 @@ def _run_ingest(
     bench, bench_content = detect_release(benchmark) if benchmark is not None else (None, None)
     run_dirs = _dedupe([d for p in runs for d in runsmod.discover(p)])
     ref_dirs = _dedupe([d for p in reference_json for d in refjson.discover(p)])
+    refjson.start_workers(ref_dirs)
     try:
         with open_warehouse(db) as con:
             state = read_state(con, db)  # (2)
@@ -387,6 +390,8 @@ def _run_ingest(
                 early.rollback()  # a refusal or error before COMMIT: the early inserts go
     except duckdb.Error as exc:
         raise IngestError(f"warehouse {db}: {exc}") from None
+    finally:
+        refjson.stop_workers()
     result.seconds = time.monotonic() - t0
     return result
 

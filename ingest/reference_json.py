@@ -10,9 +10,9 @@ Speed: the files are parsed on every core (this process and a process pool of on
 core, over runs of consecutive samples, each task running ingest/reference_bulk.py); a task reads
 each file once, hashing the bytes it decodes (the folder's content hash is built from those per-file
 hashes, see folder_hash). The tasks return Arrow tables; as soon as a folder's last task is in, its
-tables are concatenated, resolved against the benchmark's sections in one DuckDB join and conformed
-in bulk while the other tasks are parsed. Small imports skip the pool (its start-up would cost more
-than it saves).
+tables are concatenated, resolved against the benchmark's sections (SectionIndex) and conformed in
+bulk while the other tasks are parsed, and handed to the ingest (``on_folder``), which inserts them
+meanwhile. Small imports skip the pool (its start-up would cost more than it saves).
 """
 
 from __future__ import annotations
@@ -412,6 +412,29 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             _stop_fork_server(ctx)
+
+
+def start_workers(folders: Sequence[Path]) -> None:
+    """Start the workers' fork server now if the folders are big enough for the process pool, so
+    that it imports the parsing modules (about 0.3 s) on another core while this process opens the
+    warehouse and plans the tasks. Pair with stop_workers."""
+    if (os.cpu_count() or 1) < 2 or "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    n = 0
+    for folder in folders:
+        n += len(_json_names(folder))
+        if n >= POOL_MIN_SAMPLES:
+            _worker_context()
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+            return
+
+
+def stop_workers() -> None:
+    """Stop a fork server start_workers started (none is left running after an import)."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        _stop_fork_server(multiprocessing.get_context("forkserver"))
 
 
 def _stop_fork_server(ctx: multiprocessing.context.BaseContext) -> None:
