@@ -22,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import ddl
 from . import quality
@@ -205,6 +206,25 @@ def _combine(changed: Sequence[runsmod.RunData]) -> tuple[dict[str, pa.Table], d
     return combined, segments
 
 
+def _increasing(table: pa.Table, keys: Sequence[str]) -> bool:
+    """Whether ``table``'s rows are in strictly increasing order of ``keys`` (so no key repeats):
+    the parsers emit a run's rows in key order, so this vectorised test of neighbouring rows
+    usually settles the key check without grouping (False: undecided)."""
+    if table.num_rows < 2:
+        return True
+    if any(table.column(k).null_count for k in keys):
+        return False
+    later: pa.Array | None = None  # whether row i+1 sorts after row i on the keys seen so far
+    tie: pa.Array | None = None  # whether rows i and i+1 are equal on the keys seen so far
+    for k in keys:
+        col = table.column(k)
+        a, b = col.slice(0, len(col) - 1), col.slice(1)
+        gt, eq = pc.greater(b, a), pc.equal(b, a)
+        later = gt if later is None else pc.or_(later, pc.and_(tie, gt))
+        tie = eq if tie is None else pc.and_(tie, eq)
+    return bool(pc.all(later).as_py())
+
+
 class _EarlyWrite:
     """The write's transaction opened while reference folders are still being parsed.
 
@@ -273,7 +293,8 @@ class _EarlyWrite:
             if t is not None:
                 insert_arrow(self.con, name, t)
                 self.rows[name] += t.num_rows
-                if not self.duplicate and find_duplicate(t, KEYS[name], self._keys_con()) is not None:
+                if not self.duplicate and not _increasing(t, KEYS[name]) \
+                        and find_duplicate(t, KEYS[name], self._keys_con()) is not None:
                     self.duplicate = True
         self.run_ids.append(rd.run_id)
 

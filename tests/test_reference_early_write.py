@@ -151,6 +151,7 @@ def test_keys_checked_per_run_or_else_over_all(setup: dict, monkeypatch: pytest.
     res = ingest("--db", str(setup["tmp"] / "a.duckdb"), "--benchmark", str(setup["tmp"] / "bench"),
                  "--reference-json", exp)
     assert res.exit_code == 0 and not full, res.output
+    monkeypatch.setattr(core, "_increasing", lambda *a: False)  # undecided: grouped per run
     monkeypatch.setattr(core, "find_duplicate", lambda *a: {"run_id": "x"})
     res = ingest("--db", str(setup["tmp"] / "b.duckdb"), "--benchmark", str(setup["tmp"] / "bench"),
                  "--reference-json", exp)
@@ -160,3 +161,15 @@ def test_keys_checked_per_run_or_else_over_all(setup: dict, monkeypatch: pytest.
     res = ingest("--db", str(setup["tmp"] / "c.duckdb"), "--benchmark", str(setup["tmp"] / "bench"),
                  "--reference-json", exp)
     assert res.exit_code == 0 and full == [1], res.output
+
+
+def test_increasing_keys_settle_the_key_check() -> None:
+    import pyarrow as pa
+
+    t = pa.table({"run_id": ["r"] * 4, "sample_id": ["a", "a", "b", "b"], "turn": [0, 1, 0, 1]})
+    keys = ["run_id", "sample_id", "turn"]
+    assert core._increasing(t, keys)
+    assert not core._increasing(t.take([0, 2, 1, 3]), keys)  # out of order: undecided
+    assert not core._increasing(t.take([0, 1, 1, 2]), keys)  # a repeated key
+    assert not core._increasing(pa.table({"run_id": ["r", None]}), ["run_id"])
+    assert core._increasing(t.slice(0, 1), keys)
