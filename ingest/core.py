@@ -388,10 +388,10 @@ def _run_ingest(
     bench, bench_content = detect_release(benchmark) if benchmark is not None else (None, None)
     run_dirs = _dedupe([d for p in runs for d in runsmod.discover(p)])
     ref_dirs = _dedupe([d for p in reference_json for d in refjson.discover(p)])
-    refjson.start_workers(ref_dirs)
     try:
         with open_warehouse(db) as con:
             state = read_state(con, db)  # (2)
+            refjson.start_workers(ref_dirs, state.run_hashes)
             early = _EarlyWrite(con, state, rename)
             try:
                 plan = _prepare(

@@ -25,7 +25,7 @@ import re
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -414,14 +414,17 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
             _stop_fork_server(ctx)
 
 
-def start_workers(folders: Sequence[Path]) -> None:
-    """Start the workers' fork server now if the folders are big enough for the process pool, so
-    that it imports the parsing modules (about 0.3 s) on another core while this process opens the
-    warehouse and plans the tasks. Pair with stop_workers."""
+def start_workers(folders: Sequence[Path], loaded: Container[str]) -> None:
+    """Start the workers' fork server now if the folders whose runs are not ``loaded`` yet are big
+    enough for the process pool, so that it imports the parsing modules (about 0.3 s) on another
+    core while this process plans the tasks (a loaded folder may be unchanged: its pool, if it needs
+    one, starts when its tasks do). Pair with stop_workers."""
     if (os.cpu_count() or 1) < 2 or "forkserver" not in multiprocessing.get_all_start_methods():
         return
     n = 0
     for folder in folders:
+        if run_id_of(folder.name) in loaded:
+            continue
         n += len(_json_names(folder))
         if n >= POOL_MIN_SAMPLES:
             _worker_context()
