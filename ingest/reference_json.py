@@ -452,7 +452,7 @@ def _stop_fork_server(ctx: multiprocessing.context.BaseContext) -> None:
 
 
 class SectionIndex:
-    """The benchmark's graph nodes with full text and their papers' sections, for resolving calls.
+    """The benchmark's graph nodes and their papers' sections, for resolving read_section calls.
 
     Built once per ingest, when the first folder is resolved (so that the workers are parsing
     meanwhile), with the nodes ordered by a hash of (sample, graph node). A folder's calls join only
