@@ -131,17 +131,22 @@ def conform(table: pa.Table, schema: pa.Schema, where: str) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=schema)
 
 
-def find_duplicate(table: pa.Table, keys: Sequence[str]) -> dict[str, object] | None:
-    """The first duplicated key (as a dict) of ``table`` over ``keys``, or None (in-memory DuckDB)."""
+def find_duplicate(table: pa.Table, keys: Sequence[str],
+                   con: duckdb.DuckDBPyConnection | None = None) -> dict[str, object] | None:
+    """The first duplicated key (as a dict) of ``table`` over ``keys``, or None (in ``con``, else a
+    new in-memory DuckDB: opening one costs more than checking a run of 25,000 rows)."""
     if table.num_rows < 2:
         return None
     cols = ", ".join('"' + k.replace('"', '""') + '"' for k in keys)
-    con = duckdb.connect()
+    own = con is None
+    con = duckdb.connect() if con is None else con
     try:
-        con.register("t", table.select(list(keys)))
-        dup = con.sql(f"SELECT {cols} FROM t GROUP BY {cols} HAVING count(*) > 1 LIMIT 1").fetchall()
+        con.register("__keys", table.select(list(keys)))
+        dup = con.sql(f"SELECT {cols} FROM __keys GROUP BY {cols} HAVING count(*) > 1 LIMIT 1").fetchall()
     finally:
-        con.close()
+        con.unregister("__keys")
+        if own:
+            con.close()
     return dict(zip(keys, dup[0])) if dup else None
 
 

@@ -2,9 +2,11 @@
 
 Order: (1) find the inputs and hash them, (2) open the warehouse and read its state, (3) parse and
 validate everything that changed, including the data-quality rules of schemas/quality.py (nothing
-is written yet; a violation refuses the whole ingest unless ``accept_dq``), (4) BEGIN; create the layout if needed;
-replace the benchmark and the changed runs; log; COMMIT. Any error before COMMIT leaves the
-warehouse file as it was (see warehouse.py).
+is committed yet; a violation refuses the whole ingest unless ``accept_dq``), (4) BEGIN; create the layout if needed;
+replace the benchmark and the changed runs; log; COMMIT. With reference JSON the transaction opens
+during (3) instead: each changed run is inserted as soon as it is validated, while later folders
+are still parsed (``_EarlyWrite``), and (4) adds the rest. Any error or refusal before COMMIT rolls
+back and leaves the warehouse file as it was (see warehouse.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import ddl
 from . import quality
@@ -28,9 +31,9 @@ from . import runs as runsmod
 from agenthop.harness import benchmarks
 from agenthop.harness.benchmarks import Benchmark, ReleaseTables
 from agenthop.harness.errors import AgentHopError
-from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+from agenthop.schemas.trajectory import DEFAULT_BENCHMARK, KEYS
 
-from .conform import IngestError
+from .conform import IngestError, find_duplicate
 from .progress import Progress
 from .sources import inspect_ingest
 from .sources.agenthop_release import reference_lookup
@@ -164,6 +167,20 @@ def detect_release(root: Path) -> tuple[Benchmark, str]:
     return bench, bench.release_content_sha256(root)
 
 
+def _run_table(rd: runsmod.RunData, name: str, source: str) -> pa.Table | None:
+    """One changed run's rows of ``name`` as written (raw.runs with its _partial and _source), or
+    None for a source without this optional table."""
+    assert rd.tables is not None
+    if name not in rd.tables:
+        return None
+    t = rd.tables[name]
+    if name == "runs":
+        n = t.num_rows
+        t = t.append_column(ddl.RUNS_EXTRA.field("_partial"), pa.array([rd.partial] * n, pa.bool_()))
+        t = t.append_column(ddl.RUNS_EXTRA.field("_source"), pa.array([source] * n, pa.string()))
+    return t
+
+
 def _combine(changed: Sequence[runsmod.RunData]) -> tuple[dict[str, pa.Table], dict[str, quality.Segments]]:
     """Concatenate the changed runs' tables per run table, with where their rows came from.
 
@@ -177,14 +194,9 @@ def _combine(changed: Sequence[runsmod.RunData]) -> tuple[dict[str, pa.Table], d
             if name in rd.segments:
                 segments[name].extend(rd.segments[name])
         for name in ddl.RUN_TABLES:
-            if name not in rd.tables:  # a source without this optional table
-                continue
-            t = rd.tables[name]
-            if name == "runs":
-                n = t.num_rows
-                t = t.append_column(ddl.RUNS_EXTRA.field("_partial"), pa.array([rd.partial] * n, pa.bool_()))
-                t = t.append_column(ddl.RUNS_EXTRA.field("_source"), pa.array([rd.source] * n, pa.string()))
-            parts[name].append(t)
+            t = _run_table(rd, name, rd.source)
+            if t is not None:
+                parts[name].append(t)
         rd.tables = None
         rd.segments = None
     combined = {
@@ -192,6 +204,119 @@ def _combine(changed: Sequence[runsmod.RunData]) -> tuple[dict[str, pa.Table], d
         for name, ts in parts.items()
     }
     return combined, segments
+
+
+def _increasing(table: pa.Table, keys: Sequence[str]) -> bool:
+    """Whether ``table``'s rows are in strictly increasing order of ``keys`` (so no key repeats):
+    the parsers emit a run's rows in key order, so this vectorised test of neighbouring rows
+    usually settles the key check without grouping (False: undecided)."""
+    if table.num_rows < 2:
+        return True
+    if any(table.column(k).null_count for k in keys):
+        return False
+    later: pa.Array | None = None  # whether row i+1 sorts after row i on the keys seen so far
+    tie: pa.Array | None = None  # whether rows i and i+1 are equal on the keys seen so far
+    for k in keys:
+        col = table.column(k)
+        a, b = col.slice(0, len(col) - 1), col.slice(1)
+        gt, eq = pc.greater(b, a), pc.equal(b, a)
+        later = gt if later is None else pc.or_(later, pc.and_(tie, gt))
+        tie = eq if tie is None else pc.and_(tie, eq)
+    return bool(pc.all(later).as_py())
+
+
+class _EarlyWrite:
+    """The write's transaction opened while reference folders are still being parsed.
+
+    Each changed run is inserted as soon as it is validated (reference folders as they are
+    finished, the ``--runs`` runs before them at the first folder), in the order ``_combine``
+    concatenates them, so every table's rows end in the same order as when all are inserted after
+    the checks. The transaction opens at the first run with the layout statements the write starts
+    with; a replaced run's old rows are deleted just before its new ones go in. The keys, the
+    data-quality verdict and every other check still run on all runs before COMMIT: a refusal or
+    any error rolls the transaction back (optimistic writes are off, so the file stays as it was).
+    A DuckDB error here rolls back at once and leaves the whole write to ``_write``, which then
+    fails, or succeeds, as it would have.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, state: WarehouseState, rename: Callable[[str], str]) -> None:
+        self.con, self.state, self.rename = con, state, rename
+        self.open = False
+        self.off = False
+        self.now = datetime.now(timezone.utc)
+        #: changed runs to insert before the first one handed to ``add``
+        self.first: list[runsmod.RunData] = []
+        #: run ids inserted, in order; rows inserted per table; replaced runs whose old rows are deleted
+        self.run_ids: list[str] = []
+        self.rows: Counter = Counter()
+        self.deleted: set[str] = set()
+        #: whether a run inserted has a duplicate key (every key holds the run id, and no run is
+        #: loaded twice, so without one no table of all runs has one: ``keys_checked``)
+        self.duplicate = False
+        self._keys: duckdb.DuckDBPyConnection | None = None
+
+    def _keys_con(self) -> duckdb.DuckDBPyConnection:
+        """An in-memory DuckDB for the key checks (one: each new one costs about 13 ms)."""
+        if self._keys is None:
+            self._keys = duckdb.connect(config={"threads": 1})
+        return self._keys
+
+    def keys_checked(self, changed: Sequence[runsmod.RunData]) -> bool:
+        """Whether ``runs.check_keys`` over ``changed`` is known to pass (each run was checked
+        while the rest was parsed)."""
+        return self.open and not self.duplicate and len(self.run_ids) == len(changed)
+
+    def add(self, rd: runsmod.RunData) -> None:
+        if self.off or rd.tables is None:
+            return
+        try:
+            if not self.open:
+                self.con.execute("BEGIN TRANSACTION")
+                self.open = True
+                self.now = datetime.now(timezone.utc)
+                _layout(self.con, self.state, self.now)
+                first, self.first = self.first, []
+                for prior in first:
+                    self._insert(prior)
+            self._insert(rd)
+        except Exception:  # DuckDB's error, or any other: _write reports it as it would have
+            self.rollback()
+            self.off = True
+
+    def _insert(self, rd: runsmod.RunData) -> None:
+        if rd.run_id in self.state.run_benchmarks and rd.run_id not in self.deleted:
+            for name in (*ddl.RUN_TABLES, "dq_issues"):
+                self.con.execute(f"DELETE FROM {ddl.RAW}.{name} WHERE run_id = ?", [rd.run_id]).fetchall()
+            self.deleted.add(rd.run_id)
+        for name in ddl.RUN_TABLES:
+            t = _run_table(rd, name, self.rename(rd.source))
+            if t is not None:
+                insert_arrow(self.con, name, t)
+                self.rows[name] += t.num_rows
+                if not self.duplicate and not _increasing(t, KEYS[name]) \
+                        and find_duplicate(t, KEYS[name], self._keys_con()) is not None:
+                    self.duplicate = True
+        self.run_ids.append(rd.run_id)
+
+    def covers(self, changed: Sequence[runsmod.RunData]) -> bool:
+        """Whether what was inserted is the first runs of ``changed`` (else roll back: the write
+        does it all)."""
+        if self.open and self.run_ids != [rd.run_id for rd in changed[: len(self.run_ids)]]:
+            self.rollback()
+        return self.open
+
+    def rollback(self) -> None:
+        """Undo everything inserted (nothing if the transaction is not open); close the key checks."""
+        if self._keys is not None:
+            self._keys.close()
+            self._keys = None
+        if self.open:
+            self.open = False
+            self.run_ids, self.rows, self.deleted, self.duplicate = [], Counter(), set(), False
+            try:
+                self.con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
 
 
 def run_ingest(
@@ -266,21 +391,28 @@ def _run_ingest(
     try:
         with open_warehouse(db) as con:
             state = read_state(con, db)  # (2)
-            plan = _prepare(
-                con, state, bench, benchmark, bench_content, run_dirs, ref_dirs, partial, force, accept_dq, progress,
-                rename, inspect_args,
-            )
-            result.notes = inspect_ingest.summary_notes(plan.inspect)
-            n_rows = sum(t.num_rows for t in plan.combined.values())
-            n_rows += sum(plan.bench.counts().values()) if plan.bench is not None else 0
-            progress.phase(f"writing {n_rows:,} rows to {db}", big=n_rows > BIG_WRITE_ROWS)
-            plan.imports = imports or {}
+            refjson.start_workers(ref_dirs, state.run_hashes)
+            early = _EarlyWrite(con, state, rename)
             try:
-                _write(con, state, plan, result)  # (4)
-            except duckdb.Error as exc:
-                raise IngestError(f"warehouse {db}: write failed, nothing was changed: {exc}") from None
+                plan = _prepare(
+                    con, state, bench, benchmark, bench_content, run_dirs, ref_dirs, partial, force, accept_dq,
+                    progress, rename, inspect_args, early,
+                )
+                result.notes = inspect_ingest.summary_notes(plan.inspect)
+                n_rows = sum(t.num_rows for t in plan.combined.values())
+                n_rows += sum(plan.bench.counts().values()) if plan.bench is not None else 0
+                progress.phase(f"writing {n_rows:,} rows to {db}", big=n_rows > BIG_WRITE_ROWS)
+                plan.imports = imports or {}
+                try:
+                    _write(con, state, plan, result, early)  # (4)
+                except duckdb.Error as exc:
+                    raise IngestError(f"warehouse {db}: write failed, nothing was changed: {exc}") from None
+            finally:
+                early.rollback()  # a refusal or error before COMMIT: the early inserts go
     except duckdb.Error as exc:
         raise IngestError(f"warehouse {db}: {exc}") from None
+    finally:
+        refjson.stop_workers()
     result.seconds = time.monotonic() - t0
     return result
 
@@ -329,11 +461,14 @@ def _prepare(
     progress: Progress,
     rename: Callable[[str], str] = str,
     inspect_args: tuple[Sequence[Path], str | None, str] = ((), None, "auto"),
+    early: _EarlyWrite | None = None,
 ) -> _Plan:
-    """(3) Parse and validate every changed input; nothing is written.
+    """(3) Parse and validate every changed input; nothing is committed.
 
     Run directories are read in a background thread while the benchmark is parsed (Parquet
-    decoding releases the GIL); the checks that need the benchmark run afterwards.
+    decoding releases the GIL); the checks that need the benchmark run afterwards. With ``early``,
+    the changed runs are inserted while reference folders are parsed (``_EarlyWrite``; not with
+    Inspect logs, whose reading queries the warehouse).
     """
     stop = threading.Event()
 
@@ -365,11 +500,15 @@ def _prepare(
         new = bt.tables if bt is not None and bt.benchmark == DEFAULT_BENCHMARK else None
         return reference_lookup(con, new)
 
+    logs, score, reader = inspect_args
     if ref_dirs:
         progress.phase(f"reading reference JSON ({len(ref_dirs)} folders)", big=len(ref_dirs) >= 5)
-        datas += refjson.read_folders(ref_dirs, checks, state.run_hashes, bench_tables)
+        on_folder = None
+        if early is not None and not logs:
+            early.first = [rd for rd in datas if rd.tables is not None]
+            on_folder = early.add
+        datas += refjson.read_folders(ref_dirs, checks, state.run_hashes, bench_tables, on_folder)
 
-    logs, score, reader = inspect_args
     inspect_plan = inspect_ingest.InspectPlan()
     if logs:
         inspect_plan = inspect_ingest.prepare(con, logs, checks, state.run_hashes, score, reader, progress)
@@ -384,8 +523,11 @@ def _prepare(
         by_id[rd.run_id] = rd
 
     changed = [rd for rd in datas if rd.tables is not None]
+    if early is not None:
+        early.covers(changed)
     combined, segments = _combine(changed)  # the per-run tables are dropped to keep memory down
-    runsmod.check_keys(changed, combined)
+    if early is None or not early.keys_checked(changed):
+        runsmod.check_keys(changed, combined)
     issues = quality.find_issues(combined, segments)
     if rename is not str and issues.num_rows:
         i = issues.schema.get_field_index("file")
@@ -408,10 +550,40 @@ def _prepare(
     )
 
 
-def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, result: IngestResult) -> None:
-    """(4) The one transaction: layout, benchmark, runs, log, meta."""
-    load_id = state.next_load_id
+def _layout(con: duckdb.DuckDBPyConnection, state: WarehouseState, now: datetime) -> None:
+    """The write's first statements: upgrades of an older warehouse, the layout, the catalogue."""
+    for stmt in state.upgrades:  # a warehouse of an earlier version gains the later columns
+        con.execute(stmt).fetchall()
+    for stmt in ddl.ddl_statements():
+        con.execute(stmt)
+    if state.needs_catalogue:  # its release was described only by warehouse_meta
+        ids = benchmarks.get(DEFAULT_BENCHMARK).item_ids_sql
+        _catalogue(con, DEFAULT_BENCHMARK, state.releases[DEFAULT_BENCHMARK], f"SELECT count(*) FROM ({ids})", now)
+
+
+def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, result: IngestResult,
+           early: _EarlyWrite | None = None) -> None:
+    """(4) The one transaction: layout, benchmark, runs, log, meta (the transaction and the first
+    runs already in place when ``early`` inserted them during the parsing)."""
+    if early is not None and early.open:
+        now = early.now
+        try:
+            _write_body(con, plan, result, load_id=state.next_load_id, now=now, state=state, early=early)
+        except BaseException:
+            early.rollback()
+            raise
+        early.open = False
+        con.execute("COMMIT")
+        return
     now = datetime.now(timezone.utc)
+    with transaction(con):
+        _layout(con, state, now)
+        _write_body(con, plan, result, load_id=state.next_load_id, now=now, state=state, early=None)
+
+
+def _write_body(con: duckdb.DuckDBPyConnection, plan: _Plan, result: IngestResult, *, load_id: int, now: datetime,
+                state: WarehouseState, early: _EarlyWrite | None) -> None:
+    """Everything of the write after ``_layout``, less the rows ``early`` inserted."""
     log: dict[str, list] = {f.name: [] for f in ddl.INGEST_LOG}
 
     def add_log(kind: str, source: str, run_id: str | None, sha: str, action: str, counts: dict[str, int]) -> None:
@@ -422,70 +594,66 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
     bt = plan.bench
     bench_counts = bt.counts() if bt is not None else {}
     result.benchmark_action = plan.bench_action
-    with transaction(con):
-        for stmt in state.upgrades:  # a warehouse of an earlier version gains the later columns
-            con.execute(stmt).fetchall()
-        for stmt in ddl.ddl_statements():
-            con.execute(stmt)
-        if state.needs_catalogue:  # its release was described only by warehouse_meta
-            ids = benchmarks.get(DEFAULT_BENCHMARK).item_ids_sql
-            _catalogue(con, DEFAULT_BENCHMARK, state.releases[DEFAULT_BENCHMARK], f"SELECT count(*) FROM ({ids})", now)
-        if bt is not None:
-            for name in list(bt.tables):
-                con.execute(f"DELETE FROM {ddl.RAW}.{name}").fetchall()
-                result.rows[name] = bench_counts[name]
-                insert_arrow(con, name, bt.tables.pop(name))  # the only reference: memory goes
-                release_arrow_memory()
-            _catalogue(con, bt.benchmark, bt.sha256, str(bt.n_items), now, bt.version)
-        if plan.benchmark is not None:
-            add_log(
-                "benchmark",
-                plan.benchmark_source,
-                None,
-                plan.bench_content or "",
-                plan.bench_action or "unchanged",
-                bench_counts,
-            )
-        if plan.replaced:
-            con.register("__ingest_replaced", pa.table({"run_id": pa.array(plan.replaced, pa.string())}))
-            for name in (*ddl.RUN_TABLES, "dq_issues"):
-                con.execute(
-                    f"DELETE FROM {ddl.RAW}.{name} WHERE run_id IN (SELECT run_id FROM __ingest_replaced)"
-                ).fetchall()
-            con.unregister("__ingest_replaced")
-        loaded_runs = _runs_by_benchmark(plan.combined.get("runs"))
-        for name in ddl.RUN_TABLES:
-            if name not in plan.combined:
-                continue
-            result.rows[name] = plan.combined[name].num_rows
-            insert_arrow(con, name, plan.combined.pop(name))
+    if bt is not None:
+        for name in list(bt.tables):
+            con.execute(f"DELETE FROM {ddl.RAW}.{name}").fetchall()
+            result.rows[name] = bench_counts[name]
+            insert_arrow(con, name, bt.tables.pop(name))  # the only reference: memory goes
             release_arrow_memory()
-        for benchmark, n in inspect_ingest.write(con, plan.inspect, now).items():
-            result.rows[f"items {benchmark}"] = n
-        _benchmark_hooks(con, plan, loaded_runs, result, add_log, plan.force)
-        issues = plan.dq_issues
-        result.dq_issues = issues.num_rows
-        if issues.num_rows:
-            ids = pa.array([load_id] * issues.num_rows, pa.int64())
-            insert_arrow(con, "dq_issues", issues.add_column(0, ddl.warehouse_schema("dq_issues").field(0), ids))
-        for rd in plan.datas:
-            if not rd.counts:
-                action = "unchanged"
-            else:
-                action = "replaced" if rd.run_id in plan.replaced else "inserted"
-            result.run_actions[action] += 1
-            add_log(rd.kind, rd.source, rd.run_id, rd.content_sha256, action, rd.counts)
-        insert_arrow(con, "ingest_log", pa.table(log, schema=ddl.INGEST_LOG))
+        _catalogue(con, bt.benchmark, bt.sha256, str(bt.n_items), now, bt.version)
+    if plan.benchmark is not None:
+        add_log(
+            "benchmark",
+            plan.benchmark_source,
+            None,
+            plan.bench_content or "",
+            plan.bench_action or "unchanged",
+            bench_counts,
+        )
+    replaced = [r for r in plan.replaced if early is None or r not in early.deleted]
+    if replaced:
+        con.register("__ingest_replaced", pa.table({"run_id": pa.array(replaced, pa.string())}))
+        for name in (*ddl.RUN_TABLES, "dq_issues"):
+            con.execute(
+                f"DELETE FROM {ddl.RAW}.{name} WHERE run_id IN (SELECT run_id FROM __ingest_replaced)"
+            ).fetchall()
+        con.unregister("__ingest_replaced")
+    loaded_runs = _runs_by_benchmark(plan.combined.get("runs"))
+    for name in ddl.RUN_TABLES:
+        if name not in plan.combined:
+            continue
+        result.rows[name] = plan.combined[name].num_rows
+        done = early.rows[name] if early is not None else 0
+        table = plan.combined.pop(name)
+        insert_arrow(con, name, table.slice(done) if done else table)  # the rows early did not insert
+        del table
+        release_arrow_memory()
+    for benchmark, n in inspect_ingest.write(con, plan.inspect, now).items():
+        result.rows[f"items {benchmark}"] = n
+    _benchmark_hooks(con, plan, loaded_runs, result, add_log, plan.force)
+    issues = plan.dq_issues
+    result.dq_issues = issues.num_rows
+    if issues.num_rows:
+        ids = pa.array([load_id] * issues.num_rows, pa.int64())
+        insert_arrow(con, "dq_issues", issues.add_column(0, ddl.warehouse_schema("dq_issues").field(0), ids))
+    for rd in plan.datas:
+        if not rd.counts:
+            action = "unchanged"
+        else:
+            action = "replaced" if rd.run_id in plan.replaced else "inserted"
+        result.run_actions[action] += 1
+        add_log(rd.kind, rd.source, rd.run_id, rd.content_sha256, action, rd.counts)
+    insert_arrow(con, "ingest_log", pa.table(log, schema=ddl.INGEST_LOG))
 
-        meta = {"layout_version": LAYOUT_VERSION, "duckdb_version": duckdb.__version__}
-        if bt is not None:
-            meta[_content_key(bt.benchmark)] = bt.content_sha256
-            if bt.benchmark == DEFAULT_BENCHMARK:  # the keys of warehouses from before raw.benchmarks
-                meta.update(benchmark_sha256=bt.sha256, benchmark_source=str(Path(bt.root).resolve()))
-        for key, value in meta.items():
-            if state.meta.get(key) != value:
-                con.execute("DELETE FROM raw.warehouse_meta WHERE key = ?", [key]).fetchall()
-                con.execute("INSERT INTO raw.warehouse_meta VALUES (?, ?)", [key, value]).fetchall()
+    meta = {"layout_version": LAYOUT_VERSION, "duckdb_version": duckdb.__version__}
+    if bt is not None:
+        meta[_content_key(bt.benchmark)] = bt.content_sha256
+        if bt.benchmark == DEFAULT_BENCHMARK:  # the keys of warehouses from before raw.benchmarks
+            meta.update(benchmark_sha256=bt.sha256, benchmark_source=str(Path(bt.root).resolve()))
+    for key, value in meta.items():
+        if state.meta.get(key) != value:
+            con.execute("DELETE FROM raw.warehouse_meta WHERE key = ?", [key]).fetchall()
+            con.execute("INSERT INTO raw.warehouse_meta VALUES (?, ?)", [key, value]).fetchall()
 
 
 def _runs_by_benchmark(runs: pa.Table | None) -> dict[str, list[str]]:

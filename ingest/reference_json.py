@@ -10,9 +10,9 @@ Speed: the files are parsed on every core (this process and a process pool of on
 core, over runs of consecutive samples, each task running ingest/reference_bulk.py); a task reads
 each file once, hashing the bytes it decodes (the folder's content hash is built from those per-file
 hashes, see folder_hash). The tasks return Arrow tables; as soon as a folder's last task is in, its
-tables are concatenated, resolved against the benchmark's sections in one DuckDB join and conformed
-in bulk while the other tasks are parsed. Small imports skip the pool (its start-up would cost more
-than it saves).
+tables are concatenated, resolved against the benchmark's sections (SectionIndex) and conformed in
+bulk while the other tasks are parsed, and handed to the ingest (``on_folder``), which inserts them
+meanwhile. Small imports skip the pool (its start-up would cost more than it saves).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import re
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -376,10 +376,12 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
     """Parse every task, handing each result to ``on_result`` (task index, result) as it arrives, in
     this process: on all cores when there is enough to do.
 
-    This process parses too: it takes the next task itself whenever the workers (one fewer than the
-    cores) have one queued each, so its share of the tables needs no transfer and one process fewer
-    is started; the time ``on_result`` takes here goes to the workers' share. Worker results arrive
-    as Arrow files in shared memory, which this process maps.
+    Every task is queued for the workers (one fewer than the cores) at once, so they never wait for
+    this process; this process parses too, taking in order each task no worker has started yet
+    (cancelling its queued copy), so its share of the tables needs no transfer and one process fewer
+    is started. Whatever else this process does meanwhile (``on_result`` finishing and inserting
+    folders) only leaves the workers more tasks. Worker results arrive as Arrow files in shared
+    memory, which this process maps.
     """
     n_samples = sum(len(t[2]) for t in tasks)
     workers = min(os.cpu_count() or 1, len(tasks)) - 1
@@ -391,18 +393,13 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
     with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(tasks)) as spool, \
             ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         try:
-            queued: dict[int, Future[dict[str, Any]]] = {}
-            order = iter(range(len(tasks)))
-            for i in order:
-                # keep every worker one task ahead, then parse the next task here
-                while len(queued) < 2 * workers:
-                    queued[i] = pool.submit(spooled_task, tasks[i][1], tasks[i][2], spool, i)
-                    i = next(order, -1)
-                    if i < 0:
-                        break
-                if i < 0:
-                    break
-                on_result(i, parse_task(tasks[i][1], tasks[i][2]))
+            queued: dict[int, Future[dict[str, Any]]] = {
+                i: pool.submit(spooled_task, run_id, samples, spool, i) for i, (_, run_id, samples) in enumerate(tasks)
+            }
+            for i in range(len(tasks)):
+                if i in queued and queued[i].cancel():  # no worker has it yet: parse it here
+                    del queued[i]
+                    on_result(i, parse_task(tasks[i][1], tasks[i][2]))
                 for k in [k for k, f in queued.items() if f.done()]:
                     on_result(k, _unspool(queued.pop(k).result()))
             for k, f in sorted(queued.items()):
@@ -417,6 +414,32 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
             _stop_fork_server(ctx)
 
 
+def start_workers(folders: Sequence[Path], loaded: Container[str]) -> None:
+    """Start the workers' fork server now if the folders whose runs are not ``loaded`` yet are big
+    enough for the process pool, so that it imports the parsing modules (about 0.3 s) on another
+    core while this process plans the tasks (a loaded folder may be unchanged: its pool, if it needs
+    one, starts when its tasks do). Pair with stop_workers."""
+    if (os.cpu_count() or 1) < 2 or "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    n = 0
+    for folder in folders:
+        if run_id_of(folder.name) in loaded:
+            continue
+        n += len(_json_names(folder))
+        if n >= POOL_MIN_SAMPLES:
+            _worker_context()
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+            return
+
+
+def stop_workers() -> None:
+    """Stop a fork server start_workers started (none is left running after an import)."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        _stop_fork_server(multiprocessing.get_context("forkserver"))
+
+
 def _stop_fork_server(ctx: multiprocessing.context.BaseContext) -> None:
     """Stop and reap the fork server, so that its workers' CPU time is accounted to this process's
     children (as spawned workers' is) and no server outlives the import."""
@@ -429,30 +452,53 @@ def _stop_fork_server(ctx: multiprocessing.context.BaseContext) -> None:
 
 
 class SectionIndex:
-    """The benchmark's sections by (sample, graph node, displayed header), in an in-memory DuckDB
-    (built once per ingest; a header shows as ``Section {i+1}`` when empty, as in the tools)."""
+    """The benchmark's graph nodes and their papers' sections, for resolving read_section calls.
+
+    Built once per ingest, when the first folder is resolved (so that the workers are parsing
+    meanwhile), with the nodes ordered by a hash of (sample, graph node). A folder's calls join only
+    the nodes whose hash they share (found by binary search) and those nodes' sections: joining
+    every node with every section of its paper (1.3 million pairs in the paper-scale release) for
+    each folder cost more than parsing a third of the files.
+    """
 
     def __init__(self, bench: BenchTables | None) -> None:
-        self.con: duckdb.DuckDBPyConnection | None = None
-        if bench is None:
-            return
-        nodes, sections = bench
-        self.con = duckdb.connect()
-        self.con.register("nodes", nodes.select(["sample_id", "paper_id", "arxiv_id"]))
-        self.con.register("secs", sections.select(["arxiv_id", "section_index", "header", "n_chars"]))
-        self.con.execute("""
-            CREATE TABLE node_sections AS
-            SELECT n.sample_id, n.paper_id, s.section_index, s.n_chars,
-                   coalesce(nullif(s.header, ''), 'Section ' || (s.section_index + 1)) AS shown_header
-            FROM nodes AS n JOIN secs AS s ON s.arxiv_id = n.arxiv_id
-            WHERE n.arxiv_id IS NOT NULL AND n.arxiv_id <> ''
-        """)
-        self.con.unregister("nodes")
-        self.con.unregister("secs")
+        self._bench = bench
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self.nodes = pa.table({})
+        self.hashes = np.zeros(0, dtype=np.uint64)
+        self.sections = pa.table({})
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection | None:
+        if self._con is None and self._bench is not None:
+            nodes, sections = self._bench
+            self._bench = None
+            # one thread: the joins are small, and the workers have the other cores
+            self._con = con = duckdb.connect(config={"threads": 1})
+            con.register("nodes", nodes.select(["sample_id", "paper_id", "arxiv_id"]))
+            table = con.sql("""
+                SELECT hash(sample_id, paper_id) AS h, sample_id, paper_id, arxiv_id FROM nodes
+                WHERE arxiv_id IS NOT NULL AND arxiv_id <> '' ORDER BY h
+            """).to_arrow_table().combine_chunks()
+            con.unregister("nodes")
+            self.hashes = table.column("h").to_numpy()
+            self.nodes = table.drop_columns(["h"])
+            self.sections = sections.select(["arxiv_id", "section_index", "header", "n_chars"]).combine_chunks()
+        return self._con
+
+    def candidates(self, key_hashes: np.ndarray) -> tuple[pa.Table, pa.Table]:
+        """The nodes whose (sample, node) hash is one of ``key_hashes`` (a superset of those whose
+        key is a call's), and the sections of their papers."""
+        lo = np.searchsorted(self.hashes, key_hashes, side="left")
+        n = np.searchsorted(self.hashes, key_hashes, side="right") - lo
+        starts = np.repeat(lo - (np.cumsum(n) - n), n)
+        nodes = self.nodes.take(np.unique(starts + np.arange(int(n.sum()))))
+        papers = pc.unique(nodes.column("arxiv_id"))
+        return nodes, self.sections.filter(pc.is_in(self.sections.column("arxiv_id"), value_set=papers))
 
     def close(self) -> None:
-        if self.con is not None:
-            self.con.close()
+        if self._con is not None:
+            self._con.close()
 
 
 def resolve_sections(calls: pa.Table, index: SectionIndex) -> pa.Table:
@@ -469,7 +515,16 @@ def resolve_sections(calls: pa.Table, index: SectionIndex) -> pa.Table:
     reads = calls.filter(pc.is_valid(calls.column("resolved_header")))
     con.register("calls", reads.select(["_i", "sample_id", "paper_id", "resolved_header", ALIAS_COLUMN]))
     try:
+        keys = con.sql("SELECT hash(sample_id, paper_id) AS h FROM calls").fetchnumpy()["h"]
+        nodes, secs = index.candidates(np.asarray(keys, dtype=np.uint64))
+        con.register("nodes", nodes)
+        con.register("secs", secs)
         picked = con.sql(f"""
+            WITH node_sections AS (
+                SELECT n.sample_id, n.paper_id, s.section_index, s.n_chars,
+                       coalesce(nullif(s.header, ''), 'Section ' || (s.section_index + 1)) AS shown_header
+                FROM nodes AS n JOIN secs AS s ON s.arxiv_id = n.arxiv_id
+            )
             SELECT _i, section_index, length(resolved_header) + 10 + n_chars AS output_chars FROM (
                 SELECT c._i, c.resolved_header, s.section_index, s.n_chars,
                        row_number() OVER (PARTITION BY c._i
@@ -481,7 +536,8 @@ def resolve_sections(calls: pa.Table, index: SectionIndex) -> pa.Table:
             ) WHERE k = 1 ORDER BY _i
         """).fetchnumpy()
     finally:
-        con.unregister("calls")
+        for name in ("calls", "nodes", "secs"):
+            con.unregister(name)
     rows = np.asarray(picked["_i"], dtype=np.int64)
     calls = calls.drop_columns(["_i", ALIAS_COLUMN])
     if not len(rows):
@@ -547,10 +603,14 @@ def read_folders(
     checks: Checks,
     loaded_hashes: dict[str, str],
     bench: Callable[[], BenchTables | None],
+    on_folder: Callable[[RunData], None] | None = None,
 ) -> list[RunData]:
     """Convert model folders to validated RunData (unchanged folders are recognised, not read).
 
     ``bench`` returns the loaded benchmark's graph nodes and sections (fetched only when needed).
+    ``on_folder`` receives each changed folder's RunData as soon as it and every changed folder
+    before it are finished, in folder order, while later folders are still being parsed (the
+    ingest inserts them meanwhile); none once any folder has failed.
     """
     folders = [f.resolve() for f in folders]
     # A folder whose run is loaded may be unchanged: hash it first (reads and SHA-256 release the
@@ -573,6 +633,14 @@ def read_folders(
     parse_errors: dict[int, str] = {}
     folder_errors: dict[int, IngestError] = {}
     index = SectionIndex(bench() if todo else None)
+    emitted = 0
+
+    def emit() -> None:
+        nonlocal emitted
+        while on_folder is not None and emitted < len(todo) and data[emitted] is not None \
+                and not parse_errors and not folder_errors:
+            on_folder(data[emitted])  # type: ignore[arg-type]
+            emitted += 1
 
     def finish(i: int) -> None:
         plan = todo[i]
@@ -584,6 +652,7 @@ def read_folders(
             data[i] = _folder_data(plan, mine, calls, checks)  # type: ignore[arg-type]
         except IngestError as exc:
             folder_errors[i] = exc
+        emit()
 
     def on_result(k: int, result: dict[str, Any]) -> None:
         if result["error"] is not None:
