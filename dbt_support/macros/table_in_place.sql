@@ -100,23 +100,55 @@
     {{ return(cache['table_columns']) }}
 {%- endmacro %}
 
-{#- Replaces (clear) or adds to the rows of `relation` with those of `sql`, inside the model's transaction. -#}
+{#- Replaces (clear) or adds to the rows of `relation` with those of `sql`, inside the model's transaction:
+    BEGIN, one statement with the pre-hooks (inside the transaction) and the delete, one with the insert
+    and the post-hooks, COMMIT (each statement dbt runs costs its bookkeeping, about as much as a small
+    query). The hooks are rendered before the statements run, which suits the project's own hooks
+    (incremental_runs.sql: their SQL depends on the build's plan, not on the rows). -#}
 {% macro table_in_place(relation, sql, wanted, clear=true) -%}
     {%- set columns = [] -%}
     {%- for col in wanted -%}{%- do columns.append(adapter.quote(col.name)) -%}{%- endfor -%}
     {{ run_hooks(pre_hooks, inside_transaction=False) }}
-    {{ run_hooks(pre_hooks, inside_transaction=True) }}
-    {%- if clear %}
+    {%- set before = table_in_place_hooks_sql(pre_hooks) -%}
+    {%- if clear -%}{%- do before.append('delete from ' ~ relation) -%}{%- endif -%}
+    {%- if before %}
     {% call statement('clear') -%}
-        delete from {{ relation }}
+        {{ before | join(';\n') }}
     {%- endcall %}
     {%- endif %}
     {% call statement('main') -%}
         insert into {{ relation }} ({{ columns | join(', ') }})
         select {{ columns | join(', ') }} from ({{ sql }}) as model_rows
+        {%- for hook_sql in table_in_place_hooks_sql(post_hooks) %};
+        {{ hook_sql }}
+        {%- endfor %}
     {%- endcall %}
-    {{ run_hooks(post_hooks, inside_transaction=True) }}
     {{ adapter.commit() }}
     {{ run_hooks(post_hooks, inside_transaction=False) }}
     {{ return({'relations': [relation]}) }}
+{%- endmacro %}
+
+{#- The rendered SQL of `hooks` that run inside the transaction (run_hooks' selection), empty ones left out. -#}
+{% macro table_in_place_hooks_sql(hooks) -%}
+    {%- set out = [] -%}
+    {%- for hook in hooks | selectattr('transaction', 'equalto', true) -%}
+        {%- set rendered = render(hook.get('sql')) | trim -%}
+        {%- if rendered | length > 0 -%}{%- do out.append(rendered.rstrip(';')) -%}{%- endif -%}
+    {%- endfor -%}
+    {{ return(out) }}
+{%- endmacro %}
+
+{#- dbt's own get_column_schema_from_query (a DESCRIBE of the query), memoised per node for the
+    invocation: the in-place materializations read the columns of a model's query and then check its
+    contract, which reads them again (same query, same node: the same columns). -#}
+{% macro get_column_schema_from_query(select_sql, select_sql_header=none) -%}
+    {%- if select_sql_header is not none or model is not defined or model is none -%}
+        {{ return(dbt.get_column_schema_from_query(select_sql, select_sql_header)) }}
+    {%- endif -%}
+    {%- set cache = incremental_cache() -%}
+    {%- set key = ('column_schema', model.unique_id, select_sql) -%}
+    {%- if key not in cache -%}
+        {%- do cache.update({key: dbt.get_column_schema_from_query(select_sql)}) -%}
+    {%- endif -%}
+    {{ return(cache[key]) }}
 {%- endmacro %}
