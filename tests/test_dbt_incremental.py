@@ -88,11 +88,13 @@ IN_PLACE = {"panel_members": "models_sql/marts/agenthop/panel_members.sql",
 
 
 def main_statements(work: Path) -> dict[str, str]:
-    """The first SQL word of the statement each of IN_PLACE's models ran in the latest build."""
+    """How each of IN_PLACE's models wrote its table in the latest build: 'insert' (rows into the table
+    in place, after deleting those it replaces) or 'create' (a new table), the first of the two in the
+    statement it ran."""
     out = {}
     for name, path in IN_PLACE.items():
         sql = (work / "target" / "run" / "agenthop" / path).read_text()
-        out[name] = next(w for w in sql.split() if not w.startswith(("--", "/*"))).lower()
+        out[name] = next(w for w in sql.lower().split() if w in ("insert", "create"))
     return out
 
 
