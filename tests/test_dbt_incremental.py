@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import BuiltWarehouse, _check, cli, dbt_env, run_dbt_build
+from tests.conftest import REPO, BuiltWarehouse, _check, cli, dbt_env, run_dbt_build
 
 #: what describes a build rather than the data (timestamps of the build)
 NOT_DATA = frozenset({"build_info", "sciexplore_build_info", "incremental_runs", "node_versions"})
@@ -88,11 +88,13 @@ IN_PLACE = {"panel_members": "models_sql/marts/agenthop/panel_members.sql",
 
 
 def main_statements(work: Path) -> dict[str, str]:
-    """The first SQL word of the statement each of IN_PLACE's models ran in the latest build."""
+    """How each of IN_PLACE's models wrote its table in the latest build: 'insert' (rows into the table
+    in place, after deleting those it replaces) or 'create' (a new table), the first of the two in the
+    statement it ran."""
     out = {}
     for name, path in IN_PLACE.items():
         sql = (work / "target" / "run" / "agenthop" / path).read_text()
-        out[name] = next(w for w in sql.split() if not w.startswith(("--", "/*"))).lower()
+        out[name] = next(w for w in sql.lower().split() if w in ("insert", "create"))
     return out
 
 
@@ -276,3 +278,31 @@ def test_a_new_release_rebuilds_and_tests_again(built_warehouse: BuiltWarehouse,
     ((test, (_, inv)),) = _records(after, BENCHMARK_TEST).items()
     assert inv != before[test][1], "the release's data tests must run again"
     assert _records(after, SEED_TEST) == _records(before, SEED_TEST)
+
+
+def test_an_edited_contract_type_fails_the_in_place_build(built_warehouse: BuiltWarehouse, tmp_path: Path) -> None:
+    """An in-place build checks a model's contract against its YAML as dbt would (table_in_place.sql):
+    a declared type the query does not give fails the model with dbt's contract message, and the
+    table keeps its rows."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("dbt_project.yml", "profiles.yml", "selectors.yml"):
+        shutil.copyfile(REPO / name, project / name)
+    for name in ("dbt_support", "models_sql"):
+        shutil.copytree(REPO / name, project / name)
+    panel = project / "models_sql" / "marts" / "agenthop" / "_panel.yml"
+    text = panel.read_text()
+    declared = "      - name: n_replicates\n        data_type: integer\n"
+    assert declared in text
+    panel.write_text(text.replace(declared, declared.replace("integer", "bigint")))
+    db = tmp_path / "warehouse.duckdb"
+    shutil.copyfile(built_warehouse.db, db)
+    before = table_digests(db)["main.panel_members"]
+    proc = subprocess.run([cli("dbt"), "build", "--project-dir", str(project), "--profiles-dir", str(project),
+                           "--select", "panel_members", "--target-path", str(tmp_path / "target"),
+                           "--log-path", str(tmp_path / "logs")], cwd=project, env=dbt_env(db),
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "enforced contract that failed" in proc.stdout and "n_replicates" in proc.stdout, proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert table_digests(db)["main.panel_members"] == before

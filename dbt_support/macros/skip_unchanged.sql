@@ -127,12 +127,21 @@ create table if not exists {{ node_versions_relation() }} (
             {%- elif parent in graph.nodes -%}
                 {%- set up = node_lineage(parent) -%}
                 {%- for uid in up.sources if uid not in sources -%}{%- do sources.append(uid) -%}{%- endfor -%}
-                {%- if up.clock or reads_clock(graph.nodes[parent].raw_code) -%}{%- set lineage.clock = true -%}{%- endif -%}
+                {%- if up.clock or node_code_reads_clock(parent) -%}{%- set lineage.clock = true -%}{%- endif -%}
             {%- endif -%}
         {%- endfor -%}
         {%- do cache.update({('lineage', unique_id): {'sources': sources | sort, 'clock': lineage.clock}}) -%}
     {%- endif -%}
     {{ return(cache[('lineage', unique_id)]) }}
+{%- endmacro %}
+
+{#- reads_clock of the raw code of node `unique_id`, memoised for the invocation. -#}
+{% macro node_code_reads_clock(unique_id) -%}
+    {%- set cache = incremental_cache() -%}
+    {%- if ('reads_clock', unique_id) not in cache -%}
+        {%- do cache.update({('reads_clock', unique_id): reads_clock(graph.nodes[unique_id].raw_code)}) -%}
+    {%- endif -%}
+    {{ return(cache[('reads_clock', unique_id)]) }}
 {%- endmacro %}
 
 {#- The state of the raw inputs of the node being built (a model, seed or data test), as a checksum, or
@@ -142,10 +151,12 @@ create table if not exists {{ node_versions_relation() }} (
     benchmark_release}`: agenthop-ingest writes those tables with a new row in raw.benchmarks, and the
     rows of raw.benchmarks are part of the state); any other table with rows (runs, SciExplore data)
     makes the state unknown. So does a model upstream that reads the clock. Seeds and models upstream
-    are covered by node_version (their checksums). -#}
+    are covered by node_version (their checksums). The state depends only on the node's parents: it is
+    memoised by them (the data tests of one model share it). -#}
 {% macro node_inputs_state() -%}
     {%- set cache = incremental_cache() -%}
-    {%- if ('node_inputs_state', model.unique_id) not in cache -%}
+    {%- set key = ('node_inputs_state', model.depends_on.nodes | join(',')) -%}
+    {%- if key not in cache -%}
         {%- set lineage = node_lineage(model.unique_id) -%}
         {%- set known = namespace(ok=not lineage.clock, release=false) -%}
         {%- set parts = [] -%}
@@ -164,9 +175,9 @@ create table if not exists {{ node_versions_relation() }} (
             {%- endfor -%}
             {%- if known.release -%}{%- do parts.append('releases=' ~ raw.releases) -%}{%- endif -%}
         {%- endif -%}
-        {%- do cache.update({('node_inputs_state', model.unique_id): local_md5(parts | join(',')) if known.ok else none}) -%}
+        {%- do cache.update({key: local_md5(parts | join(',')) if known.ok else none}) -%}
     {%- endif -%}
-    {{ return(cache[('node_inputs_state', model.unique_id)]) }}
+    {{ return(cache[key]) }}
 {%- endmacro %}
 
 {#- Every source table's state ('missing', 'empty' or 'rows', by source unique id) and a checksum of the rows
@@ -250,14 +261,30 @@ create table if not exists {{ node_versions_relation() }} (
     {%- set version = test_version() -%}
     {%- if version is not none and not flags.FULL_REFRESH
           and node_recorded_version(model.unique_id) == version -%}
-        {%- do log(model.unique_id ~ ": passed at an earlier build on the same data and definitions; not run") -%}
         {{ return(test_unchanged()) }}
     {%- endif -%}
     {%- if version is not none -%}
         {%- do incremental_cache().update({('test_version', model.unique_id): version}) -%}
     {%- endif -%}
+    {%- if not should_store_failures() -%}
+        {{ return(test_query_only()) }}
+    {%- endif -%}
     {{ return(dbt.materialization_test_default()) }}
 {% endmaterialization %}
+
+{#- A data test that does not store its failures only reads: its query runs on its own (autocommit), not
+    inside a transaction that is then rolled back (two statements fewer per test). Otherwise what the
+    default test materialization does: the same query, the same result. -#}
+{% macro test_query_only() -%}
+    {%- set limit = config.get('limit') -%}
+    {%- set sql_header = config.get('sql_header') if flags.REQUIRE_SQL_HEADER_IN_TEST_CONFIGS else none -%}
+    {% call statement('main', fetch_result=True, auto_begin=False) -%}
+        {% if sql_header %}{{ sql_header }}{% endif %}
+        {{ get_test_sql(get_limit_subquery_sql(sql, limit), config.get('fail_calc'), config.get('warn_if'),
+                        config.get('error_if'), limit=none) }}
+    {%- endcall %}
+    {{ return({'relations': []}) }}
+{%- endmacro %}
 
 {#- none (run the test, record nothing) unless this is a `dbt build` that also builds every model and seed
     upstream of the test (before it, in DAG order): only then is what the test reads known to match the
@@ -282,17 +309,18 @@ create table if not exists {{ node_versions_relation() }} (
 {%- endmacro %}
 
 {#- The result of a test that is not run: what a passing test's query returns (one row, no failures), from
-    one query per invocation. -#}
+    one query per invocation. Its status is pass; its adapter response says it was not run (message and
+    code 'unchanged', no rows), where a test that ran has the message 'OK'. -#}
 {% macro test_unchanged() -%}
     {%- set cache = incremental_cache() -%}
     {%- if 'test_passed' not in cache -%}
-        {% call statement('test_passed', fetch_result=True) -%}
+        {% call statement('test_passed', fetch_result=True, auto_begin=False) -%}
             select 0::bigint as failures, false as should_warn, false as should_error
         {%- endcall %}
         {%- do cache.update({'test_passed': load_result('test_passed')}) -%}
     {%- endif -%}
-    {%- set passed = cache['test_passed'] -%}
-    {%- do store_result('main', response=passed.response, agate_table=passed.table) -%}
+    {%- do store_raw_result('main', message='unchanged', code='unchanged', rows_affected=0,
+                            agate_table=cache['test_passed'].table) -%}
     {{ return({'relations': []}) }}
 {%- endmacro %}
 
