@@ -254,6 +254,8 @@ class _EarlyWrite:
         #: loaded twice, so without one no table of all runs has one: ``keys_checked``)
         self.duplicate = False
         self._keys: duckdb.DuckDBPyConnection | None = None
+        #: the connection's thread count while the early inserts hold it at one
+        self.threads: int | None = None
 
     def _keys_con(self) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB for the key checks (one: each new one costs about 13 ms)."""
@@ -273,6 +275,7 @@ class _EarlyWrite:
             if not self.open:
                 self.con.execute("BEGIN TRANSACTION")
                 self.open = True
+                self._one_thread()
                 self.now = datetime.now(timezone.utc)
                 _layout(self.con, self.state, self.now)
                 first, self.first = self.first, []
@@ -282,6 +285,17 @@ class _EarlyWrite:
         except Exception:  # DuckDB's error, or any other: _write reports it as it would have
             self.rollback()
             self.off = True
+
+    def _one_thread(self) -> None:
+        """Put the connection on one thread for all early inserts (``insert_arrow`` would switch
+        to one thread and back for each, about 1 ms each way); ``restore_threads`` undoes it."""
+        self.threads = int(self.con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+        self.con.execute("SET threads = 1")
+
+    def restore_threads(self) -> None:
+        if self.threads is not None:
+            threads, self.threads = self.threads, None
+            self.con.execute(f"SET threads = {threads}")
 
     def _insert(self, rd: runsmod.RunData) -> None:
         if rd.run_id in self.state.run_benchmarks and rd.run_id not in self.deleted:
@@ -315,6 +329,7 @@ class _EarlyWrite:
             self.run_ids, self.rows, self.deleted, self.duplicate = [], Counter(), set(), False
             try:
                 self.con.execute("ROLLBACK")
+                self.restore_threads()
             except duckdb.Error:
                 pass
 
@@ -568,6 +583,7 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
     if early is not None and early.open:
         now = early.now
         try:
+            early.restore_threads()
             _write_body(con, plan, result, load_id=state.next_load_id, now=now, state=state, early=early)
         except BaseException:
             early.rollback()
