@@ -372,7 +372,8 @@ def _worker_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[int, dict[str, Any]], None]) -> None:
+def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[int, dict[str, Any]], None],
+               on_idle: Callable[[], None] | None = None) -> None:
     """Parse every task, handing each result to ``on_result`` (task index, result) as it arrives, in
     this process: on all cores when there is enough to do.
 
@@ -403,6 +404,8 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
                 for k in [k for k, f in queued.items() if f.done()]:
                     on_result(k, _unspool(queued.pop(k).result()))
             for k, f in sorted(queued.items()):
+                if on_idle is not None and not f.done():
+                    on_idle()  # this process would wait for the worker
                 on_result(k, _unspool(f.result()))  # mapped memory outlives the files' removal
         except BrokenProcessPool:
             raise IngestError(
@@ -604,13 +607,15 @@ def read_folders(
     loaded_hashes: dict[str, str],
     bench: Callable[[], BenchTables | None],
     on_folder: Callable[[RunData], None] | None = None,
+    on_idle: Callable[[], None] | None = None,
 ) -> list[RunData]:
     """Convert model folders to validated RunData (unchanged folders are recognised, not read).
 
     ``bench`` returns the loaded benchmark's graph nodes and sections (fetched only when needed).
     ``on_folder`` receives each changed folder's RunData as soon as it and every changed folder
     before it are finished, in folder order, while later folders are still being parsed (the
-    ingest inserts them meanwhile); none once any folder has failed.
+    ingest inserts them meanwhile); none once any folder has failed. ``on_idle`` is called whenever
+    this process would wait for a worker's task (the ingest checks the inserted runs meanwhile).
     """
     folders = [f.resolve() for f in folders]
     # A folder whose run is loaded may be unchanged: hash it first (reads and SHA-256 release the
@@ -665,7 +670,7 @@ def read_folders(
             finish(i)
 
     try:
-        _parse_all(tasks, on_result)
+        _parse_all(tasks, on_result, on_idle)
         if parse_errors:
             raise IngestError(parse_errors[min(parse_errors)])
         for i in range(len(todo)):
