@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Container, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -391,6 +392,7 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
             on_result(k, parse_task(run_id, samples))
         return
     ctx = _worker_context()
+    background = False
     with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(tasks)) as spool, \
             ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         try:
@@ -403,10 +405,14 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
                     on_result(i, parse_task(tasks[i][1], tasks[i][2]))
                 for k in [k for k, f in queued.items() if f.done()]:
                     on_result(k, _unspool(queued.pop(k).result()))
-            for k, f in sorted(queued.items()):
+            left = sorted(queued.items())
+            for n, (k, f) in enumerate(left, 1):
                 if on_idle is not None and not f.done():
                     on_idle()  # this process would wait for the worker
-                on_result(k, _unspool(f.result()))  # mapped memory outlives the files' removal
+                result = _unspool(f.result())  # mapped memory outlives the files' removal
+                if n == len(left):  # the last task: the workers and their server stop meanwhile
+                    background = _stop_in_background(pool, ctx)
+                on_result(k, result)
         except BrokenProcessPool:
             raise IngestError(
                 f"a process parsing reference JSON ({tasks[0][2][0][0]} and others) died, for instance "
@@ -414,7 +420,25 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
             ) from None
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-            _stop_fork_server(ctx)
+            if not background:
+                _stop_fork_server(ctx)
+
+
+#: the thread that stops the workers and then their fork server once the last task is in (the
+#: server's own exit takes about 50 ms), while the import goes on; ``stop_workers`` joins it
+_stopping: threading.Thread | None = None
+
+
+def _stop_in_background(pool: ProcessPoolExecutor, ctx: multiprocessing.context.BaseContext) -> bool:
+    global _stopping
+
+    def stop() -> None:
+        pool.shutdown(wait=True)  # the workers first: the server reaps them (their CPU time is ours)
+        _stop_fork_server(ctx)
+
+    _stopping = threading.Thread(target=stop, name="ingest-stop-workers")
+    _stopping.start()
+    return True
 
 
 def start_workers(folders: Sequence[Path], loaded: Container[str]) -> None:
@@ -439,6 +463,10 @@ def start_workers(folders: Sequence[Path], loaded: Container[str]) -> None:
 
 def stop_workers() -> None:
     """Stop a fork server start_workers started (none is left running after an import)."""
+    global _stopping
+    if _stopping is not None:
+        _stopping.join()
+        _stopping = None
     if "forkserver" in multiprocessing.get_all_start_methods():
         _stop_fork_server(multiprocessing.get_context("forkserver"))
 
