@@ -181,10 +181,12 @@ def _run_table(rd: runsmod.RunData, name: str, source: str) -> pa.Table | None:
     return t
 
 
-def _combine(changed: Sequence[runsmod.RunData]) -> tuple[dict[str, pa.Table], dict[str, quality.Segments]]:
+def _combine(changed: Sequence[runsmod.RunData], free: bool = True,
+             rename: Callable[[str], str] | None = None) -> tuple[dict[str, pa.Table], dict[str, quality.Segments]]:
     """Concatenate the changed runs' tables per run table, with where their rows came from.
 
-    Frees each run's own tables.
+    Frees each run's own tables unless ``free`` is false; ``rename`` maps each run's source first
+    (the sources of runs not renamed yet).
     """
     parts: dict[str, list[pa.Table]] = {name: [] for name in ddl.RUN_TABLES}
     segments = {name: quality.Segments() for name in ddl.RUN_TABLES}
@@ -194,11 +196,12 @@ def _combine(changed: Sequence[runsmod.RunData]) -> tuple[dict[str, pa.Table], d
             if name in rd.segments:
                 segments[name].extend(rd.segments[name])
         for name in ddl.RUN_TABLES:
-            t = _run_table(rd, name, rd.source)
+            t = _run_table(rd, name, rd.source if rename is None else rename(rd.source))
             if t is not None:
                 parts[name].append(t)
-        rd.tables = None
-        rd.segments = None
+        if free:
+            rd.tables = None
+            rd.segments = None
     combined = {
         name: pa.concat_tables(ts) if ts else ddl.warehouse_schema(name).empty_table()
         for name, ts in parts.items()
@@ -254,6 +257,14 @@ class _EarlyWrite:
         #: loaded twice, so without one no table of all runs has one: ``keys_checked``)
         self.duplicate = False
         self._keys: duckdb.DuckDBPyConnection | None = None
+        #: the connection's thread count while the early inserts hold it at one
+        self.threads: int | None = None
+        #: data-quality rules run on inserted runs while this process waits for the worker
+        #: (``check_quality``): runs not checked yet; the runs checked, in order, and each group's
+        #: violations per rule (None once a check failed: the rules then run at the end)
+        self.unchecked: list[runsmod.RunData] = []
+        self.dq_runs: list[str] | None = []
+        self.dq_groups: list[list[pa.Table | None]] = []
 
     def _keys_con(self) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB for the key checks (one: each new one costs about 13 ms)."""
@@ -273,6 +284,7 @@ class _EarlyWrite:
             if not self.open:
                 self.con.execute("BEGIN TRANSACTION")
                 self.open = True
+                self._one_thread()
                 self.now = datetime.now(timezone.utc)
                 _layout(self.con, self.state, self.now)
                 first, self.first = self.first, []
@@ -282,6 +294,17 @@ class _EarlyWrite:
         except Exception:  # DuckDB's error, or any other: _write reports it as it would have
             self.rollback()
             self.off = True
+
+    def _one_thread(self) -> None:
+        """Put the connection on one thread for all early inserts (``insert_arrow`` would switch
+        to one thread and back for each, about 1 ms each way); ``restore_threads`` undoes it."""
+        self.threads = int(self.con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+        self.con.execute("SET threads = 1")
+
+    def restore_threads(self) -> None:
+        if self.threads is not None:
+            threads, self.threads = self.threads, None
+            self.con.execute(f"SET threads = {threads}")
 
     def _insert(self, rd: runsmod.RunData) -> None:
         if rd.run_id in self.state.run_benchmarks and rd.run_id not in self.deleted:
@@ -297,6 +320,34 @@ class _EarlyWrite:
                         and find_duplicate(t, KEYS[name], self._keys_con()) is not None:
                     self.duplicate = True
         self.run_ids.append(rd.run_id)
+        self.unchecked.append(rd)
+
+    def check_quality(self) -> None:
+        """Run the data-quality rules on the runs inserted since the last call (while this process
+        would wait for the worker): the rules look at one run at a time, so the verdict at the end
+        only has the runs inserted after the last call left to check (``issues``)."""
+        if not self.open or self.dq_runs is None or not self.unchecked:
+            return
+        runs, self.unchecked = self.unchecked, []
+        try:
+            self.dq_groups.append(quality.issues_by_rule(*_combine(runs, free=False, rename=self.rename)))
+        except Exception:  # the check at the end finds (or reports) it
+            self.dq_runs, self.dq_groups = None, []
+            return
+        self.dq_runs += [rd.run_id for rd in runs]
+
+    def issues(self, changed: Sequence[runsmod.RunData]) -> pa.Table | None:
+        """``quality.find_issues`` of all of ``changed``, from the groups already checked and the
+        rest (before ``_combine`` frees the runs' tables), or None: the caller runs it."""
+        done = self.dq_runs
+        if not self.open or done is None or done != [rd.run_id for rd in changed[: len(done)]]:
+            return None
+        rest = changed[len(done):]
+        try:
+            groups = self.dq_groups + ([quality.issues_by_rule(*_combine(rest, free=False))] if rest else [])
+        except Exception:  # reported by the check at the end, after the key check, as before
+            return None
+        return quality.merge_issues(groups)
 
     def covers(self, changed: Sequence[runsmod.RunData]) -> bool:
         """Whether what was inserted is the first runs of ``changed`` (else roll back: the write
@@ -313,8 +364,10 @@ class _EarlyWrite:
         if self.open:
             self.open = False
             self.run_ids, self.rows, self.deleted, self.duplicate = [], Counter(), set(), False
+            self.unchecked, self.dq_runs, self.dq_groups = [], [], []
             try:
                 self.con.execute("ROLLBACK")
+                self.restore_threads()
             except duckdb.Error:
                 pass
 
@@ -503,11 +556,11 @@ def _prepare(
     logs, score, reader = inspect_args
     if ref_dirs:
         progress.phase(f"reading reference JSON ({len(ref_dirs)} folders)", big=len(ref_dirs) >= 5)
-        on_folder = None
+        on_folder = on_idle = None
         if early is not None and not logs:
             early.first = [rd for rd in datas if rd.tables is not None]
-            on_folder = early.add
-        datas += refjson.read_folders(ref_dirs, checks, state.run_hashes, bench_tables, on_folder)
+            on_folder, on_idle = early.add, early.check_quality
+        datas += refjson.read_folders(ref_dirs, checks, state.run_hashes, bench_tables, on_folder, on_idle)
 
     inspect_plan = inspect_ingest.InspectPlan()
     if logs:
@@ -523,12 +576,15 @@ def _prepare(
         by_id[rd.run_id] = rd
 
     changed = [rd for rd in datas if rd.tables is not None]
+    issues = None
     if early is not None:
         early.covers(changed)
+        issues = early.issues(changed)
     combined, segments = _combine(changed)  # the per-run tables are dropped to keep memory down
     if early is None or not early.keys_checked(changed):
         runsmod.check_keys(changed, combined)
-    issues = quality.find_issues(combined, segments)
+    if issues is None:
+        issues = quality.find_issues(combined, segments)
     if rename is not str and issues.num_rows:
         i = issues.schema.get_field_index("file")
         issues = issues.set_column(i, "file", pa.array([rename(f) for f in issues.column(i).to_pylist()], pa.string()))
@@ -568,6 +624,7 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
     if early is not None and early.open:
         now = early.now
         try:
+            early.restore_threads()
             _write_body(con, plan, result, load_id=state.next_load_id, now=now, state=state, early=early)
         except BaseException:
             early.rollback()

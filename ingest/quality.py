@@ -72,14 +72,22 @@ _PLACE_COLUMNS = {"turns": ["turn"], "tool_calls": ["turn", "call_index"], "mess
 
 def find_issues(tables: dict[str, pa.Table], segments: dict[str, Segments]) -> pa.Table:
     """Every violation of every rule in ``tables`` (rows in rule order, then row order)."""
+    return merge_issues([issues_by_rule(tables, segments)])
+
+
+def issues_by_rule(tables: dict[str, pa.Table], segments: dict[str, Segments]) -> list[pa.Table | None]:
+    """``find_issues``'s rows, one table per rule in rule order (None: no violation). Every rule
+    looks at one run at a time (its joins and groups all hold the run id), so runs may be checked
+    in groups and the groups' results merged (``merge_issues``)."""
     con = duckdb.connect()
-    out: dict[str, list] = {f.name: [] for f in ISSUE_FIELDS}
+    found_by_rule: list[pa.Table | None] = []
     try:
         for name, table in tables.items():
             con.register(name, table.append_column("_g", pa.array(np.arange(table.num_rows, dtype=np.int64))))
         rules = qschema.rules({b.name: b.tool_names for b in benchmarks.available() if b.tool_names})
         failing = _failing_row_rules(con, rules)
         for rule in rules:
+            found_by_rule.append(None)
             if rule.where and rule not in failing:
                 continue
             found = con.sql(f"SELECT _g, value FROM ({rule.sql}) ORDER BY _g").fetchnumpy()
@@ -87,10 +95,19 @@ def find_issues(tables: dict[str, pa.Table], segments: dict[str, Segments]) -> p
                 continue
             g = np.asarray(found["_g"], dtype=np.int64)
             values = [None if v is None else str(v) for v in found["value"].tolist()]
+            out: dict[str, list] = {f.name: [] for f in ISSUE_FIELDS}
             _append(out, rule, tables[rule.table], segments[rule.table], g, values)
+            found_by_rule[-1] = pa.table(out, schema=ISSUE_SCHEMA)
     finally:
         con.close()
-    return pa.table(out, schema=ISSUE_SCHEMA)
+    return found_by_rule
+
+
+def merge_issues(groups: Sequence[list[pa.Table | None]]) -> pa.Table:
+    """The violations of groups of runs checked apart (``issues_by_rule`` of each group, the groups
+    in run order) as ``find_issues`` of all of them finds them: rule order, then row order."""
+    parts = [t for per_rule in zip(*groups) for t in per_rule if t is not None]
+    return pa.concat_tables(parts) if parts else ISSUE_SCHEMA.empty_table()
 
 
 def _failing_row_rules(con: duckdb.DuckDBPyConnection, rules: Sequence[qschema.Rule]) -> set[qschema.Rule]:

@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Container, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -372,7 +373,8 @@ def _worker_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[int, dict[str, Any]], None]) -> None:
+def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[int, dict[str, Any]], None],
+               on_idle: Callable[[], None] | None = None) -> None:
     """Parse every task, handing each result to ``on_result`` (task index, result) as it arrives, in
     this process: on all cores when there is enough to do.
 
@@ -390,6 +392,7 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
             on_result(k, parse_task(run_id, samples))
         return
     ctx = _worker_context()
+    background = False
     with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(tasks)) as spool, \
             ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         try:
@@ -402,8 +405,14 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
                     on_result(i, parse_task(tasks[i][1], tasks[i][2]))
                 for k in [k for k, f in queued.items() if f.done()]:
                     on_result(k, _unspool(queued.pop(k).result()))
-            for k, f in sorted(queued.items()):
-                on_result(k, _unspool(f.result()))  # mapped memory outlives the files' removal
+            left = sorted(queued.items())
+            for n, (k, f) in enumerate(left, 1):
+                if on_idle is not None and not f.done():
+                    on_idle()  # this process would wait for the worker
+                result = _unspool(f.result())  # mapped memory outlives the files' removal
+                if n == len(left):  # the last task: the workers and their server stop meanwhile
+                    background = _stop_in_background(pool, ctx)
+                on_result(k, result)
         except BrokenProcessPool:
             raise IngestError(
                 f"a process parsing reference JSON ({tasks[0][2][0][0]} and others) died, for instance "
@@ -411,7 +420,25 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
             ) from None
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-            _stop_fork_server(ctx)
+            if not background:
+                _stop_fork_server(ctx)
+
+
+#: the thread that stops the workers and then their fork server once the last task is in (the
+#: server's own exit takes about 50 ms), while the import goes on; ``stop_workers`` joins it
+_stopping: threading.Thread | None = None
+
+
+def _stop_in_background(pool: ProcessPoolExecutor, ctx: multiprocessing.context.BaseContext) -> bool:
+    global _stopping
+
+    def stop() -> None:
+        pool.shutdown(wait=True)  # the workers first: the server reaps them (their CPU time is ours)
+        _stop_fork_server(ctx)
+
+    _stopping = threading.Thread(target=stop, name="ingest-stop-workers")
+    _stopping.start()
+    return True
 
 
 def start_workers(folders: Sequence[Path], loaded: Container[str]) -> None:
@@ -436,6 +463,10 @@ def start_workers(folders: Sequence[Path], loaded: Container[str]) -> None:
 
 def stop_workers() -> None:
     """Stop a fork server start_workers started (none is left running after an import)."""
+    global _stopping
+    if _stopping is not None:
+        _stopping.join()
+        _stopping = None
     if "forkserver" in multiprocessing.get_all_start_methods():
         _stop_fork_server(multiprocessing.get_context("forkserver"))
 
@@ -604,13 +635,15 @@ def read_folders(
     loaded_hashes: dict[str, str],
     bench: Callable[[], BenchTables | None],
     on_folder: Callable[[RunData], None] | None = None,
+    on_idle: Callable[[], None] | None = None,
 ) -> list[RunData]:
     """Convert model folders to validated RunData (unchanged folders are recognised, not read).
 
     ``bench`` returns the loaded benchmark's graph nodes and sections (fetched only when needed).
     ``on_folder`` receives each changed folder's RunData as soon as it and every changed folder
     before it are finished, in folder order, while later folders are still being parsed (the
-    ingest inserts them meanwhile); none once any folder has failed.
+    ingest inserts them meanwhile); none once any folder has failed. ``on_idle`` is called whenever
+    this process would wait for a worker's task (the ingest checks the inserted runs meanwhile).
     """
     folders = [f.resolve() for f in folders]
     # A folder whose run is loaded may be unchanged: hash it first (reads and SHA-256 release the
@@ -665,7 +698,7 @@ def read_folders(
             finish(i)
 
     try:
-        _parse_all(tasks, on_result)
+        _parse_all(tasks, on_result, on_idle)
         if parse_errors:
             raise IngestError(parse_errors[min(parse_errors)])
         for i in range(len(todo)):

@@ -269,26 +269,27 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
         while batches:
             yield batches.pop(0)
 
-    name = f"__ingest_{table}"
-    con.register(name, pa.RecordBatchReader.from_batches(schema, drain()))
-    try:
-        with _one_thread(con):
-            con.execute(
-                f"INSERT INTO {ddl.RAW}.{table} ({ddl.column_list(schema)}) "
-                f"SELECT {ddl.column_list(schema)} FROM {name}"
-            ).fetchall()
-    finally:
-        con.unregister(name)
+    __ingest_stream = pa.RecordBatchReader.from_batches(schema, drain())  # noqa: F841 (read by name)
+    with one_thread(con):
+        con.execute(  # DuckDB finds the stream by its local name (cheaper than registering it)
+            f"INSERT INTO {ddl.RAW}.{table} ({ddl.column_list(schema)}) "
+            f"SELECT {ddl.column_list(schema)} FROM __ingest_stream"
+        ).fetchall()
 
 
 @contextmanager
-def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Run the block on one DuckDB thread, then restore the connection's thread count.
+def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Run the block on one DuckDB thread, then restore the connection's thread count (nothing to
+    do when it is one already: changing it costs about a millisecond each way, as much as a small
+    insert, so a caller doing many inserts holds one block around them all).
 
     After a failed statement DuckDB refuses every statement but ROLLBACK, so the count cannot be
     restored then; the failed load's connection is rolled back and closed anyway.
     """
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+    if threads == 1:
+        yield
+        return
     con.execute("SET threads = 1")
     try:
         yield

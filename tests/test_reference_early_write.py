@@ -93,6 +93,29 @@ def test_same_rows_in_the_same_order(setup: dict, monkeypatch: pytest.MonkeyPatc
     assert len(early["runs"]) == 4 and len(early["messages"]) > len(SAMPLE_IDS)
 
 
+def test_quality_checked_in_groups_finds_the_same(setup: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The data-quality rules run on the runs inserted so far while the import waits for its worker;
+    with violations of two rules in the first and the last folder, --accept-dq records the same
+    rows in the same order as one check of all runs at the end."""
+    exp = setup["exp"]
+    for name in ("m-a", "m-c"):
+        write_json(exp / name / f"{SAMPLE_IDS[0]}.json", ref_trajectory(SAMPLE_IDS[0], [], predicted_index=9))
+        write_json(exp / name / f"{SAMPLE_IDS[1]}.json", ref_trajectory(SAMPLE_IDS[1], [], budget_used=3))
+    checked = []
+    real = core._EarlyWrite.add
+
+    def add(self, rd):  # check what is inserted before each folder: m-a, then m-b; m-c is left to the end
+        self.check_quality()
+        checked.append(list(self.dq_runs or []))
+        real(self, rd)
+
+    monkeypatch.setattr(core._EarlyWrite, "add", add)
+    early, late = _both(setup, monkeypatch, "--accept-dq", "--reference-json", str(exp))
+    assert len(checked[-1]) == 2, checked  # m-a and m-b checked apart, m-c at the end
+    assert early == late
+    assert len(early["dq_issues"]) == 4, early["dq_issues"]
+
+
 def test_a_failing_early_insert_leaves_the_write_to_the_end(setup: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     real = core.insert_arrow
