@@ -184,10 +184,13 @@ def heatmaps(rows: list[dict[str, Any]], *, runs: Sequence[str], tools: Sequence
 
 
 def histogram(rows: list[dict[str, Any]], *, runs: Sequence[str], title: str, x_title: str) -> dict[str, Any]:
-    """Pre-binned shares (bin_start, bin_end, share per run) as overlaid translucent bars."""
+    """Pre-binned shares (bin_start, bin_end, share per run) as overlaid translucent bars. Bins of whole
+    numbers (turns, calls) get whole-number ticks: no axis reads 1.4 turns."""
+    axis: dict[str, Any] = {"labelOverlap": True}
+    if rows and all(float(r[k]).is_integer() for r in rows for k in ("bin_start", "bin_end") if r[k] is not None):
+        axis.update(tickMinStep=1, format="d")
     layer = {"mark": {"type": "bar", "opacity": 0.55, "binSpacing": 0}, "encoding": {
-        "x": {"field": "bin_start", "type": "quantitative", "bin": "binned", "title": x_title,
-              "axis": {"labelOverlap": True}},
+        "x": {"field": "bin_start", "type": "quantitative", "bin": "binned", "title": x_title, "axis": axis},
         "x2": {"field": "bin_end"},
         "y": {"field": "share", "type": "quantitative", "title": "share of items", "axis": {"format": ".0%"},
               "stack": None},
