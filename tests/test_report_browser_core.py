@@ -2,7 +2,8 @@
 Chromium at 1,024 and 1,280 px: the pages of tests/test_report_core_other_benchmark.py (toyqa, runs r0
 and r1) render offline without sideways scroll or overlapping chart text, two definition links in one
 caption say which is which, the scorer table puts "mean" and "n" under each run, item headers count in
-English (1 turn, 0 calls), and a histogram of whole numbers (turns) has whole-number ticks.
+English (1 turn, 0 calls), and a histogram of whole numbers (turns) and a chart of item counts have
+whole-number ticks.
 
 Needs Chromium and playwright like tests/test_report_browser.py; skips loudly without them.
 """
@@ -96,21 +97,30 @@ def test_item_header_counts_in_english(browser, core_pages: dict[str, Path]) -> 
     assert "1 turns" not in text and "1 calls" not in text
 
 
-def test_turns_histogram_ticks_are_whole_numbers(browser, core_pages: dict[str, Path]) -> None:  # noqa: F811
-    page, errors, _, _ = _open(browser, core_pages["compare"], 1280)
+TICKS_JS = """([title, axis]) => {
+    for (const svg of document.querySelectorAll('div.chart svg')) {
+        const t = svg.querySelector('.role-title-text');
+        if (!t || t.textContent.trim() !== title) continue;
+        return Array.from(svg.querySelectorAll('.role-axis')).filter(a =>
+            (a.getAttribute('aria-label') || '').startsWith(axis)).flatMap(a =>
+            Array.from(a.querySelectorAll('.role-axis-label text')).map(x => x.textContent));
+    }
+    return null;
+}"""
+
+
+@pytest.mark.parametrize(("kind", "title", "axis"), [
+    ("compare", "Distribution of turns", "X-axis"),  # turns 1 to 3 in bins of one
+    ("reruns", "Per-item consistency (full)", "Y-axis"),  # one item in each of 0, 1 and 2 of 2
+])
+def test_whole_number_axes_have_whole_number_ticks(browser, core_pages: dict[str, Path], kind: str, title: str,  # noqa: F811
+                                                   axis: str) -> None:
+    page, errors, _, _ = _open(browser, core_pages[kind], 1280)
     try:
-        ticks = page.evaluate("""() => {
-            for (const svg of document.querySelectorAll('div.chart svg')) {
-                const title = svg.querySelector('.role-title-text');
-                if (!title || title.textContent.trim() !== 'Distribution of turns') continue;
-                const axes = Array.from(svg.querySelectorAll('.role-axis')).filter(a =>
-                    (a.getAttribute('aria-label') || '').startsWith('X-axis'));
-                return axes.flatMap(a => Array.from(a.querySelectorAll('.role-axis-label text')).map(t => t.textContent));
-            }
-            return null;
-        }""")
+        ticks = page.evaluate(TICKS_JS, [title, axis])
     finally:
         page.close()
     assert not errors
-    assert ticks, "no x-axis tick labels found on the turns histogram"
-    assert all(t.replace(",", "").lstrip("-").isdigit() for t in ticks), f"fractional turn ticks: {ticks}"
+    assert ticks, f"no {axis} tick labels found on {title!r}"
+    assert all(t.replace(",", "").isdigit() for t in ticks), f"{title}: fractional ticks {ticks}"
+    assert len(set(ticks)) == len(ticks), f"{title}: a tick label repeats: {ticks}"
