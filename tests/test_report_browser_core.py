@@ -124,3 +124,24 @@ def test_whole_number_axes_have_whole_number_ticks(browser, core_pages: dict[str
     assert ticks, f"no {axis} tick labels found on {title!r}"
     assert all(t.replace(",", "").isdigit() for t in ticks), f"{title}: fractional ticks {ticks}"
     assert len(set(ticks)) == len(ticks), f"{title}: a tick label repeats: {ticks}"
+
+
+def test_a_registered_table_heads_its_text_columns_on_the_left(browser, core_pages: dict[str, Path]) -> None:  # noqa: F811
+    """The toyqa Question section (registry.table_section): "question" heads text, so it sits left like it."""
+    page, errors, _, _ = _open(browser, core_pages["item-t3"], 1024)
+    try:
+        cols = page.evaluate("""() => {
+            const h = Array.from(document.querySelectorAll('h2, h3')).find(e => e.textContent.trim() === 'Question');
+            const table = Array.from(document.querySelectorAll('table')).find(t =>
+                h.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING);
+            const heads = Array.from(table.querySelectorAll('thead th'));
+            const cells = Array.from(table.querySelector('tbody tr').children);
+            return heads.map((th, i) => [th.textContent.trim(), getComputedStyle(th).textAlign,
+                                         getComputedStyle(cells[i]).textAlign]);
+        }""")
+    finally:
+        page.close()
+    assert not errors
+    assert [c[0] for c in cols] == ["item", "question"]
+    norm = {"start": "left", "end": "right"}
+    assert all(norm.get(h, h) == norm.get(c, c) for _, h, c in cols), f"header and cells aligned apart: {cols}"
