@@ -184,10 +184,14 @@ def heatmaps(rows: list[dict[str, Any]], *, runs: Sequence[str], tools: Sequence
 
 
 def histogram(rows: list[dict[str, Any]], *, runs: Sequence[str], title: str, x_title: str) -> dict[str, Any]:
-    """Pre-binned shares (bin_start, bin_end, share per run) as overlaid translucent bars."""
+    """Pre-binned shares (bin_start, bin_end, share per run) as overlaid translucent bars. Bins of whole
+    numbers (turns, calls) get whole-number ticks: no axis reads 1.4 turns."""
+    axis: dict[str, Any] = {"labelOverlap": True}
+    edges = [float(r[k]) for r in rows for k in ("bin_start", "bin_end") if r[k] is not None]
+    if edges and all(e.is_integer() for e in edges):
+        axis.update(_whole_ticks(min(edges), max(edges)))
     layer = {"mark": {"type": "bar", "opacity": 0.55, "binSpacing": 0}, "encoding": {
-        "x": {"field": "bin_start", "type": "quantitative", "bin": "binned", "title": x_title,
-              "axis": {"labelOverlap": True}},
+        "x": {"field": "bin_start", "type": "quantitative", "bin": "binned", "title": x_title, "axis": axis},
         "x2": {"field": "bin_end"},
         "y": {"field": "share", "type": "quantitative", "title": "share of items", "axis": {"format": ".0%"},
               "stack": None},
@@ -304,6 +308,14 @@ def scatter(
     return _spec(chart)
 
 
+def _whole_ticks(lo: float, hi: float) -> dict[str, Any]:
+    """Axis settings for whole-number values: Vega's tickMinStep alone still puts ticks at 0.5 on a
+    span of one or two, so short spans list their ticks outright."""
+    if hi - lo <= 10:
+        return {"values": list(range(math.floor(lo), math.ceil(hi) + 1)), "format": "d"}
+    return {"tickMinStep": 1, "format": "d"}
+
+
 def simple_bars(
     rows: list[dict[str, Any]], *, x: str, y: str, x_title: str, y_title: str, title: str,
     x_type: str = "O", color: str | None = None, integer: bool = False,
@@ -314,7 +326,8 @@ def simple_bars(
 
     enc: dict[str, Any] = {
         "x": alt.X(f"{x}:{x_type}", title=x_title, axis=alt.Axis(labelAngle=0)),
-        "y": alt.Y(f"{y}:Q", title=y_title, axis=alt.Axis(tickMinStep=1) if integer else alt.Axis()),
+        "y": alt.Y(f"{y}:Q", title=y_title,
+                   axis=alt.Axis(**_whole_ticks(0, max((r[y] for r in rows), default=0))) if integer else alt.Axis()),
         "tooltip": [alt.Tooltip(f"{x}:{x_type}"), alt.Tooltip(f"{y}:Q")],
     }
     if color:
