@@ -308,8 +308,7 @@ class _EarlyWrite:
 
     def _insert(self, rd: runsmod.RunData) -> None:
         if rd.run_id in self.state.run_benchmarks and rd.run_id not in self.deleted:
-            for name in (*ddl.RUN_TABLES, "dq_issues"):
-                self.con.execute(f"DELETE FROM {ddl.RAW}.{name} WHERE run_id = ?", [rd.run_id]).fetchall()
+            _delete_runs(self.con, [rd.run_id])
             self.deleted.add(rd.run_id)
         for name in ddl.RUN_TABLES:
             t = _run_table(rd, name, self.rename(rd.source))
@@ -606,6 +605,14 @@ def _prepare(
     )
 
 
+def _delete_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> None:
+    """Delete the rows of ``run_ids`` from every run table and raw.dq_issues (a replaced run's old rows)."""
+    con.register("__ingest_replaced", pa.table({"run_id": pa.array(list(run_ids), pa.string())}))
+    for name in (*ddl.RUN_TABLES, "dq_issues"):
+        con.execute(f"DELETE FROM {ddl.RAW}.{name} WHERE run_id IN (SELECT run_id FROM __ingest_replaced)").fetchall()
+    con.unregister("__ingest_replaced")
+
+
 def _layout(con: duckdb.DuckDBPyConnection, state: WarehouseState, now: datetime) -> None:
     """The write's first statements: upgrades of an older warehouse, the layout, the catalogue."""
     for stmt in state.upgrades:  # a warehouse of an earlier version gains the later columns
@@ -622,13 +629,9 @@ def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, r
     """(4) The one transaction: layout, benchmark, runs, log, meta (the transaction and the first
     runs already in place when ``early`` inserted them during the parsing)."""
     if early is not None and early.open:
-        now = early.now
-        try:
-            early.restore_threads()
-            _write_body(con, plan, result, load_id=state.next_load_id, now=now, state=state, early=early)
-        except BaseException:
-            early.rollback()
-            raise
+        # a failure here leaves the transaction to the caller's early.rollback()
+        early.restore_threads()
+        _write_body(con, plan, result, load_id=state.next_load_id, now=early.now, state=state, early=early)
         early.open = False
         con.execute("COMMIT")
         return
@@ -669,12 +672,7 @@ def _write_body(con: duckdb.DuckDBPyConnection, plan: _Plan, result: IngestResul
         )
     replaced = [r for r in plan.replaced if early is None or r not in early.deleted]
     if replaced:
-        con.register("__ingest_replaced", pa.table({"run_id": pa.array(replaced, pa.string())}))
-        for name in (*ddl.RUN_TABLES, "dq_issues"):
-            con.execute(
-                f"DELETE FROM {ddl.RAW}.{name} WHERE run_id IN (SELECT run_id FROM __ingest_replaced)"
-            ).fetchall()
-        con.unregister("__ingest_replaced")
+        _delete_runs(con, replaced)
     loaded_runs = _runs_by_benchmark(plan.combined.get("runs"))
     for name in ddl.RUN_TABLES:
         if name not in plan.combined:
