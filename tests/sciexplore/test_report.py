@@ -104,6 +104,71 @@ def test_tables_are_the_marts_means(panel: dict) -> None:
     assert systems and all('class="badge sim"' in h for h in systems), systems
 
 
+def _verdict_tables(page: Path) -> list[tuple[list[str], list[list[str]], str]]:
+    """Per system on a task page: the Verdicts table's headers, its rows' cell texts and the note above it."""
+    from bs4 import BeautifulSoup
+
+    out = []
+    for sec in BeautifulSoup(page.read_text(), "html.parser").select("section.traj"):
+        table = sec.select_one("table.verdicts")
+        if table is None:
+            continue
+        before = table.find_parent("div").find_previous_sibling()
+        note = before.get_text(" ", strip=True) if before is not None and before.name == "p" else ""
+        out.append(([th.get_text(strip=True) for th in table.select("thead th")],
+                    [[td.get_text(" ", strip=True) for td in tr.select("td")] for tr in table.select("tbody tr")],
+                    note))
+    return out
+
+
+def test_task_pages_name_the_verdict_keys_and_leave_no_blank_cell(panel: dict) -> None:
+    """A T1/T2 verdict is on the whole answer: its table once had a blank Slot / row and Reference / column
+    cell on every row. Now a T1/T2 table has no key columns and a line above it saying so; T3 and T4 name
+    their keys (Slot and Reference no., Row and Column); no verdict table has an empty cell, and a judge
+    without a rationale (the fixture's human) reads "none given"."""
+    items = panel["out"] / "index_files" / "items"
+    expected = {"t1": ["Unit", "Verdict", "Rationale"], "t2": ["Unit", "Verdict", "Rationale"],
+                "t3": ["Unit", "Slot", "Reference no.", "Verdict", "Rationale"],
+                "t4": ["Unit", "Row", "Column", "Verdict", "Rationale"]}
+    for kind, heads in expected.items():
+        page = sorted(items.glob(f"{kind}_*.html"))[0]
+        tables = _verdict_tables(page)
+        assert tables, page.name
+        for got, rows, note in tables:
+            assert got == heads, (page.name, got)
+            assert all(len(r) == len(heads) and all(r) for r in rows), (page.name, rows)
+            assert ("whole answer" in note) == (kind in ("t1", "t2")), (page.name, note)
+    rationales = [r[-1] for _, rows, _ in _verdict_tables(items / "t1_001.html") for r in rows]
+    assert "none given" in rationales  # the human judge's verdict on quill-search
+
+
+def test_verdict_table_spans_an_answer_verdict_beside_keyed_ones() -> None:
+    """Should a task ever carry an answer-level verdict beside citation verdicts, that row gets one cell over
+    both key columns saying it is on the whole answer (never two blank cells)."""
+    from agenthop.reports.sciexplore.page import verdict_table
+
+    base = {"slot": None, "ref_index": None, "row_key": None, "column": None, "verdict": "correct",
+            "judge": "j", "rationale": None}
+    vt = verdict_table([{**base, "unit": "citation", "slot": "CITE_1", "ref_index": 0}, {**base, "unit": "answer"}])
+    assert [h["text"] for h in vt["heads"]] == ["Slot", "Reference no."] and not vt["whole_answer"]
+    assert [[(c["text"], c["span"]) for c in r["key_cells"]] for r in vt["rows"]] == [
+        [("CITE_1", 1), (0, 1)], [("the whole answer", 2)]]
+    only = verdict_table([{**base, "unit": "answer"}])
+    assert only["heads"] == [] and only["whole_answer"] and only["rows"][0]["key_cells"] == []
+
+
+def test_table7_counts_its_systems_and_the_mean_apart(panel: dict) -> None:
+    """The CSV keeps the Mean as its last row, the page's table puts it in a footer: the count beside the
+    CSV link once said "N + 1 rows" over a table whose filter said "N of N rows". It now says "N systems and
+    the Mean row" and that the CSV has all N + 1."""
+    n_csv = len(_csv(panel["out"] / "tables" / "table07_variance.csv"))
+    section = (panel["out"] / "index.html").read_text().split('id="table7"')[1].split("</section>")[0]
+    assert f"{n_csv - 1} systems and the Mean row; the CSV has all {n_csv} rows, the Mean last" in section
+    assert f"{n_csv} rows ·" not in section
+    t3 = (panel["out"] / "index.html").read_text().split('id="table3"')[1].split("</section>")[0]
+    assert re.search(r"<p class=\"note\">\d+ rows · <a href=\"tables/table03_main.csv\"", t3)  # no footer: as before
+
+
 def test_other_judge_and_refusals(panel: dict, tmp_path: Path) -> None:
     out = tmp_path / "human"
     r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(panel["db"]), "--out", str(out),
