@@ -154,7 +154,8 @@ def item_context(wh: Warehouse, task_id: str, systems: list[data.System]) -> dic
         shown.append({"label": s.label, "paradigm": s.paradigm, "run_id": run_id, "response": r,
                       "simulated": s.model in simulated,
                       "answer_obj": _loads(r["answer_json"]) if r else None, "verdicts": verdicts,
-                      "verdict_table": verdict_table(verdicts), "trace": trace})
+                      "verdict_table": verdict_table(verdicts), "trace": trace,
+                      "rows_matched": len({v["row_key"] for v in verdicts if v["unit"] == "cell"})})
     judges = sorted({v["judge"] for s in shown for v in s["verdicts"]})
     return {"task": task, "refs": refs, "gt_rows": [gt_rows[i] for i in sorted(gt_rows)], "columns": columns,
             "systems": shown, "judges": judges}

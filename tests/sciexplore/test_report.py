@@ -124,8 +124,9 @@ def _verdict_tables(page: Path) -> list[tuple[list[str], list[list[str]], str]]:
 def test_task_pages_name_the_verdict_keys_and_leave_no_blank_cell(panel: dict) -> None:
     """A T1/T2 verdict is on the whole answer: its table once had a blank Slot / row and Reference / column
     cell on every row. Now a T1/T2 table has no key columns and a line above it saying so; T3 and T4 name
-    their keys (Slot and Reference no., Row and Column); no verdict table has an empty cell, and a judge
-    without a rationale (the fixture's human) reads "none given"."""
+    their keys (Slot and Reference no., Row and Column), and a T4 table says how many ground-truth rows the
+    answer matched (only those get verdicts); no verdict table has an empty cell, and a judge without a
+    rationale (the fixture's human) reads "none given"."""
     items = panel["out"] / "index_files" / "items"
     expected = {"t1": ["Unit", "Verdict", "Rationale"], "t2": ["Unit", "Verdict", "Rationale"],
                 "t3": ["Unit", "Slot", "Reference no.", "Verdict", "Rationale"],
@@ -138,6 +139,10 @@ def test_task_pages_name_the_verdict_keys_and_leave_no_blank_cell(panel: dict) -
             assert got == heads, (page.name, got)
             assert all(len(r) == len(heads) and all(r) for r in rows), (page.name, rows)
             assert ("whole answer" in note) == (kind in ("t1", "t2")), (page.name, note)
+            if kind == "t4":  # which ground-truth rows have verdicts at all: those the answer matched
+                matched = len({r[1] for r in rows})
+                assert re.search(rf"matched by primary key \(\w+\): {matched} of the \d+ ground-truth rows? matched",
+                                 note), (page.name, note)
     rationales = [r[-1] for _, rows, _ in _verdict_tables(items / "t1_001.html") for r in rows]
     assert "none given" in rationales  # the human judge's verdict on quill-search
 
