@@ -229,6 +229,28 @@ def test_report_renders_at_both_widths(browser, panel: dict, width: int) -> None
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize("width", (1024, 1440))
+def test_task_pages_show_no_blank_verdict_cell(browser, panel: dict, width: int) -> None:  # noqa: F811
+    """As rendered: on a T1, T2 and T3 page every cell of every Verdicts table shows text (a T1/T2 verdict's key
+    cells were blank once), and the page does not scroll sideways."""
+    items = panel["out"] / "index_files" / "items"
+    for kind in ("t1", "t2", "t3"):
+        page, errors, blocked, _ = _open(browser, sorted(items.glob(f"{kind}_*.html"))[0], width)
+        try:
+            scroll = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+            cells = page.evaluate("""() => Array.from(document.querySelectorAll('table.verdicts')).map(t =>
+                Array.from(t.querySelectorAll('td')).map(td => td.innerText.trim()))""")
+            if width == 1024 and kind == "t1":
+                ARTIFACTS.mkdir(exist_ok=True)
+                page.screenshot(path=str(ARTIFACTS / "sciexplore-task-t1-1024.png"), full_page=True)
+        finally:
+            page.close()
+        assert scroll[0] <= scroll[1], (kind, width, scroll)
+        assert cells and all(all(cells_of) for cells_of in cells), (kind, width, cells)
+        assert not errors and not blocked, (kind, errors, blocked)
+
+
+@pytest.mark.browser
 def test_figure3_draws_no_empty_bar_slots(browser, panel: dict) -> None:  # noqa: F811
     """A system without search calls (a foundation model) gets no empty slot in every group of Figure 3:
     the legend lists only systems with bars, and the subtitle names the others."""
