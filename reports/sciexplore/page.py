@@ -126,6 +126,24 @@ def verdict_table(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"heads": heads, "rows": rows, "whole_answer": False}
 
 
+def numeric_columns(columns: list[str], rows: list[dict[str, Any]]) -> list[str]:
+    """The columns of a T4 table (ground truth or an answer) whose every non-empty cell reads as a number
+    (IC50 29.14): the page aligns them right, as the report's other tables align numbers."""
+    def number(v: Any) -> bool:
+        try:
+            float(str(v).replace(",", ""))
+        except ValueError:
+            return False
+        return True
+
+    out = []
+    for c in columns:
+        vals = [r.get(c) for r in rows if r.get(c) not in (None, "")]
+        if vals and all(number(v) for v in vals):
+            out.append(c)
+    return out
+
+
 def _loads(v: str | None) -> Any:
     return None if v is None else json.loads(v)
 
@@ -151,13 +169,17 @@ def item_context(wh: Warehouse, task_id: str, systems: list[data.System]) -> dic
         trace = wh.rows("SELECT seq, tool, query, target, result_chars, is_search FROM raw.sciexplore_trace "
                         "WHERE run_id = ? AND task_id = ? ORDER BY seq", [run_id, task_id])
         r = resp[0] if resp else None
+        answer = _loads(r["answer_json"]) if r else None
+        answer_num = (numeric_columns(list(answer.get("columns") or []), list(answer.get("rows") or []))
+                      if task["type"] == "T4" and isinstance(answer, dict) else [])
         shown.append({"label": s.label, "paradigm": s.paradigm, "run_id": run_id, "response": r,
                       "simulated": s.model in simulated,
-                      "answer_obj": _loads(r["answer_json"]) if r else None, "verdicts": verdicts,
+                      "answer_obj": answer, "answer_num": answer_num, "verdicts": verdicts,
                       "verdict_table": verdict_table(verdicts), "trace": trace,
                       "rows_matched": len({v["row_key"] for v in verdicts if v["unit"] == "cell"})})
     judges = sorted({v["judge"] for s in shown for v in s["verdicts"]})
-    return {"task": task, "refs": refs, "gt_rows": [gt_rows[i] for i in sorted(gt_rows)], "columns": columns,
+    gt = [gt_rows[i] for i in sorted(gt_rows)]
+    return {"task": task, "refs": refs, "gt_rows": gt, "columns": columns, "gt_num": numeric_columns(columns, gt),
             "systems": shown, "judges": judges}
 
 

@@ -147,6 +147,25 @@ def test_task_pages_name_the_verdict_keys_and_leave_no_blank_cell(panel: dict) -
     assert "none given" in rationales  # the human judge's verdict on quill-search
 
 
+def test_t4_tables_align_their_number_columns_right(panel: dict) -> None:
+    """A T4 column of numbers (IC50 (nM)) was printed left-aligned like text in the ground truth and in every
+    answer; a column whose every cell reads as a number now gets the report's number cells, and only such
+    a column does."""
+    from bs4 import BeautifulSoup
+
+    from agenthop.reports.sciexplore.page import numeric_columns
+
+    rows = [{"k": "a", "v": "1.5", "w": "2"}, {"k": "b", "v": "1,200", "w": "n/a"}, {"k": "c", "v": "", "w": "3"}]
+    assert numeric_columns(["k", "v", "w"], rows) == ["v"] and numeric_columns(["x"], rows) == []
+    n_num = 0
+    for page in sorted((panel["out"] / "index_files" / "items").glob("t4_*.html")):
+        for table in BeautifulSoup(page.read_text(), "html.parser").select("div.scroll > table:not(.verdicts)"):
+            for td in table.select("td.num"):
+                float(td.get_text(strip=True).replace(",", ""))  # a number cell holds a number
+                n_num += 1
+    assert n_num > 0, "no T4 table of the panel has a number column"
+
+
 def test_verdict_table_spans_an_answer_verdict_beside_keyed_ones() -> None:
     """Should a task ever carry an answer-level verdict beside citation verdicts, that row gets one cell over
     both key columns saying it is on the whole answer (never two blank cells)."""
