@@ -145,6 +145,9 @@ def test_task_pages_name_the_verdict_keys_and_leave_no_blank_cell(panel: dict) -
                                  note), (page.name, note)
     rationales = [r[-1] for _, rows, _ in _verdict_tables(items / "t1_001.html") for r in rows]
     assert "none given" in rationales  # the human judge's verdict on quill-search
+    # the task list's "–" (hops of a T3 task, a T1 task's mean score) is said to mean "does not apply"
+    tasks = (panel["out"] / "index.html").read_text().split('id="tasks"')[1].split("</table>")[0]
+    assert "“–” where a column does not apply to the task's type" in re.sub(r"\s+", " ", tasks) and ">–<" in tasks
 
 
 def test_t4_tables_align_their_number_columns_right(panel: dict) -> None:
