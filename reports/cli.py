@@ -255,10 +255,10 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
 @main.command(epilog=epilog("agenthop-report sql"))
 @click.argument("query")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
-              help="An aligned table, CSV or JSON. In the table and CSV a list, struct or map is its JSON text "
-              "([\"a\", 1], {\"k\": \"v\"}), in JSON a JSON array or object; dates and times are ISO 8601 "
-              "(2024-01-02T03:04:05), intervals ISO 8601 durations (P1DT2H; DuckDB counts a month as 30 days), "
-              "BLOBs as DuckDB spells them (\\xAA). In CSV a text cell (or header) beginning with =, +, -, @, a tab "
+              help="An aligned table, CSV or JSON. In the table and CSV a boolean is true/false and a list, struct "
+              "or map its JSON text ([\"a\", 1], {\"k\": \"v\"}), in JSON a JSON boolean, array or object; "
+              "dates and times are ISO 8601 (2024-01-02T03:04:05), intervals ISO 8601 durations (P1DT2H; DuckDB "
+              "counts a month as 30 days), BLOBs as DuckDB spells them (\\xAA). In CSV a text cell (or header) beginning with =, +, -, @, a tab "
               "or a CR gets a leading ' so a spreadsheet shows it as text instead of running it as a formula; "
               "numbers (and a text that is just a number, such as -3) are written as they are.")
 @click.option("--max-rows", default=1000, show_default=True, type=click.IntRange(1),
@@ -279,13 +279,13 @@ def sql(query: str, fmt: str, max_rows: int, db: str | None) -> None:
 
 
 def _csv_cell(v: Any) -> Any:
-    """A CSV cell: NULL empty, a number (or boolean) as it is, anything else as its text (a list or struct
-    as JSON, values.sql_text) with control pictures and, when it begins with = + - @ (tab, CR), a leading
+    """A CSV cell: NULL empty, a number as it is, anything else as its text (a boolean true/false, a list or
+    struct as JSON, values.sql_text) with control pictures and, when it begins with = + - @ (tab, CR), a leading
     apostrophe (values.spreadsheet_safe, after the conversion: an interval "-PT1S" gets one)."""
     v = sql_text(v)
     if v is None:
         return ""
-    if isinstance(v, (int, float)):  # bool is an int; a negative number is a number, not a formula
+    if isinstance(v, (int, float)):  # a negative number is a number, not a formula
         return v
     return spreadsheet_safe(control_pictures(v if isinstance(v, str) else str(v)))
 

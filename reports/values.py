@@ -109,10 +109,11 @@ def sql_value(v: Any) -> Any:
 
 
 def sql_text(v: Any) -> Any:
-    """A query result value for a text table or a CSV cell: None, a number or a boolean as it is, a list,
-    struct or map as its JSON text (``["a", 1]``, ``{"k": "v"}``), anything else as sql_value's text."""
+    """A query result value for a text table or a CSV cell: None or a number as it is, a boolean as JSON
+    spells it (``true``/``false``, as in a nested value and in DuckDB's own CLI), a list, struct or map as
+    its JSON text (``["a", 1]``, ``{"k": "v"}``), anything else as sql_value's text."""
     v = sql_value(v)
-    if isinstance(v, (list, dict)):
+    if isinstance(v, (bool, list, dict)):
         return json.dumps(v, ensure_ascii=False, allow_nan=False)
     return v
 

@@ -238,6 +238,9 @@ def test_compare_numbers_match_the_marts(tmp_path: Path, db: Path, panel: dict) 
     # McNemar row: n, b, c, p as printed
     p = stats.format_p(stats.mcnemar_exact(b_only, c_only))
     assert re.search(rf"accuracy all shared items {len(shared)} {b_only} {c_only} \S+ {re.escape(p)}", text), text[:3000]
+    # the MDE's "–" is explained in the caption and in the cell's tooltip (never a bare dash)
+    assert "MDE\xa0“–”: fewer than six items differ (b + c ≤ 5), so even if all of them went one way" in text
+    assert '<td class="num">–</td>' not in html
     # every win/loss item is listed and links to its item page in cmp_files/items/
     for s in shared:
         if ca[s] != cb[s]:
@@ -317,6 +320,9 @@ def test_reruns_report(tmp_path: Path, db: Path, panel: dict) -> None:
     assert code == 0
     text = _text(out.read_text())
     assert "Condition full: 2 replicates" in text and "Noise floor" in text
+    # the pairwise table says what MDE and its "–" mean here, not "as in compare"
+    assert "MDE\xa0“–”: fewer than six items differ (b + c ≤ 5)" in text and "as in compare" not in text
+    assert '<td class="num">–</td>' not in out.read_text()
     code, _, err = run("reruns", "--model", "early-committer", "--db", str(db), "--out", str(tmp_path / "r2.html"))
     assert code == 0 and "no condition with two or more replicates" in err
 

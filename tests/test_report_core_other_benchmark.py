@@ -93,6 +93,9 @@ def test_compare_outcomes_and_the_graded_test(pages: dict[str, Path]) -> None:
     paired = _rows(_table_after(soup, "paired"))
     assert paired["Wilcoxon signed-rank"] == ["2", "0", "1", "1", "-0.250", "[-0.500, 0.000]", "1.00"]
     assert paired["sign test"][:4] == ["2", "0", "1", "1"] and paired["sign test"][-1] == "1.00"
+    # its "–" under mean and interval is explained: those describe the differences, given on the Wilcoxon row
+    assert paired["sign test"][4:6] == ["–", "–"]
+    assert "the sign test's row has “–” there" in text
     assert "1 shared item lacks a score in one of the runs and is left out" in text
 
 

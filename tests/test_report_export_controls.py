@@ -135,7 +135,7 @@ def test_sql_csv_neutralises_cells_that_start_a_formula(tmp_path: Path) -> None:
     assert [r[0] for r in rows[1:]] == ["'=HYPERLINK(\"http://x\",\"y\")", "'+1+2", "'-2+3", "'@SUM(A1)", "'\tx",
                                         "'\rx", "plain", "a=b", "-3"]
     assert [r[1] for r in rows[1:]] == [str(-i) for i in range(len(texts))]  # numbers stay numbers, minus and all
-    assert {(r[2], r[3], r[4]) for r in rows[1:]} == {("-0.25", "-1.5", "False")}
+    assert {(r[2], r[3], r[4]) for r in rows[1:]} == {("-0.25", "-1.5", "false")}
     assert [r[5] for r in rows[1:]] == [r[0] for r in rows[1:]]
     for fmt in ("table", "json"):
         out = CliRunner().invoke(main, ["sql", "--db", str(db), "--format", fmt, query]).stdout
@@ -191,3 +191,23 @@ def test_sql_csv_guards_json_text_and_keeps_control_pictures(tmp_path: Path) -> 
     # JSON text starts with [ or {: no formula; the element itself does, as a top-level cell
     assert row == ['["=cmd", "a\\u001bb"]', '{"note": "-1+1"}', "'=cmd"]
     assert json.loads(row[0]) == ["=cmd", "a\x1bb"]
+
+
+def test_sql_prints_booleans_as_nested_values_do() -> None:
+    """A top-level boolean once printed True/False in the table and CSV while the same value inside a list
+    or struct printed true/false (JSON text): both are true/false now, as in DuckDB's own CLI; NULL stays
+    NULL (table) and an empty cell (CSV); JSON keeps JSON booleans."""
+    con = duckdb.connect()
+    cur = con.execute("SELECT true AS t, false AS f, NULL::BOOLEAN AS n, [true, false] AS l, {'ok': true} AS s, "
+                      "MAP {true: 1} AS m")
+    names, rows = [d[0] for d in cur.description], cur.fetchall()
+    con.close()
+    expected = {"t": "true", "f": "false", "l": "[true, false]", "s": '{"ok": true}', "m": '{"true": 1}'}
+    table = format_rows(names, rows, "table").splitlines()
+    assert dict(zip(names, (c.strip() for c in table[2].split(" | ")))) == {**expected, "n": "NULL"}
+    parsed = list(csv.reader(io.StringIO(format_rows(names, rows, "csv"))))
+    assert dict(zip(names, parsed[1])) == {**expected, "n": ""}
+    for text in (table[2], *parsed[1]):
+        assert "True" not in text and "False" not in text
+    assert json.loads(format_rows(names, rows, "json")) == [
+        {"t": True, "f": False, "n": None, "l": [True, False], "s": {"ok": True}, "m": {"true": 1}}]

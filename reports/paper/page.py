@@ -42,6 +42,7 @@ def html_table(t: Table) -> dict[str, Any]:
     return {"key": t.key, "title": v.title, "note": v.note, "headers": [c.header for c in cols],
             "tips": [c.tip or "" for c in cols], "num": [c.kind != "text" for c in cols],
             "header_groups": v.header_groups, "units": v.units, "groups": groups, "footer": footer,
+            "footer_labels": [str(row.get(cols[0].key)) for row in v.footer] if cols else [], "row_noun": v.row_noun,
             "n_rows": len(t.rows), "csv_only": not cols, "block_starts": starts,
             "n_shown": len(v.rows), "shown": bool(cols) and len(v.rows) <= MAX_HTML_ROWS and v.latex,
             "latex": t.shown.latex}

@@ -136,6 +136,8 @@ class Table:
     split_groups: bool = False
     #: Rows printed after the body under a rule and never sorted with it (Table 8's Total).
     footer: list[dict[str, Any]] = field(default_factory=list)
+    #: What one body row is ("system"), for a row count beside a footer: "10 systems and the Mean row".
+    row_noun: str = "row"
     #: A second header row under the headers (the paper's units row, e.g. "(%)", "(pp)"), one per column.
     units: list[str] = field(default_factory=list)
 

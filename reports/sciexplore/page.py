@@ -90,6 +90,60 @@ def task_list(wh: Warehouse, report: SciReport) -> list[dict[str, Any]]:
     return rows
 
 
+#: the key columns of a verdict table per unit kind: (header, tooltip) twice
+_VERDICT_KEYS = {
+    "citation": (("Slot", "the citation slot of the question"),
+                 ("Reference no.", "the reference's position in the system's list for the slot, numbered from 0 "
+                                   "as in the answer above")),
+    "cell": (("Row", "the ground-truth primary key the predicted row matched"),
+             ("Column", "the column of the cell")),
+}
+
+
+def verdict_table(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Verdicts table of one system on a task page: key headers named for the unit kinds present (a T3
+    task's Slot and Reference no., a T4 task's Row and Column) and per verdict its key cells. A T1/T2 task
+    has only answer-level verdicts: no key columns at all (``whole_answer``, said above the table). An
+    answer-level verdict beside keyed ones gets one cell over both key columns saying it is on the whole
+    answer (the loader allows one unit kind per task type, so this is a guard, not a case the demo has)."""
+    kinds = sorted({v["unit"] for v in verdicts} - {"answer"})
+    if not kinds:
+        return {"heads": [], "rows": [{"v": v, "key_cells": []} for v in verdicts], "whole_answer": True}
+    if len(kinds) == 1 and kinds[0] in _VERDICT_KEYS:
+        heads = [{"text": t, "title": tip} for t, tip in _VERDICT_KEYS[kinds[0]]]
+    else:
+        heads = [{"text": "Slot / row", "title": "the citation slot or the matched row's primary key"},
+                 {"text": "Reference no. / column", "title": "the reference's position (from 0) or the cell's column"}]
+    rows = []
+    for v in verdicts:
+        if v["unit"] == "answer":
+            keys = [{"text": "the whole answer", "span": 2, "note": True}]
+        else:
+            first = v["slot"] if v["slot"] is not None else v["row_key"]
+            second = v["ref_index"] if v["ref_index"] is not None else v["column"]
+            keys = [{"text": "–" if x is None else x, "span": 1, "note": False} for x in (first, second)]
+        rows.append({"v": v, "key_cells": keys})
+    return {"heads": heads, "rows": rows, "whole_answer": False}
+
+
+def numeric_columns(columns: list[str], rows: list[dict[str, Any]]) -> list[str]:
+    """The columns of a T4 table (ground truth or an answer) whose every non-empty cell reads as a number
+    (IC50 29.14): the page aligns them right, as the report's other tables align numbers."""
+    def number(v: Any) -> bool:
+        try:
+            float(str(v).replace(",", ""))
+        except ValueError:
+            return False
+        return True
+
+    out = []
+    for c in columns:
+        vals = [r.get(c) for r in rows if r.get(c) not in (None, "")]
+        if vals and all(number(v) for v in vals):
+            out.append(c)
+    return out
+
+
 def _loads(v: str | None) -> Any:
     return None if v is None else json.loads(v)
 
@@ -115,11 +169,17 @@ def item_context(wh: Warehouse, task_id: str, systems: list[data.System]) -> dic
         trace = wh.rows("SELECT seq, tool, query, target, result_chars, is_search FROM raw.sciexplore_trace "
                         "WHERE run_id = ? AND task_id = ? ORDER BY seq", [run_id, task_id])
         r = resp[0] if resp else None
+        answer = _loads(r["answer_json"]) if r else None
+        answer_num = (numeric_columns(list(answer.get("columns") or []), list(answer.get("rows") or []))
+                      if task["type"] == "T4" and isinstance(answer, dict) else [])
         shown.append({"label": s.label, "paradigm": s.paradigm, "run_id": run_id, "response": r,
                       "simulated": s.model in simulated,
-                      "answer_obj": _loads(r["answer_json"]) if r else None, "verdicts": verdicts, "trace": trace})
+                      "answer_obj": answer, "answer_num": answer_num, "verdicts": verdicts,
+                      "verdict_table": verdict_table(verdicts), "trace": trace,
+                      "rows_matched": len({v["row_key"] for v in verdicts if v["unit"] == "cell"})})
     judges = sorted({v["judge"] for s in shown for v in s["verdicts"]})
-    return {"task": task, "refs": refs, "gt_rows": [gt_rows[i] for i in sorted(gt_rows)], "columns": columns,
+    gt = [gt_rows[i] for i in sorted(gt_rows)]
+    return {"task": task, "refs": refs, "gt_rows": gt, "columns": columns, "gt_num": numeric_columns(columns, gt),
             "systems": shown, "judges": judges}
 
 

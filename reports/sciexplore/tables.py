@@ -111,7 +111,8 @@ def table7(systems: Sequence[System], variance_rows: Sequence[dict[str, Any]]) -
                    "Population variance (ddof = 0) of each system's percentage scores over its replicates; "
                    "systems with one replicate are left out; Mean is the mean over the systems shown.")
     # the CSV's last row is the Mean; the page and the LaTeX print it under a rule, never sorted with the systems
-    view = Table("table07_variance", "Table 7", title, DOC + "rerun-variance", cols, rows, note=note, footer=footer)
+    view = Table("table07_variance", "Table 7", title, DOC + "rerun-variance", cols, rows, note=note, footer=footer,
+                 row_noun="system")
     return Table("table07_variance", "Table 7", title, DOC + "rerun-variance", cols, rows + footer, note=note,
                  view=view)
 

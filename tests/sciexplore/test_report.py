@@ -104,6 +104,98 @@ def test_tables_are_the_marts_means(panel: dict) -> None:
     assert systems and all('class="badge sim"' in h for h in systems), systems
 
 
+def _verdict_tables(page: Path) -> list[tuple[list[str], list[list[str]], str]]:
+    """Per system on a task page: the Verdicts table's headers, its rows' cell texts and the note above it."""
+    from bs4 import BeautifulSoup
+
+    out = []
+    for sec in BeautifulSoup(page.read_text(), "html.parser").select("section.traj"):
+        table = sec.select_one("table.verdicts")
+        if table is None:
+            continue
+        before = table.find_parent("div").find_previous_sibling()
+        note = before.get_text(" ", strip=True) if before is not None and before.name == "p" else ""
+        out.append(([th.get_text(strip=True) for th in table.select("thead th")],
+                    [[td.get_text(" ", strip=True) for td in tr.select("td")] for tr in table.select("tbody tr")],
+                    note))
+    return out
+
+
+def test_task_pages_name_the_verdict_keys_and_leave_no_blank_cell(panel: dict) -> None:
+    """A T1/T2 verdict is on the whole answer: its table once had a blank Slot / row and Reference / column
+    cell on every row. Now a T1/T2 table has no key columns and a line above it saying so; T3 and T4 name
+    their keys (Slot and Reference no., Row and Column), and a T4 table says how many ground-truth rows the
+    answer matched (only those get verdicts); no verdict table has an empty cell, and a judge without a
+    rationale (the fixture's human) reads "none given"."""
+    items = panel["out"] / "index_files" / "items"
+    expected = {"t1": ["Unit", "Verdict", "Rationale"], "t2": ["Unit", "Verdict", "Rationale"],
+                "t3": ["Unit", "Slot", "Reference no.", "Verdict", "Rationale"],
+                "t4": ["Unit", "Row", "Column", "Verdict", "Rationale"]}
+    for kind, heads in expected.items():
+        page = sorted(items.glob(f"{kind}_*.html"))[0]
+        tables = _verdict_tables(page)
+        assert tables, page.name
+        for got, rows, note in tables:
+            assert got == heads, (page.name, got)
+            assert all(len(r) == len(heads) and all(r) for r in rows), (page.name, rows)
+            assert ("whole answer" in note) == (kind in ("t1", "t2")), (page.name, note)
+            if kind == "t4":  # which ground-truth rows have verdicts at all: those the answer matched
+                matched = len({r[1] for r in rows})
+                assert re.search(rf"matched by primary key \(\w+\): {matched} of the \d+ ground-truth rows? matched",
+                                 note), (page.name, note)
+    rationales = [r[-1] for _, rows, _ in _verdict_tables(items / "t1_001.html") for r in rows]
+    assert "none given" in rationales  # the human judge's verdict on quill-search
+    # the task list's "–" (hops of a T3 task, a T1 task's mean score) is said to mean "does not apply"
+    tasks = (panel["out"] / "index.html").read_text().split('id="tasks"')[1].split("</table>")[0]
+    assert "“–” where a column does not apply to the task's type" in re.sub(r"\s+", " ", tasks) and ">–<" in tasks
+
+
+def test_t4_tables_align_their_number_columns_right(panel: dict) -> None:
+    """A T4 column of numbers (IC50 (nM)) was printed left-aligned like text in the ground truth and in every
+    answer; a column whose every cell reads as a number now gets the report's number cells, and only such
+    a column does."""
+    from bs4 import BeautifulSoup
+
+    from agenthop.reports.sciexplore.page import numeric_columns
+
+    rows = [{"k": "a", "v": "1.5", "w": "2"}, {"k": "b", "v": "1,200", "w": "n/a"}, {"k": "c", "v": "", "w": "3"}]
+    assert numeric_columns(["k", "v", "w"], rows) == ["v"] and numeric_columns(["x"], rows) == []
+    n_num = 0
+    for page in sorted((panel["out"] / "index_files" / "items").glob("t4_*.html")):
+        for table in BeautifulSoup(page.read_text(), "html.parser").select("div.scroll > table:not(.verdicts)"):
+            for td in table.select("td.num"):
+                float(td.get_text(strip=True).replace(",", ""))  # a number cell holds a number
+                n_num += 1
+    assert n_num > 0, "no T4 table of the panel has a number column"
+
+
+def test_verdict_table_spans_an_answer_verdict_beside_keyed_ones() -> None:
+    """Should a task ever carry an answer-level verdict beside citation verdicts, that row gets one cell over
+    both key columns saying it is on the whole answer (never two blank cells)."""
+    from agenthop.reports.sciexplore.page import verdict_table
+
+    base = {"slot": None, "ref_index": None, "row_key": None, "column": None, "verdict": "correct",
+            "judge": "j", "rationale": None}
+    vt = verdict_table([{**base, "unit": "citation", "slot": "CITE_1", "ref_index": 0}, {**base, "unit": "answer"}])
+    assert [h["text"] for h in vt["heads"]] == ["Slot", "Reference no."] and not vt["whole_answer"]
+    assert [[(c["text"], c["span"]) for c in r["key_cells"]] for r in vt["rows"]] == [
+        [("CITE_1", 1), (0, 1)], [("the whole answer", 2)]]
+    only = verdict_table([{**base, "unit": "answer"}])
+    assert only["heads"] == [] and only["whole_answer"] and only["rows"][0]["key_cells"] == []
+
+
+def test_table7_counts_its_systems_and_the_mean_apart(panel: dict) -> None:
+    """The CSV keeps the Mean as its last row, the page's table puts it in a footer: the count beside the
+    CSV link once said "N + 1 rows" over a table whose filter said "N of N rows". It now says "N systems and
+    the Mean row" and that the CSV has all N + 1."""
+    n_csv = len(_csv(panel["out"] / "tables" / "table07_variance.csv"))
+    section = (panel["out"] / "index.html").read_text().split('id="table7"')[1].split("</section>")[0]
+    assert f"{n_csv - 1} systems and the Mean row; the CSV has all {n_csv} rows, the Mean last" in section
+    assert f"{n_csv} rows ·" not in section
+    t3 = (panel["out"] / "index.html").read_text().split('id="table3"')[1].split("</section>")[0]
+    assert re.search(r"<p class=\"note\">\d+ rows · <a href=\"tables/table03_main.csv\"", t3)  # no footer: as before
+
+
 def test_other_judge_and_refusals(panel: dict, tmp_path: Path) -> None:
     out = tmp_path / "human"
     r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(panel["db"]), "--out", str(out),
@@ -156,6 +248,28 @@ def test_report_renders_at_both_widths(browser, panel: dict, width: int) -> None
     page.screenshot(path=str(ARTIFACTS / f"sciexplore-item-{width}.png"), full_page=True)
     page.close()
     assert not errors and not blocked, (errors, blocked)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", (1024, 1440))
+def test_task_pages_show_no_blank_verdict_cell(browser, panel: dict, width: int) -> None:  # noqa: F811
+    """As rendered: on a T1, T2 and T3 page every cell of every Verdicts table shows text (a T1/T2 verdict's key
+    cells were blank once), and the page does not scroll sideways."""
+    items = panel["out"] / "index_files" / "items"
+    for kind in ("t1", "t2", "t3"):
+        page, errors, blocked, _ = _open(browser, sorted(items.glob(f"{kind}_*.html"))[0], width)
+        try:
+            scroll = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+            cells = page.evaluate("""() => Array.from(document.querySelectorAll('table.verdicts')).map(t =>
+                Array.from(t.querySelectorAll('td')).map(td => td.innerText.trim()))""")
+            if width == 1024 and kind == "t1":
+                ARTIFACTS.mkdir(exist_ok=True)
+                page.screenshot(path=str(ARTIFACTS / "sciexplore-task-t1-1024.png"), full_page=True)
+        finally:
+            page.close()
+        assert scroll[0] <= scroll[1], (kind, width, scroll)
+        assert cells and all(all(cells_of) for cells_of in cells), (kind, width, cells)
+        assert not errors and not blocked, (kind, errors, blocked)
 
 
 @pytest.mark.browser
