@@ -83,8 +83,9 @@ def _json_names(folder: Path) -> list[str]:
         return []
 
 
-def _sample_files(folder: Path) -> list[Path]:
-    return [folder / n for n in _json_names(folder) if n != SUMMARY]
+def _has_samples(folder: Path) -> bool:
+    """Whether ``folder`` holds a trajectory file (a ``*.json`` other than summary.json)."""
+    return any(n != SUMMARY for n in _json_names(folder))
 
 
 def discover(path: Path) -> list[Path]:
@@ -93,12 +94,12 @@ def discover(path: Path) -> list[Path]:
         raise IngestError(f"--reference-json {path}: no such directory")
     if not path.is_dir():
         raise IngestError(f"--reference-json {path}: not a directory")
-    if _sample_files(path):
+    if _has_samples(path):
         return [path]
     found = sorted(
         d
         for d in path.iterdir()
-        if d.is_dir() and not d.name.startswith((".", "_")) and _sample_files(d)
+        if d.is_dir() and not d.name.startswith((".", "_")) and _has_samples(d)
     )
     if not found:
         raise IngestError(f"--reference-json {path}: no <sample_id>.json trajectory files found")
@@ -421,8 +422,8 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
         return
     ctx = _worker_context()
     background = False
-    with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(tasks)) as spool, \
-            ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(tasks)) as spool:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
         queuing = _Queuing(pool, tasks, spool)
         try:
             for i in range(len(tasks)):
@@ -445,8 +446,8 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
             ) from None
         finally:
             queuing.stop()
-            pool.shutdown(wait=True, cancel_futures=True)
-            if not background:
+            if not background:  # else the thread stopping them shuts the pool down (not both at once)
+                pool.shutdown(wait=True, cancel_futures=True)
                 _stop_fork_server(ctx)
 
 

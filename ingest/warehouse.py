@@ -183,6 +183,24 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
     ]
 
 
+def _raw_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Every table (or view) of the raw schema -> its columns in order, in two queries (one query
+    per table cost about 1.5 ms each, 0.08 s for the layout check)."""
+    found: dict[str, list[str]] = {
+        t: [] for (t,) in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = ?", [ddl.RAW]
+        ).fetchall()
+    }
+    for table, column in con.execute(
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_schema = ? ORDER BY table_name, ordinal_position",
+        [ddl.RAW],
+    ).fetchall():
+        if table in found:
+            found[table].append(column)
+    return found
+
+
 def check_layout(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[bool, list[str]]:
     """(layout exists, upgrade statements); an error if the layout is not one this version reads.
 
@@ -191,7 +209,8 @@ def check_layout(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[bool, list
     """
     tables = ddl.all_tables()
     later = ddl.later_tables()
-    present = [t for t in tables if _table_exists(con, t)]
+    found = _raw_columns(con)
+    present = [t for t in tables if t in found]
     if not present:
         return False, []
     upgrades: list[str] = []
@@ -203,7 +222,7 @@ def check_layout(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[bool, list
                 continue
             actual: list[str] = []
         else:
-            actual = _columns(con, table)
+            actual = found[table]
         missing = [f for f in schema if f.name not in actual]
         unexpected = [c for c in actual if c not in expected]
         if unexpected or any(absent(f) is None for f in missing):
