@@ -713,7 +713,8 @@ def _folder_data(plan: _Folder, results: list[dict[str, Any]], calls: pa.Table, 
                 + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
             )
     for name in names:
-        tables[name] = conform(tables[name], tschema.TABLES[name], f"{folder} ({name})")
+        # the tasks built every text column from decoded Python strings: valid UTF-8 by construction
+        tables[name] = conform(tables[name], tschema.TABLES[name], f"{folder} ({name})", utf8_known=True)
         validate_table(name, tables[name], plan.run_id, checks, f"{folder} ({name})")
     models = set().union(*(r["models"] for r in results)) if results else set()
     budget_total = next((r["budget_total"] for r in results if r["budget_total"] is not None), None)
