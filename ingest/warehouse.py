@@ -30,7 +30,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -269,7 +269,7 @@ def read_state(con: duckdb.DuckDBPyConnection, path: Path) -> WarehouseState:
     return state
 
 
-def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table, on_one_thread: bool = False) -> None:
     """Bulk insert an Arrow table into ``raw.<table>`` (columns by name).
 
     The rows are streamed through a RecordBatchReader whose batches are dropped as DuckDB consumes
@@ -277,6 +277,8 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
     registering the table itself would hold every inserted table in memory twice. Pass the only
     reference (``insert_arrow(con, t, tables.pop(t))``) to let the memory go. The insert runs on
     one DuckDB thread (module docstring); the connection's thread count is restored afterwards.
+    ``on_one_thread``: the caller holds the connection at one thread already (reading the setting
+    back, as ``one_thread`` does, is a query of about a millisecond per insert).
     """
     if data.num_rows == 0:
         return
@@ -289,7 +291,7 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> 
             yield batches.pop(0)
 
     __ingest_stream = pa.RecordBatchReader.from_batches(schema, drain())  # noqa: F841 (read by name)
-    with one_thread(con):
+    with nullcontext() if on_one_thread else one_thread(con):
         con.execute(  # DuckDB finds the stream by its local name (cheaper than registering it)
             f"INSERT INTO {ddl.RAW}.{table} ({ddl.column_list(schema)}) "
             f"SELECT {ddl.column_list(schema)} FROM __ingest_stream"
