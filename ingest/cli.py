@@ -11,9 +11,7 @@ import click
 
 from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import AgentHopError, cli_errors
-from agenthop.harness.release_store import release_copy
 from agenthop.harness.storage import LocalPath, Location, is_remote
-from agenthop.harness.store_mirror import local_copy
 
 from .core import run_ingest
 from .progress import Progress
@@ -124,9 +122,11 @@ def main(
     with ExitStack() as stack:
         names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
 
-        def local(location: Path | str, copy_of: Callable[[Path | str], Any] = local_copy) -> Path:
+        def local(location: Path | str, copy_of: Callable[[Path | str], Any] | None = None) -> Path:
             if not is_remote(location):
                 return Path(location)
+            if copy_of is None:  # imported here: only s3:// inputs need the mirror (and the harness writer)
+                from agenthop.harness.store_mirror import local_copy as copy_of
             copy = stack.enter_context(copy_of(location))
             names[str(copy)] = str(location)
             return copy
@@ -136,7 +136,11 @@ def main(
                 text = text.replace(copy, url)
             return text
 
-        release = local(benchmark, release_copy) if benchmark is not None else None  # with its marker
+        release = None
+        if benchmark is not None:
+            from agenthop.harness.release_store import release_copy
+
+            release = local(benchmark, release_copy)  # with its marker
         try:
             result = run_ingest(
                 path,

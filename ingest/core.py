@@ -313,7 +313,7 @@ class _EarlyWrite:
         for name in ddl.RUN_TABLES:
             t = _run_table(rd, name, self.rename(rd.source))
             if t is not None:
-                insert_arrow(self.con, name, t)
+                insert_arrow(self.con, name, t, on_one_thread=True)  # _one_thread set it
                 self.rows[name] += t.num_rows
                 if not self.duplicate and not _increasing(t, KEYS[name]) \
                         and find_duplicate(t, KEYS[name], self._keys_con()) is not None:

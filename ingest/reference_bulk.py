@@ -122,11 +122,24 @@ class _Record(msgspec.Struct, gc=False):
 _DECODER = msgspec.json.Decoder(_Record)
 
 
+def _read(path: str) -> bytes:
+    """A file's bytes, read with one ``os.read`` of its size (and one more that finds the end):
+    about a fifth less CPU than ``open(path, "rb").read()``, which adds a buffered reader and a
+    seek per file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
+        while chunks[-1]:
+            chunks.append(os.read(fd, 1 << 20))
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 2 else b"".join(chunks)
+
+
 def _load(path: str, digests: dict[str, bytes]) -> _Record:
     """One file, decoded; its SHA-256 goes to ``digests`` (the folder's identity, one read)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = _read(path)
     except OSError:
         raise Unsupported from None
     digests[path] = hashlib.sha256(data).digest()
@@ -352,10 +365,23 @@ def _arg_fields(text: bytes) -> tuple[str, str | None, str | None, str | None, s
             _scalar_text(a.get("query")), _scalar_text(a.get("answer")))
 
 
+#: ``_arg_fields`` of every distinct ``args`` text this process has read, over all its tasks: the
+#: same arguments recur across models and folders (in the paper-scale import 130,000 distinct texts
+#: per task add up to 38,000 distinct overall). Cleared when it grows past _ARG_CACHE_MAX entries.
+_ARG_CACHE: dict[bytes, tuple[str, str | None, str | None, str | None, str | None]] = {}
+_ARG_CACHE_MAX = 200_000
+
+
 def _args(raw: list[msgspec.Raw], tools: pa.Array) -> dict[str, pa.Array]:
-    """args_json and the argument columns, from each call's ``args`` (each distinct text read once)."""
+    """args_json and the argument columns, from each call's ``args`` (each distinct text read once
+    per process)."""
     texts = list(map(bytes, raw))
-    fields = {t: _arg_fields(t) for t in dict.fromkeys(texts)}
+    fields = _ARG_CACHE
+    if len(fields) > _ARG_CACHE_MAX:
+        fields.clear()
+    for t in dict.fromkeys(texts):
+        if t not in fields:
+            fields[t] = _arg_fields(t)
     rows = list(map(fields.__getitem__, texts))
     args_json, paper, section, query, answer = (
         _array(list(map(itemgetter(k), rows)), _S) for k in range(5)) if rows else (pa.array([], _S),) * 5

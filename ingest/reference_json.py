@@ -23,10 +23,12 @@ import multiprocessing
 import os
 import re
 import shutil
+import sys
 import tempfile
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
+from contextlib import contextmanager
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -81,8 +83,9 @@ def _json_names(folder: Path) -> list[str]:
         return []
 
 
-def _sample_files(folder: Path) -> list[Path]:
-    return [folder / n for n in _json_names(folder) if n != SUMMARY]
+def _has_samples(folder: Path) -> bool:
+    """Whether ``folder`` holds a trajectory file (a ``*.json`` other than summary.json)."""
+    return any(n != SUMMARY for n in _json_names(folder))
 
 
 def discover(path: Path) -> list[Path]:
@@ -91,12 +94,12 @@ def discover(path: Path) -> list[Path]:
         raise IngestError(f"--reference-json {path}: no such directory")
     if not path.is_dir():
         raise IngestError(f"--reference-json {path}: not a directory")
-    if _sample_files(path):
+    if _has_samples(path):
         return [path]
     found = sorted(
         d
         for d in path.iterdir()
-        if d.is_dir() and not d.name.startswith((".", "_")) and _sample_files(d)
+        if d.is_dir() and not d.name.startswith((".", "_")) and _has_samples(d)
     )
     if not found:
         raise IngestError(f"--reference-json {path}: no <sample_id>.json trajectory files found")
@@ -373,6 +376,32 @@ def _worker_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+@contextmanager
+def _main_left_out() -> Iterator[None]:
+    """Workers started inside this block do not run the command's main module again.
+
+    multiprocessing tells each new worker (forkserver or spawn) to re-run the parent's
+    ``__main__`` (the ``agenthop-ingest`` script, or the module run with ``-m``) before its first
+    task, so that functions defined there can be unpickled. The tasks are reference_bulk's, which
+    the fork server has imported already; re-running the script imported the whole command (the
+    CLI, DuckDB, click, the benchmark registry: about 0.28 s of CPU, before the worker's first
+    task). The main module's ``__file__`` and ``__spec__``, which multiprocessing reads to decide
+    that, are hidden while the pool starts its workers, and put back.
+    """
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main is not None and k in main.__dict__}
+    if main is None or not saved:
+        yield
+        return
+    main.__dict__.pop("__file__", None)
+    if "__spec__" in saved:
+        main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+
+
 def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[int, dict[str, Any]], None],
                on_idle: Callable[[], None] | None = None) -> None:
     """Parse every task, handing each result to ``on_result`` (task index, result) as it arrives, in
@@ -393,19 +422,16 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
         return
     ctx = _worker_context()
     background = False
-    with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(tasks)) as spool, \
-            ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with tempfile.TemporaryDirectory(prefix="agenthop-ref-", dir=_spool_root(tasks)) as spool:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        queuing = _Queuing(pool, tasks, spool)
         try:
-            queued: dict[int, Future[dict[str, Any]]] = {
-                i: pool.submit(spooled_task, run_id, samples, spool, i) for i, (_, run_id, samples) in enumerate(tasks)
-            }
             for i in range(len(tasks)):
-                if i in queued and queued[i].cancel():  # no worker has it yet: parse it here
-                    del queued[i]
+                if queuing.take(i):  # no worker has it (or it is not queued yet): parse it here
                     on_result(i, parse_task(tasks[i][1], tasks[i][2]))
-                for k in [k for k, f in queued.items() if f.done()]:
-                    on_result(k, _unspool(queued.pop(k).result()))
-            left = sorted(queued.items())
+                for k, f in queuing.done():
+                    on_result(k, _unspool(f.result()))
+            left = queuing.rest()
             for n, (k, f) in enumerate(left, 1):
                 if on_idle is not None and not f.done():
                     on_idle()  # this process would wait for the worker
@@ -419,9 +445,80 @@ def _parse_all(tasks: list[tuple[int, str, list[Sample]]], on_result: Callable[[
                 f"out of memory; nothing was loaded (load fewer folders per invocation)"
             ) from None
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-            if not background:
+            queuing.stop()
+            if not background:  # else the thread stopping them shuts the pool down (not both at once)
+                pool.shutdown(wait=True, cancel_futures=True)
                 _stop_fork_server(ctx)
+
+
+class _Queuing:
+    """Queues every task for the workers from a thread of its own, so that this process parses
+    meanwhile: starting the first worker waits until the fork server has imported the parsing
+    modules (about 0.1 s when it was started just before), and this process would wait with it.
+    ``take`` claims a task for this process: one not queued yet (the thread then skips it), or a
+    queued one no worker has started (its queued copy is cancelled); the task being queued at that
+    moment stays with the workers."""
+
+    def __init__(self, pool: ProcessPoolExecutor, tasks: list[tuple[int, str, list[Sample]]], spool: str) -> None:
+        self.pool, self.tasks, self.spool = pool, tasks, spool
+        self.lock = threading.Lock()
+        self.queued: dict[int, Future[dict[str, Any]]] = {}
+        self.taken: set[int] = set()
+        #: the task being queued (left to the workers), and every task queued
+        self.submitting: int | None = None
+        self.sent: set[int] = set()
+        self.error: BaseException | None = None
+        self.stopped = False
+        self.thread = threading.Thread(target=self._queue_all, name="ingest-queue-tasks")
+        self.thread.start()
+
+    def _queue_all(self) -> None:
+        try:
+            with _main_left_out():  # the first submit starts the worker; later ones may start more
+                for i, (_, run_id, samples) in enumerate(self.tasks):
+                    with self.lock:
+                        if self.stopped:
+                            return
+                        if i in self.taken:
+                            continue
+                        self.submitting = i
+                    # outside the lock: the first submit waits for the worker to start
+                    f = self.pool.submit(spooled_task, run_id, samples, self.spool, i)
+                    with self.lock:
+                        self.queued[i], self.submitting = f, None
+                        self.sent.add(i)
+        except BaseException as exc:  # BrokenProcessPool and the like: raised where the results are read
+            self.error = exc
+
+    def take(self, i: int) -> bool:
+        with self.lock:
+            f = self.queued.get(i)
+            if f is None:
+                if i == self.submitting or i in self.sent:  # being queued, or done by a worker
+                    return False
+                self.taken.add(i)
+                return True
+            if f.cancel():
+                del self.queued[i]
+                return True
+            return False
+
+    def done(self) -> list[tuple[int, Future[dict[str, Any]]]]:
+        with self.lock:
+            return [(k, self.queued.pop(k)) for k in [k for k, f in self.queued.items() if f.done()]]
+
+    def rest(self) -> list[tuple[int, Future[dict[str, Any]]]]:
+        """The tasks still with the workers, in task order, once every task is queued."""
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        with self.lock:
+            return sorted(self.queued.items())
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+        self.thread.join()
 
 
 #: the thread that stops the workers and then their fork server once the last task is in (the
@@ -616,7 +713,8 @@ def _folder_data(plan: _Folder, results: list[dict[str, Any]], calls: pa.Table, 
                 + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
             )
     for name in names:
-        tables[name] = conform(tables[name], tschema.TABLES[name], f"{folder} ({name})")
+        # the tasks built every text column from decoded Python strings: valid UTF-8 by construction
+        tables[name] = conform(tables[name], tschema.TABLES[name], f"{folder} ({name})", utf8_known=True)
         validate_table(name, tables[name], plan.run_id, checks, f"{folder} ({name})")
     models = set().union(*(r["models"] for r in results)) if results else set()
     budget_total = next((r["budget_total"] for r in results if r["budget_total"] is not None), None)

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from agenthop.schemas import trajectory as tschema
 
@@ -122,6 +121,8 @@ def content_sha256(parts: dict[str, list[Path]], finished: bool) -> str:
 
 def read_parquet(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
     """Read one Parquet file (only ``columns`` that exist in it, when given)."""
+    import pyarrow.parquet as pq  # here: the reference-JSON and Inspect imports never read Parquet
+
     try:
         f = pq.ParquetFile(path)
         if columns is not None:

@@ -120,11 +120,11 @@ def test_a_failing_early_insert_leaves_the_write_to_the_end(setup: dict, monkeyp
     calls = []
     real = core.insert_arrow
 
-    def flaky(con, table, data):
+    def flaky(con, table, data, **options):
         calls.append(table)
         if len(calls) == 3:
             raise duckdb.IOException("disk hiccup")
-        real(con, table, data)
+        real(con, table, data, **options)
 
     monkeypatch.setattr(core, "insert_arrow", flaky)
     early, late = _both(setup, monkeypatch, "--reference-json", str(setup["exp"]))
