@@ -71,6 +71,7 @@ create table if not exists {{ node_versions_relation() }} (
     {%- set cache = incremental_cache() -%}
     {%- if ('node_version', model.unique_id) not in cache -%}
         {%- set docs = {'description': model.description, 'columns': model.columns, 'config': model.config} -%}
+        {%- if model.get('constraints') -%}{%- do docs.update({'constraints': model.constraints}) -%}{%- endif -%}
         {%- set code = sql if sql is defined and sql is string else '' -%}
         {%- set parts = [local_md5(code), local_md5(tojson(docs, sort_keys=true)), incremental_checksum(model),
                          node_raw_columns_checksum()] -%}
