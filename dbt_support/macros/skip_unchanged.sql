@@ -67,11 +67,12 @@ create table if not exists {{ node_versions_relation() }} (
 {%- endmacro %}
 
 {#- on-run-start, after the bookkeeping tables exist: the per-invocation lookups that the first nodes of a
-    build would otherwise each make (with two threads, the first two nodes both miss the memo and both
-    query): the raw tables' columns and states, which every build asks for, and, unless it is a full
-    refresh, the recorded versions and the tables' columns and checks. Renders to no SQL. -#}
+    `dbt build` would otherwise each make (with two threads, the first two nodes both miss the memo and
+    both query): the raw tables' columns and states, which every build asks for, and, unless it is a full
+    refresh, the recorded versions and the tables' columns and checks. Renders to no SQL; other commands
+    read what they need at their first node, as before. -#}
 {% macro read_build_state() -%}
-    {%- if execute and flags.WHICH in ('build', 'run', 'test', 'seed') -%}
+    {%- if execute and flags.WHICH == 'build' -%}
         {%- do node_raw_columns_checksum() -%}
         {%- do raw_input_states() -%}
         {%- if not flags.FULL_REFRESH -%}
