@@ -87,33 +87,36 @@
 {#- (column name, type, nullable, column comment, table comment) of every table of the warehouse, by
     'schema.table', read once per invocation (incremental_cache): a node's table changes only when that
     node builds, after it has read its own columns, so one read at the first node serves every node.
-    The same query reads each table's CHECK constraints (table_checks). -#}
+    The same query reads each table's CHECK constraints (table_checks). It returns one JSON document
+    (a row per column would cost dbt a conversion per value and the template a step per row). -#}
 {% macro table_in_place_columns() -%}
     {%- set cache = incremental_cache() -%}
     {%- if 'table_columns' not in cache -%}
         {%- set columns_sql -%}
             with checks as (
-                select schema_name, table_name, to_json(list(expression order by expression))::varchar as checks
+                select schema_name || '.' || table_name as name, to_json(list(expression)) as checks
                 from duckdb_constraints()
                 where database_name = current_database() and constraint_type = 'CHECK'
                 group by all
+            ),
+            tables as (
+                select c.schema_name || '.' || c.table_name as name,
+                    to_json(list(json_array(c.column_name, c.data_type, c.is_nullable, coalesce(c.comment, ''),
+                                            coalesce(t.comment, '')) order by c.column_index)) as columns
+                from duckdb_columns() as c
+                join duckdb_tables() as t using (database_name, schema_name, table_name)
+                where c.database_name = current_database()
+                group by all
             )
-            select c.schema_name || '.' || c.table_name, c.column_name, c.data_type, c.is_nullable,
-                coalesce(c.comment, ''), coalesce(t.comment, ''), coalesce(k.checks, '[]')
-            from duckdb_columns() as c
-            join duckdb_tables() as t using (database_name, schema_name, table_name)
-            left join checks as k on k.schema_name = c.schema_name and k.table_name = c.table_name
-            where c.database_name = current_database()
-            order by c.schema_name, c.table_name, c.column_index
+            select coalesce(json_group_object(name, json_object('columns', columns,
+                                                                'checks', coalesce(checks, '[]'::json)))::varchar, '{}')
+            from tables left join checks using (name)
         {%- endset -%}
         {%- set by_table = {} -%}
         {%- set checks = {} -%}
-        {%- for row in run_query(columns_sql).rows -%}
-            {%- if row[0] not in by_table -%}
-                {%- do by_table.update({row[0]: []}) -%}
-                {%- do checks.update({row[0]: fromjson(row[6])}) -%}
-            {%- endif -%}
-            {%- do by_table[row[0]].append([row[1], row[2], row[3], row[4], row[5]]) -%}
+        {%- for name, table in fromjson(run_query(columns_sql).rows[0][0]).items() -%}
+            {%- do by_table.update({name: table['columns']}) -%}
+            {%- do checks.update({name: table['checks']}) -%}
         {%- endfor -%}
         {%- do cache.update({'table_columns': by_table, 'table_checks': checks}) -%}
     {%- endif -%}
