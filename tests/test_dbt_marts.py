@@ -850,8 +850,17 @@ def test_marts_are_tables_with_spec_columns_contracts_and_docs(warehouse: Path) 
         assert m["config"]["materialized"] in ("table", "incremental"), m["name"]  # both are tables
         assert m["description"].strip(), m["name"]
         assert all(c["description"].strip() and c["data_type"] for c in m["columns"].values()), m["name"]
+    # every mart is checked: by data tests, or by the check constraints of its contract (row rules)
     tested = {n["attached_node"] for n in manifest["nodes"].values() if n["resource_type"] == "test"}
-    assert all(m["unique_id"] in tested for m in marts)
+    checked = {m["unique_id"] for m in marts
+               if any(c["type"] == "check" for c in [*m["constraints"], *(k for col in m["columns"].values()
+                                                                          for k in col["constraints"])])}
+    assert all(m["unique_id"] in tested | checked for m in marts)
+    assert {"build_info", "fct_trajectory", "model_summary"} <= {m["name"] for m in marts if m["unique_id"] in checked}
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        in_db = {r[0] for r in con.execute("select table_name from duckdb_constraints() where schema_name = 'main' "
+                                           "and constraint_type = 'CHECK'").fetchall()}
+    assert {m["name"] for m in marts if m["unique_id"] in checked} <= in_db
     units = {n["name"] for n in manifest.get("unit_tests", {}).values()}
     assert {"coverage_every_gold_vs_any_gold", "coverage_failed_and_rejected_gold_reads",
             "label_resolution_header_then_containment", "stopping_mt_both_anchor", "stopping_mt_fail_categories",

@@ -123,7 +123,8 @@ create table if not exists {{ incremental_state_relation() }} (
 {%- endmacro %}
 
 {% macro incremental_decide() -%}
-    {%- if not is_incremental() -%}
+    {#- a table without its contract's checks is created again from every run (table_in_place.sql) -#}
+    {%- if not is_incremental() or not table_checks_match(this) -%}
         {{ return({'mode': 'all', 'build': [], 'gone': []}) }}
     {%- endif -%}
     {%- set snapshot = incremental_snapshot() -%}
@@ -157,23 +158,20 @@ create table if not exists {{ incremental_state_relation() }} (
 {% macro incremental_snapshot() -%}
     {%- set cache = incremental_cache() -%}
     {%- if 'snapshot' not in cache -%}
+        {#- one JSON document (a row per run and model would cost dbt a conversion per value) -#}
         {%- set snapshot_sql -%}
-            with current_versions as ({{ run_versions_sql('') }})
-            select 'current', run_id, version, null from current_versions
-            union all
-            select 'recorded', run_id, version, model from {{ incremental_state_relation() }}
+            with current_versions as ({{ run_versions_sql('') }}),
+            recorded as (
+                select model, json_group_object(run_id, version) as versions
+                from {{ incremental_state_relation() }}
+                group by model
+            )
+            select
+                (select coalesce(json_group_object(run_id, version)::varchar, '{}') from current_versions),
+                (select coalesce(json_group_object(model, versions)::varchar, '{}') from recorded)
         {%- endset -%}
-        {%- set current = {} -%}
-        {%- set recorded = {} -%}
-        {%- for row in run_query(snapshot_sql).rows -%}
-            {%- if row[0] == 'current' -%}
-                {%- do current.update({row[1]: row[2]}) -%}
-            {%- else -%}
-                {%- if row[3] not in recorded -%}{%- do recorded.update({row[3]: {}}) -%}{%- endif -%}
-                {%- do recorded[row[3]].update({row[1]: row[2]}) -%}
-            {%- endif -%}
-        {%- endfor -%}
-        {%- do cache.update({'snapshot': {'current': current, 'recorded': recorded}}) -%}
+        {%- set row = run_query(snapshot_sql).rows[0] -%}
+        {%- do cache.update({'snapshot': {'current': fromjson(row[0]), 'recorded': fromjson(row[1])}}) -%}
     {%- endif -%}
     {{ return(cache['snapshot']) }}
 {%- endmacro %}

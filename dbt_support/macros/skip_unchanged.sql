@@ -66,11 +66,28 @@ create table if not exists {{ node_versions_relation() }} (
 )
 {%- endmacro %}
 
+{#- on-run-start, after the bookkeeping tables exist: the per-invocation lookups that the first nodes of a
+    `dbt build` would otherwise each make (with two threads, the first two nodes both miss the memo and
+    both query): the raw tables' columns and states, which every build asks for, and, unless it is a full
+    refresh, the recorded versions and the tables' columns and checks. Renders to no SQL; other commands
+    read what they need at their first node, as before. -#}
+{% macro read_build_state() -%}
+    {%- if execute and flags.WHICH == 'build' -%}
+        {%- do node_raw_columns_checksum() -%}
+        {%- do raw_input_states() -%}
+        {%- if not flags.FULL_REFRESH -%}
+            {%- do node_recorded_version('') -%}
+            {%- do table_in_place_columns() -%}
+        {%- endif -%}
+    {%- endif -%}
+{%- endmacro %}
+
 {#- The current version of the model being built (memoised per invocation, with incremental_cache). -#}
 {% macro node_version() -%}
     {%- set cache = incremental_cache() -%}
     {%- if ('node_version', model.unique_id) not in cache -%}
         {%- set docs = {'description': model.description, 'columns': model.columns, 'config': model.config} -%}
+        {%- if model.get('constraints') -%}{%- do docs.update({'constraints': model.constraints}) -%}{%- endif -%}
         {%- set code = sql if sql is defined and sql is string else '' -%}
         {%- set parts = [local_md5(code), local_md5(tojson(docs, sort_keys=true)), incremental_checksum(model),
                          node_raw_columns_checksum()] -%}

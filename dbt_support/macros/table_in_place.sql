@@ -36,6 +36,12 @@
         {%- if table_in_place_matches(existing_relation, sql, wanted) -%}
             {{ return(table_in_place(existing_relation, sql, wanted, clear=false)) }}
         {%- endif -%}
+        {#- a table without the checks its contract declares (written by an earlier version of the project):
+            the plan has recomputed every run (incremental_decide), so the table is created again from them,
+            in the same transaction as the drop of the old one -#}
+        {%- if existing_relation.is_table and not table_checks_match(existing_relation) -%}
+            {%- do adapter.drop_relation(existing_relation) -%}
+        {%- endif -%}
     {%- endif -%}
     {{ return(dbt.materialization_incremental_duckdb()) }}
 {% endmaterialization %}
@@ -53,15 +59,17 @@
     {%- set docs = config.get('persist_docs', {}) -%}
     {%- set not_null = [] -%}
     {%- if contract and contract.enforced -%}
-        {#- only not_null constraints are rebuilt in place (a key would be checked against deleted rows) -#}
-        {%- if model.get('constraints') -%}{{ return(false) }}{%- endif -%}
+        {#- only not_null and check constraints, which DuckDB checks row by row on insert, are rebuilt in
+            place (a key would be checked against deleted rows); the table's checks must be the contract's -#}
+        {%- for c in model.get('constraints', []) if c.get('type') != 'check' -%}{{ return(false) }}{%- endfor -%}
         {%- for name, col in model.columns.items() -%}
-            {%- for c in col.get('constraints', []) -%}
+            {%- for c in col.get('constraints', []) if c.get('type') != 'check' -%}
                 {%- if c.get('type') != 'not_null' -%}{{ return(false) }}{%- endif -%}
                 {%- do not_null.append(name | lower) -%}
             {%- endfor -%}
         {%- endfor -%}
     {%- endif -%}
+    {%- if not table_checks_match(relation) -%}{{ return(false) }}{%- endif -%}
     {%- if docs.get('relation') and (model.description or '') != existing[0][4] -%}{{ return(false) }}{%- endif -%}
     {%- for row in existing -%}
         {%- set col = wanted[loop.index0] -%}
@@ -78,26 +86,97 @@
 
 {#- (column name, type, nullable, column comment, table comment) of every table of the warehouse, by
     'schema.table', read once per invocation (incremental_cache): a node's table changes only when that
-    node builds, after it has read its own columns, so one read at the first node serves every node. -#}
+    node builds, after it has read its own columns, so one read at the first node serves every node.
+    The same query reads each table's CHECK constraints (table_checks). It returns one JSON document
+    (a row per column would cost dbt a conversion per value and the template a step per row). -#}
 {% macro table_in_place_columns() -%}
     {%- set cache = incremental_cache() -%}
     {%- if 'table_columns' not in cache -%}
         {%- set columns_sql -%}
-            select c.schema_name || '.' || c.table_name, c.column_name, c.data_type, c.is_nullable,
-                coalesce(c.comment, ''), coalesce(t.comment, '')
-            from duckdb_columns() as c
-            join duckdb_tables() as t using (database_name, schema_name, table_name)
-            where c.database_name = current_database()
-            order by c.schema_name, c.table_name, c.column_index
+            with checks as (
+                select schema_name || '.' || table_name as name, to_json(list(expression)) as checks
+                from duckdb_constraints()
+                where database_name = current_database() and constraint_type = 'CHECK'
+                group by all
+            ),
+            tables as (
+                select c.schema_name || '.' || c.table_name as name,
+                    to_json(list(json_array(c.column_name, c.data_type, c.is_nullable, coalesce(c.comment, ''),
+                                            coalesce(t.comment, '')) order by c.column_index)) as columns
+                from duckdb_columns() as c
+                join duckdb_tables() as t using (database_name, schema_name, table_name)
+                where c.database_name = current_database()
+                group by all
+            )
+            select coalesce(json_group_object(name, json_object('columns', columns,
+                                                                'checks', coalesce(checks, '[]'::json)))::varchar, '{}')
+            from tables left join checks using (name)
         {%- endset -%}
         {%- set by_table = {} -%}
-        {%- for row in run_query(columns_sql).rows -%}
-            {%- if row[0] not in by_table -%}{%- do by_table.update({row[0]: []}) -%}{%- endif -%}
-            {%- do by_table[row[0]].append([row[1], row[2], row[3], row[4], row[5]]) -%}
+        {%- set checks = {} -%}
+        {%- for name, table in fromjson(run_query(columns_sql).rows[0][0]).items() -%}
+            {%- do by_table.update({name: table['columns']}) -%}
+            {%- do checks.update({name: table['checks']}) -%}
         {%- endfor -%}
-        {%- do cache.update({'table_columns': by_table}) -%}
+        {%- do cache.update({'table_columns': by_table, 'table_checks': checks}) -%}
     {%- endif -%}
     {{ return(cache['table_columns']) }}
+{%- endmacro %}
+
+{#- True when the CHECK constraints of table `relation` are those the model's enforced contract declares
+    (model-level and column-level `type: check`), or the model declares none and the table has none.
+    DuckDB stores a check as its own rendering of the expression, so the contract's expressions are
+    compared in that form (contract_checks). A table written before its contract had these checks
+    (or with others) does not match: it is created again (table_in_place, incremental_runs.sql). -#}
+{% macro table_checks_match(relation) -%}
+    {%- do table_in_place_columns() -%}
+    {%- set existing = incremental_cache()['table_checks'].get(relation.schema ~ '.' ~ relation.identifier, []) -%}
+    {%- set contract = config.get('contract') -%}
+    {%- set wanted = [] -%}
+    {%- if contract and contract.enforced -%}
+        {%- set rendered = contract_checks() -%}
+        {%- for expression in model_check_expressions(model) -%}
+            {%- do wanted.append(rendered.get(expression)) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(wanted | sort == existing | sort) }}
+{%- endmacro %}
+
+{#- The expressions of the check constraints of `node` (its model-level ones, then its columns'). -#}
+{% macro model_check_expressions(node) -%}
+    {%- set out = [] -%}
+    {%- for c in node.get('constraints', []) if c.get('type') == 'check' -%}{%- do out.append(c.get('expression')) -%}{%- endfor -%}
+    {%- for col in node.columns.values() -%}
+        {%- for c in col.get('constraints', []) if c.get('type') == 'check' -%}{%- do out.append(c.get('expression')) -%}{%- endfor -%}
+    {%- endfor -%}
+    {{ return(out) }}
+{%- endmacro %}
+
+{#- DuckDB's rendering of the expression of every check constraint of a model with an enforced contract,
+    by expression as written: the expression parsed and printed again (json_serialize_sql, then
+    json_deserialize_sql of `select <expression>`), which is how DuckDB stores a check; none for one it
+    cannot parse. One query per invocation, at the first model that asks. -#}
+{% macro contract_checks() -%}
+    {%- set cache = incremental_cache() -%}
+    {%- if 'contract_checks' not in cache -%}
+        {%- set expressions = [] -%}
+        {%- for node in graph.nodes.values() if node.resource_type == 'model'
+                and (node.config.get('contract') or {}).get('enforced') -%}
+            {%- for e in model_check_expressions(node) if e not in expressions -%}{%- do expressions.append(e) -%}{%- endfor -%}
+        {%- endfor -%}
+        {%- set rendered = {} -%}
+        {%- if expressions -%}
+            {%- set checks_sql -%}
+                select e, case when json_serialize_sql(s)->>'error' = 'true' then null
+                               else substr(json_deserialize_sql(json_serialize_sql(s)), 8) end
+                from (select unnest([{% for e in expressions %}{{ "'" ~ (e | replace("'", "''")) ~ "'" }}{{ ", " if not loop.last }}{% endfor %}]) as e)
+                cross join lateral (select 'select ' || e as s)
+            {%- endset -%}
+            {%- for row in run_query(checks_sql).rows -%}{%- do rendered.update({row[0]: row[1]}) -%}{%- endfor -%}
+        {%- endif -%}
+        {%- do cache.update({'contract_checks': rendered}) -%}
+    {%- endif -%}
+    {{ return(cache['contract_checks']) }}
 {%- endmacro %}
 
 {#- Replaces (clear) or adds to the rows of `relation` with those of `sql`, inside the model's transaction:
