@@ -59,7 +59,7 @@ def _served(server: Any, backend_for: Any) -> tuple[Any, list[Any]]:
         requests, refused = srv.requests, srv.refused
     assert refused == []
     dump = all_text([result])
-    assert FAKE_KEY not in dump and str(srv.port) not in dump
+    assert FAKE_KEY not in dump and f"127.0.0.1:{srv.port}" not in dump and srv.base_url not in dump
     return result, requests
 
 
