@@ -43,7 +43,7 @@ from measure import StageResult, dir_bytes, run_stage  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-REPEATS = 2
+REPEATS = 3
 
 #: evaluate.py on 19 x 1,011 reference files, and one json.load of them, on the machine where the
 #: figures were taken (evaluate.py 33 s; our import there took 26 s = 4.3-5.5x json.load, so
@@ -186,29 +186,29 @@ def reference_stages(work: Path, bench_dir: Path, runs_dir: Path, env: dict[str,
     logs = work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     results = []
-    loads = [run_stage("ref_json_load", [sys.executable, "-c", JSON_LOAD, str(experiments)], env=env,
-                       log=logs / "ref_json_load.log") for _ in range(REPEATS)]
-    r = min(loads, key=lambda x: x.wall_s)
-    r.extra = {"files": n_files, "bytes": dir_bytes(experiments), "walls_s": [x.wall_s for x in loads]}
-    results.append(r)
-    startups = [run_stage("ref_ingest_startup", [str(BIN / "agenthop-ingest"), "--help"], env=env,
-                          log=logs / "ref_ingest_startup.log") for _ in range(REPEATS)]
-    startup = min(startups, key=lambda x: x.wall_s)
-    results.append(startup)
-
     base = work / "reference" / "benchmark_only.duckdb"
     db = work / "reference" / "warehouse.duckdb"
     for p in (base, db):
         p.unlink(missing_ok=True)
     subprocess.run([str(BIN / "agenthop-ingest"), "--db", str(base), "--benchmark", str(bench_dir), "--quiet"],
                    env=env, check=True)
-    ingests = []
-    load_avg = []
+    startups = [run_stage("ref_ingest_startup", [str(BIN / "agenthop-ingest"), "--help"], env=env,
+                          log=logs / "ref_ingest_startup.log") for _ in range(REPEATS)]
+    startup = min(startups, key=lambda x: x.wall_s)
+    # json.load and the import alternate, so that a disturbance of the machine (a neighbour, the
+    # kernel writing back earlier stages' files) falls on both sides of the ratio alike
+    loads, ingests, load_avg = [], [], []
     for _ in range(REPEATS):
+        loads.append(run_stage("ref_json_load", [sys.executable, "-c", JSON_LOAD, str(experiments)], env=env,
+                               log=logs / "ref_json_load.log"))
         shutil.copyfile(base, db)
         load_avg.append(round(os.getloadavg()[0], 2))
         ingests.append(run_stage("ref_ingest", [str(BIN / "agenthop-ingest"), "--db", str(db), "--reference-json",
                                                 str(experiments), "--quiet"], env=env, log=logs / "ref_ingest.log"))
+    r = min(loads, key=lambda x: x.wall_s)
+    r.extra = {"files": n_files, "bytes": dir_bytes(experiments), "walls_s": [x.wall_s for x in loads]}
+    results.append(r)
+    results.append(startup)
     r = min(ingests, key=lambda x: x.wall_s)
     r.extra = {"walls_s": [x.wall_s for x in ingests], "load_average_1min": load_avg[ingests.index(r)]}
     results.append(r)

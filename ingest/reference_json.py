@@ -583,102 +583,129 @@ class SectionIndex:
     """The benchmark's graph nodes and their papers' sections, for resolving read_section calls.
 
     Built once per ingest, when the first folder is resolved (so that the workers are parsing
-    meanwhile), with the nodes ordered by a hash of (sample, graph node). A folder's calls join only
-    the nodes whose hash they share (found by binary search) and those nodes' sections: joining
-    every node with every section of its paper (1.3 million pairs in the paper-scale release) for
-    each folder cost more than parsing a third of the files.
+    meanwhile): the nodes ordered by a hash of (sample, graph node), each with the range of its
+    paper's sections in a table of every section ordered by paper, and each section's displayed
+    header. A folder's calls find their node by binary search on the hash and their section by
+    comparing headers within that range, all in NumPy and Arrow: joining every node with every
+    section of its paper (1.3 million pairs in the paper-scale release) for each folder cost more
+    than parsing a third of the files, and a DuckDB query per folder more in planning than the
+    lookups themselves.
     """
 
     def __init__(self, bench: BenchTables | None) -> None:
         self._bench = bench
         self._con: duckdb.DuckDBPyConnection | None = None
-        self.nodes = pa.table({})
         self.hashes = np.zeros(0, dtype=np.uint64)
+        self.nodes = pa.table({})
+        self.first = np.zeros(0, dtype=np.int64)
+        self.count = np.zeros(0, dtype=np.int64)
         self.sections = pa.table({})
 
-    @property
-    def con(self) -> duckdb.DuckDBPyConnection | None:
+    def ready(self) -> bool:
+        """Build the index on first use; False when there is no benchmark to resolve against."""
         if self._con is None and self._bench is not None:
             nodes, sections = self._bench
             self._bench = None
-            # one thread: the joins are small, and the workers have the other cores
+            # one thread: the sorts are small, and the workers have the other cores
             self._con = con = duckdb.connect(config={"threads": 1})
-            con.register("nodes", nodes.select(["sample_id", "paper_id", "arxiv_id"]))
-            table = con.sql("""
-                SELECT hash(sample_id, paper_id) AS h, sample_id, paper_id, arxiv_id FROM nodes
-                WHERE arxiv_id IS NOT NULL AND arxiv_id <> '' ORDER BY h
+            con.register("secs", sections.select(["arxiv_id", "section_index", "header", "n_chars"]))
+            self.sections = con.sql("""
+                SELECT row_number() OVER (ORDER BY arxiv_id, section_index) - 1 AS pos, arxiv_id, section_index,
+                       n_chars, coalesce(nullif(header, ''), 'Section ' || (section_index + 1)) AS shown_header
+                FROM secs ORDER BY pos
             """).to_arrow_table().combine_chunks()
-            con.unregister("nodes")
+            con.unregister("secs")
+            con.register("nodes", nodes.select(["sample_id", "paper_id", "arxiv_id"]))
+            con.register("sorted_secs", self.sections.select(["pos", "arxiv_id"]))
+            table = con.sql("""
+                WITH papers AS (SELECT arxiv_id, min(pos) AS first, count(*) AS count FROM sorted_secs GROUP BY arxiv_id)
+                SELECT hash(n.sample_id, n.paper_id) AS h, n.sample_id, n.paper_id, p.first, p.count
+                FROM nodes AS n JOIN papers AS p ON p.arxiv_id = n.arxiv_id
+                WHERE n.arxiv_id <> '' ORDER BY h
+            """).to_arrow_table().combine_chunks()
+            for name in ("nodes", "sorted_secs"):
+                con.unregister(name)
             self.hashes = table.column("h").to_numpy()
-            self.nodes = table.drop_columns(["h"])
-            self.sections = sections.select(["arxiv_id", "section_index", "header", "n_chars"]).combine_chunks()
-        return self._con
+            self.nodes = table.select(["sample_id", "paper_id"])
+            self.first = _int64s(table.column("first"))
+            self.count = _int64s(table.column("count"))
+        return self._con is not None
 
-    def candidates(self, key_hashes: np.ndarray) -> tuple[pa.Table, pa.Table]:
-        """The nodes whose (sample, node) hash is one of ``key_hashes`` (a superset of those whose
-        key is a call's), and the sections of their papers."""
-        lo = np.searchsorted(self.hashes, key_hashes, side="left")
-        n = np.searchsorted(self.hashes, key_hashes, side="right") - lo
-        starts = np.repeat(lo - (np.cumsum(n) - n), n)
-        nodes = self.nodes.take(np.unique(starts + np.arange(int(n.sum()))))
-        papers = pc.unique(nodes.column("arxiv_id"))
-        return nodes, self.sections.filter(pc.is_in(self.sections.column("arxiv_id"), value_set=papers))
+    def hash_keys(self, reads: pa.Table) -> np.ndarray:
+        """The (sample, node) hash of each call, by the same function as the index's."""
+        assert self._con is not None
+        self._con.register("calls", reads.select(["sample_id", "paper_id"]))
+        try:
+            keys = self._con.sql("SELECT hash(sample_id, paper_id) AS h FROM calls").fetchnumpy()["h"]
+        finally:
+            self._con.unregister("calls")
+        return np.asarray(keys, dtype=np.uint64)
 
     def close(self) -> None:
         if self._con is not None:
             self._con.close()
 
 
+def _expand(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ranges [start, start + count): each element's range number and its position."""
+    owner = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    offset = np.arange(len(owner), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    return owner, starts[owner] + offset
+
+
+def _matches(left: pa.Array, right: pa.Array) -> np.ndarray:
+    """Where two aligned arrays hold equal values (a null never matches)."""
+    return pc.fill_null(pc.equal(left, right), False).to_numpy(zero_copy_only=False)
+
+
 def resolve_sections(calls: pa.Table, index: SectionIndex) -> pa.Table:
-    """Fill resolved_section_index and the full output length of read_section calls, in one join.
+    """Fill resolved_section_index and the full output length of read_section calls.
 
     A call's section is the one of its paper (``paper_id`` -> arXiv id through the item's graph)
     whose displayed header is the header the output shows; among several, the one the queried
     alias names, else the first.
     """
-    calls = calls.append_column("_i", pa.array(np.arange(calls.num_rows, dtype=np.int64)))
-    con = index.con
-    if con is None or calls.num_rows == 0:
-        return calls.drop_columns(["_i", ALIAS_COLUMN])
-    reads = calls.filter(pc.is_valid(calls.column("resolved_header")))
-    con.register("calls", reads.select(["_i", "sample_id", "paper_id", "resolved_header", ALIAS_COLUMN]))
-    try:
-        keys = con.sql("SELECT hash(sample_id, paper_id) AS h FROM calls").fetchnumpy()["h"]
-        nodes, secs = index.candidates(np.asarray(keys, dtype=np.uint64))
-        con.register("nodes", nodes)
-        con.register("secs", secs)
-        picked = con.sql(f"""
-            WITH node_sections AS (
-                SELECT n.sample_id, n.paper_id, s.section_index, s.n_chars,
-                       coalesce(nullif(s.header, ''), 'Section ' || (s.section_index + 1)) AS shown_header
-                FROM nodes AS n JOIN secs AS s ON s.arxiv_id = n.arxiv_id
-            )
-            SELECT _i, section_index, length(resolved_header) + 10 + n_chars AS output_chars FROM (
-                SELECT c._i, c.resolved_header, s.section_index, s.n_chars,
-                       row_number() OVER (PARTITION BY c._i
-                                          ORDER BY (s.section_index = c.{ALIAS_COLUMN}) DESC NULLS LAST,
-                                                   s.section_index) AS k
-                FROM calls AS c
-                JOIN node_sections AS s ON s.sample_id = c.sample_id AND s.paper_id = c.paper_id
-                    AND s.shown_header = c.resolved_header
-            ) WHERE k = 1 ORDER BY _i
-        """).fetchnumpy()
-    finally:
-        for name in ("calls", "nodes", "secs"):
-            con.unregister(name)
-    rows = np.asarray(picked["_i"], dtype=np.int64)
-    calls = calls.drop_columns(["_i", ALIAS_COLUMN])
-    if not len(rows):
+    alias_of = calls.column(ALIAS_COLUMN).combine_chunks()
+    calls = calls.drop_columns([ALIAS_COLUMN])
+    if calls.num_rows == 0 or not index.ready():
         return calls
-    for name, values in (("resolved_section_index", picked["section_index"]), ("output_chars", picked["output_chars"])):
+    at = np.flatnonzero(pc.is_valid(calls.column("resolved_header")).to_numpy(zero_copy_only=False))
+    reads = calls.select(["sample_id", "paper_id", "resolved_header"]).take(at)
+    keys = index.hash_keys(reads)
+    lo = np.searchsorted(index.hashes, keys, side="left")
+    call, node = _expand(lo, np.searchsorted(index.hashes, keys, side="right") - lo)
+    same = (_matches(reads.column("sample_id").take(call), index.nodes.column("sample_id").take(node))
+            & _matches(reads.column("paper_id").take(call), index.nodes.column("paper_id").take(node)))
+    call, node = call[same], node[same]
+    pair, sec = _expand(index.first[node], index.count[node])
+    call = call[pair]
+    shown = _matches(reads.column("resolved_header").take(call), index.sections.column("shown_header").take(sec))
+    call, sec = call[shown], sec[shown]
+    if not len(call):
+        return calls
+    section = _int64s(index.sections.column("section_index").take(sec))
+    alias = pc.cast(alias_of.take(at[call]), pa.int64())
+    named = _matches(alias, pa.array(section))
+    order = np.lexsort((section, ~named, call))  # per call: the alias's section first, then by index
+    first = order[np.r_[True, call[order][1:] != call[order][:-1]]]
+    rows = at[call[first]]
+    lengths = _int64s(pc.utf8_length(reads.column("resolved_header").take(call[first])))
+    picked = {"resolved_section_index": section[first],
+              "output_chars": lengths + 10 + _int64s(index.sections.column("n_chars").take(sec[first]))}
+    for name, values in picked.items():
         col = calls.column(name).combine_chunks()
         dense = np.zeros(calls.num_rows, dtype=np.int64)
         filled = np.zeros(calls.num_rows, dtype=bool)
-        dense[rows] = np.asarray(values, dtype=np.int64)
+        dense[rows] = values
         filled[rows] = True
         new = pc.if_else(pa.array(filled), pa.array(dense), col.cast(pa.int64()))
         calls = calls.set_column(calls.schema.get_field_index(name), name, new.cast(tschema.TOOL_CALLS.field(name).type))
     return calls
+
+
+def _int64s(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A column without nulls as int64 NumPy values."""
+    return np.asarray(pc.cast(values, pa.int64()).to_numpy(), dtype=np.int64)
 
 
 def _concat(results: list[dict[str, Any]], name: str) -> pa.Table:
