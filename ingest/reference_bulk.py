@@ -419,6 +419,12 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(counts)])[:-1].astype(np.int64)
 
 
+def expand_ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ranges [start, start + count): each element's range number and its position."""
+    owner = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    return owner, starts[owner] + _within(owner, _offsets(counts))
+
+
 def parse_bulk(run_id: str, samples: list[Sample]) -> dict[str, Any]:
     """The result of reference_parse.parse_samples for ``samples``, computed in bulk (plus
     ``digests``: the SHA-256 of each file read)."""

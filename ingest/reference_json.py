@@ -46,7 +46,7 @@ from agenthop.schemas import trajectory as tschema
 from .conform import IngestError, conform
 from .quality import Segments
 from . import reference_bulk
-from .reference_bulk import parse_task, spooled_task
+from .reference_bulk import expand_ranges, parse_task, spooled_task
 from .reference_parse import ALIAS_COLUMN, INT32_MAX, INT64_MAX, ParseError, Sample, load_json, task_schema
 from .reference_parse import status_of as status_of  # re-exported: the status rule lives there
 from .runs import Checks, RunData, check_benchmark, validate_table
@@ -646,13 +646,6 @@ class SectionIndex:
             self._con.close()
 
 
-def _expand(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For ranges [start, start + count): each element's range number and its position."""
-    owner = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    offset = np.arange(len(owner), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    return owner, starts[owner] + offset
-
-
 def _matches(left: pa.Array, right: pa.Array) -> np.ndarray:
     """Where two aligned arrays hold equal values (a null never matches)."""
     return pc.fill_null(pc.equal(left, right), False).to_numpy(zero_copy_only=False)
@@ -673,11 +666,11 @@ def resolve_sections(calls: pa.Table, index: SectionIndex) -> pa.Table:
     reads = calls.select(["sample_id", "paper_id", "resolved_header"]).take(at)
     keys = index.hash_keys(reads)
     lo = np.searchsorted(index.hashes, keys, side="left")
-    call, node = _expand(lo, np.searchsorted(index.hashes, keys, side="right") - lo)
+    call, node = expand_ranges(lo, np.searchsorted(index.hashes, keys, side="right") - lo)
     same = (_matches(reads.column("sample_id").take(call), index.nodes.column("sample_id").take(node))
             & _matches(reads.column("paper_id").take(call), index.nodes.column("paper_id").take(node)))
     call, node = call[same], node[same]
-    pair, sec = _expand(index.first[node], index.count[node])
+    pair, sec = expand_ranges(index.first[node], index.count[node])
     call = call[pair]
     shown = _matches(reads.column("resolved_header").take(call), index.sections.column("shown_header").take(sec))
     call, sec = call[shown], sec[shown]
