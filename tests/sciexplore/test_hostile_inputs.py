@@ -24,6 +24,14 @@ def _line(**over: object) -> str:
     return "{" + ", ".join(f'"{k}": {v}' for k, v in fields.items()) + "}"
 
 
+@pytest.fixture
+def loaded(tmp_path: Path, release: Path, ingest) -> tuple[Path, str]:
+    """A warehouse holding the release and the good responses, and its file's hash."""
+    db = tmp_path / "w.duckdb"
+    assert ingest("--db", db, "--benchmark", release, "--responses", write_jsonl(tmp_path / "ok.jsonl", GOOD)).exit_code == 0
+    return db, file_sha(db)
+
+
 HOSTILE_RESPONSES = [
     (_line(prompt_tokens=str(2**70)), "prompt_tokens", "beyond the largest allowed"),
     (_line(completion_tokens=str(2**41)), "completion_tokens", "must be between 0 and"),
@@ -44,11 +52,9 @@ HOSTILE_RESPONSES = [
 
 @pytest.mark.parametrize(("line", "field", "reason"), HOSTILE_RESPONSES,
                          ids=[f"{i}-{f}" for i, (_, f, _) in enumerate(HOSTILE_RESPONSES)])
-def test_hostile_responses_are_one_line_and_change_nothing(tmp_path: Path, release: Path, ingest, line: str,
-                                                           field: str, reason: str) -> None:
-    db = tmp_path / "w.duckdb"
-    assert ingest("--db", db, "--benchmark", release, "--responses", write_jsonl(tmp_path / "ok.jsonl", GOOD)).exit_code == 0
-    sha = file_sha(db)
+def test_hostile_responses_are_one_line_and_change_nothing(tmp_path: Path, loaded: tuple[Path, str], ingest,
+                                                           line: str, field: str, reason: str) -> None:
+    db, sha = loaded
     bad = write_jsonl(tmp_path / "bad.jsonl", [GOOD[1], line])
     r = ingest("--db", db, "--responses", bad)
     assert r.exit_code == 2, r.output
@@ -79,10 +85,9 @@ def _judgment(judge: str) -> dict:
     ("a\nb", "control"),
     ("", "is empty"),
 ])
-def test_judgments_refuse_bad_judge_names(tmp_path: Path, release: Path, ingest, judge: str, reason: str) -> None:
-    db = tmp_path / "w.duckdb"
-    assert ingest("--db", db, "--benchmark", release, "--responses", write_jsonl(tmp_path / "ok.jsonl", GOOD)).exit_code == 0
-    sha = file_sha(db)
+def test_judgments_refuse_bad_judge_names(tmp_path: Path, loaded: tuple[Path, str], ingest, judge: str,
+                                          reason: str) -> None:
+    db, sha = loaded
     bad = write_jsonl(tmp_path / "j.jsonl", [_judgment(judge)])
     r = ingest("--db", db, "--judgments", bad)
     assert r.exit_code == 2 and f"{bad}:1: field 'judge'" in r.output and reason in r.output, r.output
@@ -103,10 +108,8 @@ def _judge(db: Path, srv: OpenAIServer, *extra: str):
     ("normalized-match ", "whitespace around it"),
     ("normalized-match", "built-in judge"),
 ])
-def test_judge_name_is_checked_before_any_call(tmp_path: Path, release: Path, ingest, name: str, reason: str) -> None:
-    db = tmp_path / "w.duckdb"
-    assert ingest("--db", db, "--benchmark", release, "--responses", write_jsonl(tmp_path / "ok.jsonl", GOOD)).exit_code == 0
-    sha = file_sha(db)
+def test_judge_name_is_checked_before_any_call(tmp_path: Path, loaded: tuple[Path, str], name: str, reason: str) -> None:
+    db, sha = loaded
     with OpenAIServer(responder=_grader) as srv:
         r = _judge(db, srv, "--judge-name", name)
         calls = len(srv.requests)
@@ -115,9 +118,8 @@ def test_judge_name_is_checked_before_any_call(tmp_path: Path, release: Path, in
     assert file_sha(db) == sha and not (tmp_path / "w.duckdb.judge-cache.jsonl").exists()
 
 
-def test_a_long_valid_judge_name_loads(tmp_path: Path, release: Path, ingest) -> None:
-    db = tmp_path / "w.duckdb"
-    assert ingest("--db", db, "--benchmark", release, "--responses", write_jsonl(tmp_path / "ok.jsonl", GOOD)).exit_code == 0
+def test_a_long_valid_judge_name_loads(loaded: tuple[Path, str]) -> None:
+    db, _ = loaded
     name = "llm:" + "/".join(["a-very-long-judge"] * 6)  # 110 characters, slashes and a colon in it
     with OpenAIServer(responder=_grader) as srv:
         r = _judge(db, srv, "--judge-name", name)
@@ -132,11 +134,9 @@ def test_a_long_valid_judge_name_loads(tmp_path: Path, release: Path, ingest) ->
     (b'{"key": "k", "reply": "ok"}\n12\n', ":2: a judge cache line is an object"),
     (b'{"key": "k", "reply": "\\ud800"}\n', ":1: field 'reply': holds a lone surrogate"),
 ])
-def test_a_bad_judge_cache_is_refused_before_any_call(tmp_path: Path, release: Path, ingest, content: bytes,
+def test_a_bad_judge_cache_is_refused_before_any_call(tmp_path: Path, loaded: tuple[Path, str], content: bytes,
                                                       reason: str) -> None:
-    db = tmp_path / "w.duckdb"
-    assert ingest("--db", db, "--benchmark", release, "--responses", write_jsonl(tmp_path / "ok.jsonl", GOOD)).exit_code == 0
-    sha = file_sha(db)
+    db, sha = loaded
     cache = tmp_path / "cache.jsonl"
     cache.write_bytes(content)
     with OpenAIServer(responder=_grader) as srv:
