@@ -155,3 +155,17 @@ def test_the_cap_is_the_one_ingest_uses() -> None:
     from agenthop.schemas.limits import MAX_TEXT_BYTES
 
     assert conform.MAX_TEXT_BYTES is MAX_TEXT_BYTES
+
+
+def test_an_answer_whose_json_would_pass_the_cap_keeps_its_text(small_release: Path, tmp_path: Path) -> None:
+    """A 3 MiB final answer of quotation marks is under the cap as text but not as JSON (each mark escaped):
+    the trajectory keeps the text and no answer_json, and ingest judges the text."""
+    text = "Final answer: " + '"' * (3 * MIB)
+    out = tmp_path / "runs"
+    run_dir, _ = hostile_run(small_release, out, per_task(lambda k: completion(content=text, prompt_tokens=1,
+                                                                                 completion_tokens=1)))
+    finals = [t for t in rows(run_dir, "trajectories") if t["is_final"]]
+    assert [(t["terminated_by"], t["predicted_answer"] == text, t["answer_json"]) for t in finals] == \
+        [("answer", True, None)] * 2
+    db = ingest_ok(tmp_path, small_release, out)
+    assert q(db, "SELECT count(*), min(length(answer_text)) FROM raw.sciexplore_responses") == [(2, len(text))]
