@@ -14,6 +14,11 @@ call costs and does, the answer tool and its scoring, the fixed texts) comes fro
 * any other ``BackendError``, and any other exception raised while calling the backend or decoding
   its answer (an SDK bug, an undecodable body), records an ``error`` turn (the turn is used up),
   sleeps min(2^n, 15) s, and ``max_consecutive_errors`` in a row end the attempt as ``error``;
+* a response the trajectory store cannot hold (harness/replies.py: text, a call's name or arguments past
+  the 5 MiB text cap ingest enforces, a call with an empty name) records an ``error`` turn with its
+  tokens, is not added to the conversation and is asked again at once; it counts toward
+  ``max_consecutive_errors`` like a backend error. What goes back into the conversation (tool results,
+  a kept reply's text, call names and string arguments) is cut to ``MAX_RESENT_CHARS`` with a note;
 * after every successful call the cumulative prompt + completion + cache-write tokens are compared
   with ``caps.max_total_tokens`` (strict ``>``); crossing it ends the attempt as ``token_limit`` and that
   response's calls are recorded as ``not_executed``;
