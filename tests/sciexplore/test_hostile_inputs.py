@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from servers.openai_server import OpenAIServer, completion
 from servers.scripted_http import Recorded, Reply
-from sx_fixtures import GOOD, file_sha, ingest, release, response, write_jsonl  # noqa: F401 (fixtures)
+from sx_fixtures import GOOD, TASKS, file_sha, ingest, release, write_jsonl  # noqa: F401 (fixtures)
 
 from agenthop.harness.benchmarks.sciexplore.judge_cli import main as judge_main
 
@@ -153,3 +153,24 @@ def test_a_cache_line_cut_short_is_asked_again(tmp_path: Path) -> None:
     cache = tmp_path / "c.jsonl"
     cache.write_text('{"key": "a", "reply": "CORRECT"}\n{"key": "b", "rep', encoding="utf-8")
     assert read_cache(cache) == {"a": "CORRECT"}
+
+
+@pytest.mark.parametrize(("task_no", "path", "field"), [
+    (1, ["year"], "year"),
+    (2, ["groups", 0, "references", 0, "year"], "groups[0].references[0].year"),
+])
+def test_a_release_year_beyond_what_the_warehouse_stores_is_refused(tmp_path: Path, ingest, task_no: int,
+                                                                    path: list, field: str) -> None:
+    tasks = json.loads(json.dumps(TASKS))
+    node = tasks[task_no]
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = 2**40
+    rel = tmp_path / "release"
+    rel.mkdir()
+    write_jsonl(rel / "tasks.jsonl", tasks)
+    db = tmp_path / "w.duckdb"
+    r = ingest("--db", db, "--benchmark", rel)
+    assert r.exit_code == 2, r.output
+    assert f"tasks.jsonl:{task_no + 1}: field '{field}': must be between" in r.output and "\n" not in r.output.strip()
+    assert not db.exists()

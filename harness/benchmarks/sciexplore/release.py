@@ -28,6 +28,8 @@ SLOT_RE = re.compile(r"\[CITE_(\d+)\]")
 MAX_JSON_DEPTH = 64
 #: the largest integer a field of the formats may hold (a 64-bit integer column stores any of them)
 MAX_JSON_INT = 2**63 - 1
+#: the range of a year (the warehouse stores years as 32-bit integers)
+YEAR_RANGE = (-(2**31), 2**31 - 1)
 #: a ``\\uD800``..``\\uDFFF`` escape: the line may hold a lone surrogate, which is not text
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
@@ -273,7 +275,7 @@ def parse_reference(w: Where, obj: Any, prefix: str, *, strict: bool = True) -> 
     if not isinstance(obj, dict):
         raise w.fail(prefix.rstrip("."), f"expected an object, got {obj!r}"[:200])
     title = w.text(obj, "title", prefix=prefix) if strict else w.get(obj, "title", str, nullable=True, prefix=prefix)
-    year = w.get(obj, "year", int, nullable=not strict, prefix=prefix)
+    year = w.integer(obj, "year", *YEAR_RANGE, nullable=not strict, prefix=prefix)
     authors = w.texts(obj, "authors", prefix=prefix) if "authors" in obj or strict else ()
     venue = w.get(obj, "venue", str, nullable=True, prefix=prefix)
     doi = w.get(obj, "doi", str, nullable=True, prefix=prefix)
@@ -294,7 +296,7 @@ def parse_task(w: Where, obj: dict) -> Task:
             raise w.fail("hops", f"must be between {HOPS_RANGE[0]} and {HOPS_RANGE[1]}, got {hops}")
         return Task(**common, hops=hops, databases=w.texts(obj, "databases"))
     if ttype == "T2":
-        return Task(**common, year=w.get(obj, "year", int, nullable=True))
+        return Task(**common, year=w.integer(obj, "year", *YEAR_RANGE, nullable=True))
     if ttype == "T3":
         paragraph = w.text(obj, "paragraph")
         groups_raw = w.get(obj, "groups", list)
@@ -362,7 +364,7 @@ def parse_document(w: Where, obj: dict) -> Document:
         raise w.fail("database", "a record names its database")
     return Document(
         id=w.text(obj, "id"), kind=kind, database=database, title=w.text(obj, "title"),
-        text=w.get(obj, "text", str), url=w.get(obj, "url", str), year=w.get(obj, "year", int, nullable=True),
+        text=w.get(obj, "text", str), url=w.get(obj, "url", str), year=w.integer(obj, "year", *YEAR_RANGE, nullable=True),
     )
 
 
