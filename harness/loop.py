@@ -14,6 +14,11 @@ call costs and does, the answer tool and its scoring, the fixed texts) comes fro
 * any other ``BackendError``, and any other exception raised while calling the backend or decoding
   its answer (an SDK bug, an undecodable body), records an ``error`` turn (the turn is used up),
   sleeps min(2^n, 15) s, and ``max_consecutive_errors`` in a row end the attempt as ``error``;
+* a response the trajectory store cannot hold (harness/replies.py: text, a call's name or arguments past
+  the 5 MiB text cap ingest enforces, a call with an empty name) records an ``error`` turn with its
+  tokens, is not added to the conversation and is asked again at once; it counts toward
+  ``max_consecutive_errors`` like a backend error. What goes back into the conversation (tool results,
+  a kept reply's text, call names and string arguments) is cut to ``MAX_RESENT_CHARS`` with a note;
 * after every successful call the cumulative prompt + completion + cache-write tokens are compared
   with ``caps.max_total_tokens`` (strict ``>``); crossing it ends the attempt as ``token_limit`` and that
   response's calls are recorded as ``not_executed``;
@@ -37,7 +42,6 @@ as ``time_limit`` and no further attempt starts. Each attempt's rows carry only 
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -57,6 +61,8 @@ from . import benchmarks
 from .backends.retry import backoff_delay
 from .episode import Answer, Episode
 from .provider_calls import provider_call_rows
+from .replies import args_json as _args_json
+from .replies import reply_problem, resent_reply, resent_text
 from .errors import AgentHopError
 from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
 
@@ -171,16 +177,6 @@ class AttemptResult:
         return self.trajectory["is_final"]
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
-
-
-def _args_json(args: Any) -> str:
-    try:
-        return _dumps(args)
-    except (TypeError, ValueError):  # pragma: no cover - default=str makes this unreachable in practice
-        return json.dumps(str(args))
-
-
 async def run_attempt(
     episode: Episode,
     conv: Conversation,
@@ -226,7 +222,7 @@ async def run_attempt(
     answer: Answer | None = None  # the last executed answer call's
     terminated: str | None = None
 
-    def error_turn(turn_idx: int, content: str) -> None:
+    def error_turn(turn_idx: int, content: str, tokens: tuple[int, int, int, int] = (0, 0, 0, 0)) -> None:
         turns.append(
             {
                 "sample_id": sid,
@@ -234,10 +230,10 @@ async def run_attempt(
                 "turn": turn_idx,
                 "role": "error",
                 "n_tool_calls": 0,
-                "prompt_tokens": 0,
-                "completion_tokens": 0,
-                "cache_read_tokens": 0,
-                "cache_creation_tokens": 0,
+                "prompt_tokens": tokens[0],
+                "completion_tokens": tokens[1],
+                "cache_read_tokens": tokens[2],
+                "cache_creation_tokens": tokens[3],
                 "cumulative_tokens": cum,
                 "budget_before": remaining,
                 "budget_after": remaining,
@@ -299,7 +295,6 @@ async def run_attempt(
             break
         if resp is None:
             continue  # a non-transient error used up this turn
-        consecutive_errors = 0
         repaired += resp.repaired_chars
 
         # 2. token accounting: strict '>' right after the call
@@ -313,6 +308,19 @@ async def run_attempt(
         tot_cw += cw
         cum = tot_p + tot_c + tot_cw
         t_off = clock() - t0
+        problem = reply_problem(resp)
+        if problem is not None:  # the store cannot hold it: an error turn with its tokens, the reply dropped
+            consecutive_errors += 1
+            api_errors += 1
+            error_turn(turn_idx, problem, (p, c, cr, cw))
+            if cum > max_total_tokens:
+                terminated = "token_limit"
+                break
+            if consecutive_errors >= cfg.max_consecutive_errors:
+                terminated = "error"
+                break
+            continue
+        consecutive_errors = 0
         text = resp.text or ""
         if text:
             last_text = text
@@ -346,11 +354,12 @@ async def run_attempt(
             if not text:
                 terminated = "error"  # empty response: neither text nor calls
                 break
-            conv.add_assistant(resp)
             if text_is_answer:  # a reply without a call is the answer
+                conv.add_assistant(resp)
                 answer = episode.answer_from_text(text, "answer")
                 terminated = "answer"
                 break
+            conv.add_assistant(resent_reply(resp))
             conv.add_user(nudge_text + footer(turn_idx + 1, cum, budget_total - remaining))
             continue
 
@@ -396,8 +405,9 @@ async def run_attempt(
                       len(text), t_off)
         )
         ft = footer(turn_idx + 1, cum, budget_total - remaining)
-        conv.add_assistant(resp)
-        conv.add_tool_results([(tc, o + ft) for tc, o in zip(tcs, outputs)])
+        sent = resent_reply(resp)  # long texts cut in what is sent back (harness/replies.py)
+        conv.add_assistant(sent)
+        conv.add_tool_results([(tc, resent_text(o) + ft) for tc, o in zip(sent.tool_calls, outputs)])
 
         # 4. after the turn
         if answer is not None:

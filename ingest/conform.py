@@ -16,9 +16,7 @@ import pyarrow.compute as pc
 
 from agenthop.harness.errors import AgentHopError
 from agenthop.schemas.evolution import absent, absent_column
-
-#: Largest accepted text value (bytes of UTF-8). Larger values are rejected, not truncated.
-MAX_TEXT_BYTES = 5 * 1024 * 1024
+from agenthop.schemas.limits import MAX_TEXT_BYTES  # largest accepted text value: rejected, not truncated
 
 
 class IngestError(AgentHopError):

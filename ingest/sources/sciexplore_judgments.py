@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agenthop.harness.benchmarks.sciexplore.judge import JUDGE_NAME
+from agenthop.harness.benchmarks.sciexplore.judge import judge_name_problem
 from agenthop.harness.benchmarks.sciexplore.release import ReleaseError, Task, Where, read_jsonl, slot_name
 from agenthop.schemas.sciexplore import UNITS, VERDICTS
 
@@ -87,10 +87,10 @@ def read_judgments(paths: list[Path], tasks: dict[str, Task], benchmark_sha256: 
                 verdict = w.text(obj, "verdict")
                 if verdict not in VERDICTS:
                     raise w.fail("verdict", f"must be one of {', '.join(VERDICTS)}, got {verdict!r}")
-                judge = w.text(obj, "judge")
-                if judge == JUDGE_NAME:
-                    raise w.fail("judge", f"{JUDGE_NAME!r} is the built-in judge that ingest applies itself; "
-                                 "name this judge otherwise")
+                judge = w.get(obj, "judge", str)
+                problem = judge_name_problem(judge)
+                if problem is not None:
+                    raise w.fail("judge", problem)
                 row = {"run_id": run_id, "task_id": tid, **key, "verdict": verdict, "judge": judge,
                        "judge_version": w.text(obj, "judge_version"),
                        "rationale": w.get(obj, "rationale", str, nullable=True)}

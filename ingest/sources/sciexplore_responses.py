@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agenthop.harness.backends.calling import MAX_TOKEN_COUNT
 from agenthop.harness.benchmarks.sciexplore import PARADIGMS, SEARCH_TOOLS, STATUSES
 from agenthop.harness.benchmarks.sciexplore.release import ReleaseError, Task, Where, read_jsonl, slot_name
 from agenthop.harness.benchmarks.sciexplore.tables import ParseFailure, format_ok, parse_table
@@ -22,6 +24,10 @@ from agenthop.harness.run_identity import model_slug
 from ..conform import IngestError
 
 BACKEND = "responses-file"
+#: the largest replicate number (the warehouse stores it as a 32-bit integer)
+MAX_REPLICATE = 2**31 - 1
+#: the largest token count or result size a line may give (the harness's bound on a usage count)
+MAX_COUNT = MAX_TOKEN_COUNT
 
 
 def responses_run_id(model: str, paradigm: str, replicate: int, benchmark_sha256: str) -> str:
@@ -55,9 +61,7 @@ def _run_fields(w: Where, obj: dict) -> tuple[str, str, int]:
     paradigm = w.text(obj, "paradigm")
     if paradigm not in PARADIGMS:
         raise w.fail("paradigm", f"must be one of {', '.join(PARADIGMS)}, got {paradigm!r}")
-    replicate = w.get(obj, "replicate", int)
-    if replicate < 0:
-        raise w.fail("replicate", f"must be >= 0, got {replicate}")
+    replicate = w.integer(obj, "replicate", 0, MAX_REPLICATE)
     return model, paradigm, replicate
 
 
@@ -81,10 +85,6 @@ def _t3_answer(w: Where, task: Task, answer: Any) -> tuple[dict | None, str | No
     return out, None
 
 
-def _number(w: Where, obj: dict, fld: str, kind: type | tuple) -> Any:
-    return w.get(obj, fld, kind, nullable=True)
-
-
 def _trace(w: Where, obj: dict) -> list[dict[str, Any]]:
     raw = w.get(obj, "trace", list, nullable=True) or []
     out = []
@@ -93,9 +93,7 @@ def _trace(w: Where, obj: dict) -> list[dict[str, Any]]:
         if not isinstance(step, dict):
             raise w.fail(f"trace[{i}]", "expected an object {tool, query or target, result_chars}")
         tool = w.text(step, "tool", prefix=p)
-        rc = w.get(step, "result_chars", int, nullable=True, prefix=p)
-        if rc is not None and rc < 0:
-            raise w.fail(p + "result_chars", f"must be >= 0, got {rc}")
+        rc = w.integer(step, "result_chars", 0, MAX_COUNT, nullable=True, prefix=p)
         out.append({"seq": i, "tool": tool, "query": w.get(step, "query", str, nullable=True, prefix=p),
                     "target": w.get(step, "target", str, nullable=True, prefix=p), "result_chars": rc,
                     "is_search": tool in SEARCH_TOOLS})
@@ -160,12 +158,11 @@ def _response(w: Where, obj: dict, task: Task, run_id: str, status: str, where: 
             answer_json = table.to_json()
         judged = table
         text = answer if isinstance(answer, str) or answer is None else json.dumps(answer, ensure_ascii=False)
-    pt = _number(w, obj, "prompt_tokens", int)
-    ct = _number(w, obj, "completion_tokens", int)
-    wall = _number(w, obj, "wall_time_s", (int, float))
-    for name, v in (("prompt_tokens", pt), ("completion_tokens", ct), ("wall_time_s", wall)):
-        if v is not None and v < 0:
-            raise w.fail(name, f"must be >= 0, got {v}")
+    pt = w.integer(obj, "prompt_tokens", 0, MAX_COUNT, nullable=True)
+    ct = w.integer(obj, "completion_tokens", 0, MAX_COUNT, nullable=True)
+    wall = w.get(obj, "wall_time_s", (int, float), nullable=True)
+    if wall is not None and not 0 <= wall < math.inf:  # NaN fails both comparisons
+        raise w.fail("wall_time_s", f"must be a finite number >= 0, got {wall}")
     trace = _trace(w, obj)
     canon = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     row = {

@@ -19,6 +19,12 @@ from .build import SciReport
 
 #: systems an item page shows (each system's first replicate, best mean overall first)
 ITEM_PAGE_SYSTEMS = 6
+#: characters of one text a task page shows (an answer, a cell, a title, a rationale, a query); a longer
+#: one is cut with a note, so a huge answer keeps the page small
+SHOWN_CHARS = 4_000
+#: rows of a T4 answer, references per T3 slot and trace steps a task page shows (verdicts: five times
+#: as many, a few judges on each shown unit)
+SHOWN_ITEMS = 100
 _JSON_COLUMNS = ("aliases", "databases", "columns")
 
 
@@ -148,6 +154,42 @@ def _loads(v: str | None) -> Any:
     return None if v is None else json.loads(v)
 
 
+def clip(value: Any, limit: int = SHOWN_CHARS, *, note: bool = True) -> Any:
+    """A text as a task page shows it: at most ``limit`` characters, then ``… (N characters more)``
+    (without ``note``: then ``…``, the page saying how many more below); anything else as it is."""
+    if not isinstance(value, str) or len(value) <= limit:
+        return value
+    return value[:limit] + (f"… ({len(value) - limit:,} characters more)" if note else "…")
+
+
+def _first(items: list[Any], what: str, limit: int = SHOWN_ITEMS) -> tuple[list[Any], str | None]:
+    """The first ``limit`` of ``items`` and a note of how many more there are (None: none)."""
+    more = len(items) - limit
+    return items[:limit], (f"… ({more:,} {what} more, not shown)" if more > 0 else None)
+
+
+def shown_answer(task_type: str, answer: Any) -> tuple[Any, list[str]]:
+    """A parsed answer as a task page shows it (texts clipped, the first rows and references) and the
+    notes of what was left out."""
+    notes: list[str] = []
+    if task_type == "T4" and isinstance(answer, dict):
+        columns = [clip(c, 200) for c in (answer.get("columns") or [])][:SHOWN_ITEMS]
+        raw_cols = list(answer.get("columns") or [])[:SHOWN_ITEMS]
+        rows, note = _first(list(answer.get("rows") or []), "rows")
+        notes += [note] if note else []
+        rows = [{clip(c, 200): clip(r.get(c)) for c in raw_cols} for r in rows if isinstance(r, dict)]
+        return {"columns": columns, "rows": rows}, notes
+    if task_type == "T3" and isinstance(answer, dict):
+        out: dict[str, list[Any]] = {}
+        for slot, refs in answer.items():
+            first, note = _first(list(refs or []), f"references for {slot}")
+            notes += [note] if note else []
+            out[clip(slot, 200)] = [{k: clip(v) for k, v in r.items()} if isinstance(r, dict) else clip(r)
+                                    for r in first]
+        return out, notes
+    return answer, notes
+
+
 def item_context(wh: Warehouse, task_id: str, systems: list[data.System]) -> dict[str, Any]:
     [task] = wh.rows("SELECT * FROM raw.sciexplore_tasks WHERE task_id = ?", [task_id])
     refs = wh.rows("SELECT slot, ref_index, title, year, authors, venue, doi FROM raw.sciexplore_t3_references "
@@ -168,15 +210,27 @@ def item_context(wh: Warehouse, task_id: str, systems: list[data.System]) -> dic
                            "ORDER BY unit, slot, ref_index, row_key, \"column\", judge", [run_id, task_id])
         trace = wh.rows("SELECT seq, tool, query, target, result_chars, is_search FROM raw.sciexplore_trace "
                         "WHERE run_id = ? AND task_id = ? ORDER BY seq", [run_id, task_id])
-        r = resp[0] if resp else None
-        answer = _loads(r["answer_json"]) if r else None
+        r = {**resp[0], "answer_text": clip(resp[0]["answer_text"], note=False),
+             "parse_error": clip(resp[0]["parse_error"])} if resp else None
+        answer, answer_notes = shown_answer(task["type"], _loads(r["answer_json"]) if r else None)
+        text = resp[0]["answer_text"] if resp else None
+        text_shown = not (task["type"] in ("T3", "T4") and answer)  # else the parsed answer is shown
+        if text_shown and isinstance(text, str) and len(text) > SHOWN_CHARS:
+            answer_notes.insert(0, f"… ({len(text) - SHOWN_CHARS:,} characters more, not shown)")
         answer_num = (numeric_columns(list(answer.get("columns") or []), list(answer.get("rows") or []))
                       if task["type"] == "T4" and isinstance(answer, dict) else [])
+        rows_matched = len({v["row_key"] for v in verdicts if v["unit"] == "cell"})
+        verdicts, verdicts_note = _first([{**v, "rationale": clip(v["rationale"]), "slot": clip(v["slot"], 200),
+                                           "row_key": clip(v["row_key"], 200)} for v in verdicts], "verdicts",
+                                         5 * SHOWN_ITEMS)
+        trace, trace_note = _first([{**c, "query": clip(c["query"], 500), "target": clip(c["target"], 500),
+                                     "tool": clip(c["tool"], 200)} for c in trace], "tool calls")
         shown.append({"label": s.label, "paradigm": s.paradigm, "run_id": run_id, "response": r,
-                      "simulated": s.model in simulated,
+                      "simulated": s.model in simulated, "answer_notes": answer_notes, "trace_note": trace_note,
+                      "verdicts_note": verdicts_note,
                       "answer_obj": answer, "answer_num": answer_num, "verdicts": verdicts,
                       "verdict_table": verdict_table(verdicts), "trace": trace,
-                      "rows_matched": len({v["row_key"] for v in verdicts if v["unit"] == "cell"})})
+                      "rows_matched": rows_matched})
     judges = sorted({v["judge"] for s in shown for v in s["verdicts"]})
     gt = [gt_rows[i] for i in sorted(gt_rows)]
     return {"task": task, "refs": refs, "gt_rows": gt, "columns": columns, "gt_num": numeric_columns(columns, gt),

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agenthop.schemas.limits import bytes_over_cap
+
 from ...backends.base import SampleContext, ToolSpec
 from ...episode import Answer, CallResult
 from . import paradigms, prompts
@@ -80,9 +82,12 @@ class SciExploreEpisode:
         """The final text as the task's answer (status, parsed answer, ``normalized-match`` flag)."""
         status, answer = final_answer(self.task, terminated_by, text)
         right = wholly_right(self.task, judge_task(self.task, status, answer))
+        answer_json: str | None = json.dumps(answer, ensure_ascii=False)
+        if bytes_over_cap(answer_json):  # escaping made it longer than a stored text may be: the text is kept
+            answer_json = None
         return Answer(is_correct=right, score=None,
                       columns={"predicted_answer": text or None, "predicted_index": -1, "reasoning": None,
-                               "answer_json": json.dumps(answer, ensure_ascii=False)})
+                               "answer_json": answer_json})
 
     def no_answer(self) -> Answer:
         return self.answer_from_text(None, "error")

@@ -8,6 +8,7 @@ give the same verdicts.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,25 @@ from .tables import ParseFailure, Table, parse_table
 
 JUDGE_NAME = "normalized-match"
 JUDGE_VERSION = "1"
+#: the longest name a judge may have (it is a key of raw.judgments and a label in the reports)
+MAX_JUDGE_NAME_CHARS = 120
+
+
+def judge_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a judge of a judgments file or ``agenthop-judge`` (None: it can): empty,
+    whitespace around it, a control character, more than ``MAX_JUDGE_NAME_CHARS`` characters, or the
+    built-in judge's name in any case or Unicode form."""
+    if not name.strip():
+        return "is empty"
+    if name != name.strip():
+        return f"{name.strip()[:40]!r} has whitespace around it; give the name without it"
+    if len(name) > MAX_JUDGE_NAME_CHARS:
+        return f"has {len(name)} characters; a judge name has at most {MAX_JUDGE_NAME_CHARS}"
+    if any(unicodedata.category(c).startswith("C") for c in name):
+        return "holds a control or unassigned character"
+    if unicodedata.normalize("NFKC", name).casefold() == JUDGE_NAME:
+        return f"{JUDGE_NAME!r} is the built-in judge that ingest applies itself; name this judge otherwise"
+    return None
 
 #: an answer containing one of these (normalised, as a whole phrase) and not the ground truth abstains
 ABSTENTION_PHRASES = (

@@ -42,8 +42,6 @@ def main(judge_model: str, backend: str, base_url: str | None, api_key_env: str 
     """
     from agenthop.ingest.warehouse import default_db_path
 
-    if judge_name == "normalized-match":
-        raise AgentHopError("--judge-name normalized-match is the built-in judge; name this judge otherwise")
     path = (db or Path(default_db_path())).absolute()
     spec = ModelSpec(name=judge_model, backend=backend, model_id=judge_model, base_url=base_url, api_key_env=api_key_env)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,8 +24,9 @@ from agenthop.harness.backends.base import BackendError, SampleContext, Transien
 from agenthop.harness.errors import AgentHopError
 from agenthop.harness.panel import ModelSpec
 
+from .judge import judge_name_problem
 from .llm_judge import SYSTEM_PROMPT, Unit, judge_version, prompt_key, read_verdict, units
-from .release import Task
+from .release import Task, Where, json_problem
 from .tables import Table
 
 #: calls retried after a transient error (rate limit, 5xx, timeout)
@@ -78,15 +80,33 @@ def collect(db: Path, run_ids: list[str] | None) -> tuple[list[tuple[str, str, U
     return out, runs
 
 
-def _read_cache(path: Path) -> dict[str, str]:
+def read_cache(path: Path) -> dict[str, str]:
+    """The cached replies (prompt key -> reply) of a cache file; a line that does not parse (one cut short
+    by an interruption) is skipped and asked again. A file that is not UTF-8, or a line that is not an
+    object of two strings ``key`` and ``reply``, is an error naming the file, line and field."""
     cache: dict[str, str] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-                cache[rec["key"]] = rec["reply"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue  # a line cut short by an interruption: asked again
+    if not path.exists():
+        return cache
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise AgentHopError(f"{path}: judge cache is not UTF-8 ({exc.reason} at byte {exc.start}); "
+                            "delete it or give another --cache") from None
+    except OSError as exc:
+        raise AgentHopError(f"{path}: cannot read the judge cache ({exc.strerror or exc})") from None
+    for no, line in enumerate(text.splitlines(), 1):
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError):
+            continue  # a line cut short by an interruption: asked again
+        w = Where(path, no)
+        if not isinstance(rec, dict):
+            raise AgentHopError(f"{path}:{no}: a judge cache line is an object {{key, reply}}, got "
+                                f"{type(rec).__name__}")
+        bad = json_problem(rec)
+        if bad is not None:
+            raise w.fail(*bad)
+        cache[w.get(rec, "key", str)] = w.get(rec, "reply", str)
     return cache
 
 
@@ -128,12 +148,16 @@ def run_judge(db: Path, spec: ModelSpec, *, judge_name: str | None = None, cache
     from agenthop.ingest.progress import Progress
     from agenthop.ingest.sources.sciexplore_ingest import run_sciexplore_ingest
 
-    name = judge_name or f"llm:{spec.provider_model}"
+    name = judge_name if judge_name is not None else f"llm:{spec.provider_model}"
+    problem = judge_name_problem(name)
+    if problem is not None:  # before any call is paid for
+        raise AgentHopError(f"judge name {name[:60]!r}{'...' if len(name) > 60 else ''}: {problem}"
+                            + ("" if judge_name is not None else " (name the judge with --judge-name)"))
     version = judge_version(spec.provider_model)
     cache_path = cache or db.with_name(db.name + ".judge-cache.jsonl")
     todo, runs = collect(db, run_ids)
     result = JudgeResult(units=len(todo))
-    cached = _read_cache(cache_path)
+    cached = read_cache(cache_path)
     keys: dict[int, str] = {}
     prompts: dict[str, str] = {}
     for i, (_, status, u) in enumerate(todo):
@@ -174,7 +198,7 @@ def run_judge(db: Path, spec: ModelSpec, *, judge_name: str | None = None, cache
                       "judge_version": version, "rationale": rationale})
     if lines:
         with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / f"{name.replace(':', '_').replace('/', '_')}.jsonl"
+            path = Path(tmp) / f"{re.sub(r'[^A-Za-z0-9._-]', '_', name)[:80]}.jsonl"
             path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
             result.loaded = run_sciexplore_ingest(db, judgments=(path,), progress=Progress(quiet=True)).summary()
     return result

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,14 @@ CORPUS_FILE = "corpus/documents.jsonl"
 DOCUMENT_KINDS = ("paper", "record", "page")
 HOPS_RANGE = (2, 6)
 SLOT_RE = re.compile(r"\[CITE_(\d+)\]")
+#: a line nesting lists and objects deeper than this is refused (the formats nest a few levels)
+MAX_JSON_DEPTH = 64
+#: the largest integer a field of the formats may hold (a 64-bit integer column stores any of them)
+MAX_JSON_INT = 2**63 - 1
+#: the range of a year (the warehouse stores years as 32-bit integers)
+YEAR_RANGE = (-(2**31), 2**31 - 1)
+#: a ``\\uD800``..``\\uDFFF`` escape: the line may hold a lone surrogate, which is not text
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 class ReleaseError(AgentHopError):
@@ -126,7 +135,8 @@ class Where:
         self.path, self.line = path, line
 
     def fail(self, fld: str, problem: str) -> ReleaseError:
-        return ReleaseError(f"{self.path}:{self.line}: field {fld!r}: {problem}")
+        shown = fld if len(fld) <= 80 else fld[:77] + "..."
+        return ReleaseError(f"{self.path}:{self.line}: field {shown!r}: {problem}")
 
     def get(self, obj: dict, fld: str, kind: type | tuple[type, ...], *, nullable: bool = False,
             prefix: str = "") -> Any:
@@ -142,6 +152,14 @@ class Where:
             raise self.fail(name, f"expected {_kind_name(kind)}, got {value!r}")
         if not isinstance(value, kind):
             raise self.fail(name, f"expected {_kind_name(kind)}, got {type(value).__name__} {value!r}"[:200])
+        return value
+
+    def integer(self, obj: dict, fld: str, low: int, high: int, *, nullable: bool = False,
+                prefix: str = "") -> int | None:
+        """An integer from ``low`` to ``high`` (both included)."""
+        value = self.get(obj, fld, int, nullable=nullable, prefix=prefix)
+        if value is not None and not low <= value <= high:
+            raise self.fail(prefix + fld, f"must be between {low} and {high}, got {value}")
         return value
 
     def text(self, obj: dict, fld: str, *, nullable: bool = False, prefix: str = "") -> str | None:
@@ -165,7 +183,9 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
 
 
 def read_jsonl(path: Path):
-    """Yield (line number, object) for each non-blank line; a bad line is a ReleaseError."""
+    """Yield (line number, object) for each non-blank line; a bad line is a ReleaseError naming the field:
+    not JSON, not an object, nested deeper than ``MAX_JSON_DEPTH``, a number that is not finite
+    (``NaN``, ``Infinity``, ``1e400``), an integer beyond ``MAX_JSON_INT``, a lone surrogate in a string."""
     try:
         fh = path.open(encoding="utf-8")
     except OSError as exc:
@@ -179,11 +199,75 @@ def read_jsonl(path: Path):
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise ReleaseError(f"{path}:{no}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+                except ValueError:  # Python refuses integers of more than 4300 digits
+                    raise ReleaseError(f"{path}:{no}: a number has more than 4300 digits") from None
+                except RecursionError:
+                    raise Where(path, no).fail(_deep_field(line), f"lists and objects nested more than "
+                                               f"{MAX_JSON_DEPTH} levels deep") from None
                 if not isinstance(obj, dict):
                     raise ReleaseError(f"{path}:{no}: expected a JSON object, got {type(obj).__name__}")
+                bad = json_problem(obj, surrogates=_SURROGATE_ESCAPE.search(line) is not None)
+                if bad is not None:
+                    raise Where(path, no).fail(*bad)
                 yield no, obj
         except UnicodeDecodeError as exc:
             raise ReleaseError(f"{path}: not UTF-8 ({exc.reason})") from None
+
+
+_JSON_TOKEN = re.compile(r'("(?:[^"\\]|\\.)*")(\s*:)?|([\[\]{}])')
+
+
+def _deep_field(line: str) -> str:
+    """The top-level field under which ``line`` nests too deep for the parser (its keys and brackets
+    read with a regular expression: the line did not parse)."""
+    depth, key = 0, "(line)"
+    for m in _JSON_TOKEN.finditer(line):
+        if m.group(3) is None:
+            if m.group(2) and depth == 1:
+                key = m.group(1)[1:-1]
+            continue
+        depth += 1 if m.group(3) in "[{" else -1
+        if depth > MAX_JSON_DEPTH:
+            break
+    return key
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def json_problem(obj: Any, *, surrogates: bool = True) -> tuple[str, str] | None:
+    """(field, problem) of a value of a parsed JSON object that no format accepts, or None:
+    nesting deeper than ``MAX_JSON_DEPTH``, a float that is not finite, an integer beyond
+    ``MAX_JSON_INT``, a lone surrogate in a string or key (looked for only with ``surrogates``)."""
+    stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                return where, f"lists and objects nested more than {MAX_JSON_DEPTH} levels deep"
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str):
+                    if surrogates and _has_lone_surrogate(key):
+                        return where or "(key)", "a key holds a lone surrogate (an unpaired \\ud800-\\udfff escape), not text"
+                    name = f"{where}.{key}" if where else key
+                else:
+                    name = f"{where}[{key}]"
+                stack.append((item, name, depth + 1))
+        elif isinstance(value, str):
+            if surrogates and _has_lone_surrogate(value):
+                return where, "holds a lone surrogate (an unpaired \\ud800-\\udfff escape), not text"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                return where, f"is {value}: a number must be finite (NaN, Infinity and overflowing numbers are refused)"
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_JSON_INT:
+            return where, f"is an integer of {value.bit_length()} bits, beyond the largest allowed (2^63 - 1)"
+    return None
 
 
 def parse_reference(w: Where, obj: Any, prefix: str, *, strict: bool = True) -> Reference:
@@ -191,7 +275,7 @@ def parse_reference(w: Where, obj: Any, prefix: str, *, strict: bool = True) -> 
     if not isinstance(obj, dict):
         raise w.fail(prefix.rstrip("."), f"expected an object, got {obj!r}"[:200])
     title = w.text(obj, "title", prefix=prefix) if strict else w.get(obj, "title", str, nullable=True, prefix=prefix)
-    year = w.get(obj, "year", int, nullable=not strict, prefix=prefix)
+    year = w.integer(obj, "year", *YEAR_RANGE, nullable=not strict, prefix=prefix)
     authors = w.texts(obj, "authors", prefix=prefix) if "authors" in obj or strict else ()
     venue = w.get(obj, "venue", str, nullable=True, prefix=prefix)
     doi = w.get(obj, "doi", str, nullable=True, prefix=prefix)
@@ -212,7 +296,7 @@ def parse_task(w: Where, obj: dict) -> Task:
             raise w.fail("hops", f"must be between {HOPS_RANGE[0]} and {HOPS_RANGE[1]}, got {hops}")
         return Task(**common, hops=hops, databases=w.texts(obj, "databases"))
     if ttype == "T2":
-        return Task(**common, year=w.get(obj, "year", int, nullable=True))
+        return Task(**common, year=w.integer(obj, "year", *YEAR_RANGE, nullable=True))
     if ttype == "T3":
         paragraph = w.text(obj, "paragraph")
         groups_raw = w.get(obj, "groups", list)
@@ -280,7 +364,7 @@ def parse_document(w: Where, obj: dict) -> Document:
         raise w.fail("database", "a record names its database")
     return Document(
         id=w.text(obj, "id"), kind=kind, database=database, title=w.text(obj, "title"),
-        text=w.get(obj, "text", str), url=w.get(obj, "url", str), year=w.get(obj, "year", int, nullable=True),
+        text=w.get(obj, "text", str), url=w.get(obj, "url", str), year=w.integer(obj, "year", *YEAR_RANGE, nullable=True),
     )
 
 

@@ -13,6 +13,8 @@ Ranking is BM25 (Okapi, the ``bm25s`` library) over ``title + text``, lower-case
 without English stop words; documents that share no query term are left out; ties keep corpus
 order. A search returns at most ``max_results`` hits (the paradigm's cap), each with its id,
 title, a snippet and its URL.
+A query is searched and shown on its first ``QUERY_CHARS`` characters (ids and tool names are
+shown back as cut too).
 
 ``CorpusTools.call(name, args)`` returns a :class:`ToolResult`: the text the agent sees and a
 :class:`CallRecord` with what a trajectory's tool-call row stores (tool, query or target,
@@ -43,6 +45,9 @@ OPEN_PAGE_CHARS = 6000
 #: characters of a document's text shown as a search hit's snippet
 SNIPPET_CHARS = 240
 DEFAULT_MAX_RESULTS = 5
+#: characters of a query that are searched and shown in the result (and of an id or tool name shown
+#: back); a longer one is cut with a note, the call's row keeps it whole
+QUERY_CHARS = 1000
 
 # statuses (the trajectory store's vocabulary)
 OK = "ok"
@@ -141,6 +146,11 @@ class _Index:
         return out
 
 
+def shown(text: str, limit: int = QUERY_CHARS) -> str:
+    """A query, id or name as a result shows it: cut to ``limit`` characters with a note."""
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit:,} characters more)"
+
+
 def snippet(text: str, n: int = SNIPPET_CHARS) -> str:
     return text if len(text) <= n else text[: n - 3].rstrip() + "..."
 
@@ -208,7 +218,7 @@ class CorpusTools:
 
     def call(self, name: str, args: Any) -> ToolResult:
         if name not in TOOL_NAMES:
-            return _fail(name, args, UNKNOWN_TOOL, f"Unknown tool: {name}. Tools: {', '.join(TOOL_NAMES)}.")
+            return _fail(name, args, UNKNOWN_TOOL, f"Unknown tool: {shown(name)}. Tools: {', '.join(TOOL_NAMES)}.")
         if not isinstance(args, dict):
             return _fail(name, args, INVALID_ARGS, f"Error calling {name}: arguments must be a JSON object.")
         if name == OPEN_PAGE:
@@ -224,8 +234,8 @@ class CorpusTools:
             return _fail(tool, args, INVALID_ARGS, f"Error calling {tool}: 'database' must be a string.",
                          query=query)
         hits = [Hit(d.id, d.title, snippet(d.text), d.url, d.kind, d.database, d.year, s)
-                for d, s in self._indexes[tool].search(query, self.max_results, database)]
-        text = format_hits(tool, query, hits)
+                for d, s in self._indexes[tool].search(query[:QUERY_CHARS], self.max_results, database)]
+        text = format_hits(tool, shown(query), hits)
         return ToolResult(text, CallRecord(tool, args, OK, len(text), query=query), tuple(hits))
 
     def open_page(self, args: dict[str, Any]) -> ToolResult:
@@ -234,7 +244,7 @@ class CorpusTools:
             return _fail(OPEN_PAGE, args, INVALID_ARGS, "Error calling open_page: 'id' must be a document id or URL.")
         doc = self.document(target.strip())
         if doc is None:
-            text = f"open_page: no document '{target}' in the corpus."
+            text = f"open_page: no document '{shown(target)}' in the corpus."
             return ToolResult(text, CallRecord(OPEN_PAGE, args, TOOL_ERROR, len(text), target=target,
                                                error_type="not_found"))
         text = page_text(doc, self.open_page_chars)
