@@ -100,12 +100,17 @@ class NodeProgress:
         if info.get("name") in NODE_DONE_EVENTS:
             self.done += 1
             self.total = max(self.total, int(data.get("total") or data.get("num_models") or 0))
-            if self.show:
-                self.stream.write(f"\rdbt build: {self.done}/{self.total} nodes ({time.monotonic() - self.t0:.0f} s)")
-                self.stream.flush()
+            self.show_line(f"{self.done}/{self.total} nodes")
+        elif not self.done:  # dbt reads the project and runs its start hooks first (a while without a saved parse)
+            self.show_line("preparing")
+
+    def show_line(self, what: str) -> None:
+        if self.show:
+            self.stream.write(f"\r\033[Kdbt build: {what} ({time.monotonic() - self.t0:.0f} s)")
+            self.stream.flush()
 
     def close(self) -> None:
-        if self.show and self.done:
+        if self.show:
             self.stream.write("\r\033[K")
             self.stream.flush()
 
@@ -119,8 +124,12 @@ def build_marts(db: Path, *, stream: TextIO, progress: bool) -> tuple[BuildOutco
     cmd = dbt_command(["build", "--log-format", "json", "--log-level", "info"], db)
     watcher = NodeProgress(stream, progress)
     t0 = time.monotonic()
-    with subprocess.Popen(cmd, env=dbt_env(db), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          encoding="utf-8", errors="replace") as proc:
+    try:
+        proc = subprocess.Popen(cmd, env=dbt_env(db), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise BuildFailed(f"cannot run dbt ({cmd[0]}): {exc.strerror}; the ingest is committed") from None
+    with proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             watcher.feed(line)
