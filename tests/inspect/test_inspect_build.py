@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
 from inspect_fixtures import inspect_logs  # noqa: F401  (the session's logs)
+from inspect_fixtures import query_rows as _rows
 
 BIN = Path(sys.executable).parent
 SUMMARY = re.compile(r"^built (\d+) models, (?:\d+ seeds?, )?(\d+) tests passed(?:, .*)? in \d+ s; warehouse: (.+)$")
@@ -28,14 +29,6 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "AGENTHOP_DB"}
     env.update(DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
     return subprocess.run([str(BIN / args[0]), *args[1:]], capture_output=True, text=True, env=env, cwd=cwd)
-
-
-def _rows(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _results(db: Path) -> list[dict]:
