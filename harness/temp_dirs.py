@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-#: ``<prefix><pid>@<host>.<random>``: the prefix ends with ``-``; ``<random>`` is mkdtemp's
-_OWNED_RE = re.compile(r"^(?P<prefix>.*-)(?P<pid>\d+)@(?P<host>[A-Za-z0-9-]*)\.[A-Za-z0-9_]+$")
+#: ``<prefix><pid>@<host>.<random>``: the prefix ends with ``-``; ``<random>`` is mkdtemp's; a
+#: ``.suffix`` after it is a file another program made beside ours (DuckDB's ``.wal``)
+_OWNED_RE = re.compile(r"^(?P<prefix>.*-)(?P<pid>\d+)@(?P<host>[A-Za-z0-9-]*)\.[A-Za-z0-9_]+(?:\.[A-Za-z0-9_.]*)?$")
 
 
 def _host() -> str:
