@@ -34,7 +34,10 @@ metadata and is renamed last, then the old parts are deleted (a crash in between
 Write failures (full disk, read-only file system) become one AgentHopError naming the run directory;
 temp files are removed, so what was renamed into place before is intact.
 
-A lock file (``.lock``, ``flock``) stops two processes from writing the same run directory.
+A lock file (``.lock``, ``flock``) stops two processes from writing the same run directory. A shard
+(``--shard k/n``) holds its own ``.lock-<k>of<n>`` and ``.lock`` shared, so shards of a run write it
+side by side while an unsharded run and a shard refuse each other (either would write the other's
+samples again); an unsharded run that is refused names the shard locks held.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ REQUIRED_PART_TABLES: tuple[str, ...] = ("tool_calls", "turns", "trajectories")
 RUNS_FILE = "runs-00000.parquet"
 SUCCESS_FILE = "_SUCCESS"
 LOCK_FILE = ".lock"
+#: a shard's own lock (harness/shards.py)
+SHARD_LOCK_RE = re.compile(r"^\.lock-\d+of\d+$")
 TMP_PREFIX = ".tmp-"
 COMPRESSION = "zstd"
 REDACTED = "[redacted]"
@@ -455,18 +460,8 @@ class RunWriter:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise AgentHopError(f"{self.run_dir}: cannot create run directory ({exc.strerror or exc})") from None
-        lock = LOCK_FILE if shard is None else shard.lock_name
-        try:
-            self._lock_fh = open(self.run_dir / lock, "a")  # noqa: SIM115 - held until close()
-        except OSError as exc:
-            raise AgentHopError(f"{self.run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
-        try:
-            fcntl.flock(self._lock_fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_fh.close()
-            raise AgentHopError(
-                f"{self.run_dir}: this run{' shard' if shard else ''} is being written by another process (lock {lock})"
-            ) from None
+        #: the locks this writer holds (harness/shards.py): ``.lock``, or a shard's own and ``.lock`` shared
+        self._lock_fh = _lock_run_dir(self.run_dir, shard)
         try:
             with _WriteGuard(self.run_dir):
                 self.state = recover_run_dir(self.run_dir, retry_errors=retry_errors, shard=shard)
@@ -649,10 +644,11 @@ class RunWriter:
         }
 
     def _release(self) -> None:
-        try:
-            fcntl.flock(self._lock_fh, fcntl.LOCK_UN)
-        finally:
-            self._lock_fh.close()
+        for fh in self._lock_fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+            finally:
+                fh.close()
 
     def __enter__(self) -> RunWriter:
         return self
@@ -660,6 +656,64 @@ class RunWriter:
     def __exit__(self, *exc: object) -> None:
         if not self._closed:
             self.close(complete=False)
+
+
+def _flock(run_dir: Path, name: str, how: int) -> Any | None:
+    """``name`` in ``run_dir`` opened and locked (``how``, without waiting); None if it is held."""
+    try:
+        fh = open(run_dir / name, "a")  # noqa: SIM115 - held until the writer closes
+    except OSError as exc:
+        raise AgentHopError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
+    try:
+        fcntl.flock(fh, how | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        return None
+    return fh
+
+
+def held_shard_locks(run_dir: Path) -> list[str]:
+    """The shard locks (``.lock-<k>of<n>``) of ``run_dir`` that a running shard holds, in order."""
+    held = []
+    for p in sorted(run_dir.glob(".lock-*of*")):
+        if SHARD_LOCK_RE.match(p.name) is None:
+            continue
+        fh = _flock(run_dir, p.name, fcntl.LOCK_SH)
+        if fh is None:
+            held.append(p.name)
+        else:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            fh.close()
+    return held
+
+
+def _lock_run_dir(run_dir: Path, shard: Shard | None) -> list[Any]:
+    """Take the locks of a writer of ``run_dir``: an unsharded writer holds ``.lock`` exclusively; a
+    shard holds its own ``.lock-<k>of<n>`` exclusively and ``.lock`` shared. So shards run beside
+    each other, but neither an unsharded run beside a shard nor a second copy of either."""
+    if shard is None:
+        fh = _flock(run_dir, LOCK_FILE, fcntl.LOCK_EX)
+        if fh is not None:
+            return [fh]
+        shards = held_shard_locks(run_dir)
+        if shards:
+            names = ", ".join(shards)
+            raise AgentHopError(
+                f"{run_dir}: shards of this run are writing it (locks {names}); an unsharded run beside them "
+                "would run their samples again: wait until they finish, or run the missing shards with --shard")
+        raise AgentHopError(f"{run_dir}: this run is being written by another process (lock {LOCK_FILE})")
+    own = _flock(run_dir, shard.lock_name, fcntl.LOCK_EX)
+    if own is None:
+        raise AgentHopError(
+            f"{run_dir}: this run shard is being written by another process (lock {shard.lock_name})")
+    beside = _flock(run_dir, LOCK_FILE, fcntl.LOCK_SH)
+    if beside is None:
+        fcntl.flock(own, fcntl.LOCK_UN)
+        own.close()
+        raise AgentHopError(
+            f"{run_dir}: an unsharded run is writing this run (lock {LOCK_FILE}); shard {shard} beside it would "
+            "run its samples again: wait until it finishes (a shard started afterwards finds its share done)")
+    return [own, beside]
 
 
 def finish_from_disk(run_dir: Path, **extra: Any) -> dict[str, Any]:
