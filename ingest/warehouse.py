@@ -62,12 +62,13 @@ ZSTD_MIN_STRING_LENGTH = 512
 
 def default_db_path() -> str:
     """$AGENTHOP_DB, else the default; a URL there is an error (the warehouse is a local file)."""
-    from agenthop.harness.storage import url_scheme
+    from agenthop.harness.storage import shown_url, url_scheme
 
     chosen = os.environ.get("AGENTHOP_DB") or DEFAULT_DB
     if url_scheme(chosen) is not None:
-        raise IngestError(f"AGENTHOP_DB={chosen}: the warehouse is a local DuckDB file, not a URL "
-                          f"(for a local name that starts with '{url_scheme(chosen)}:', write ./{chosen})")
+        shown = shown_url(chosen)  # never a user:password@ part
+        raise IngestError(f"AGENTHOP_DB={shown}: the warehouse is a local DuckDB file, not a URL "
+                          f"(for a local name that starts with '{url_scheme(chosen)}:', write ./{shown})")
     return chosen
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from agenthop.harness.storage import shown_url
 from conftest import cli, dbt_env
 from servers.fake_s3 import FakeS3, FakeS3Server
 
@@ -191,3 +192,20 @@ def test_a_killed_download_leaves_a_folder_the_next_run_removes(fake: FakeS3Serv
     assert "Traceback" not in res.stderr, res.stderr
     assert not left[0].exists(), "the next run removes the dead process's folder"
     assert not list((tmp_path / "t").iterdir())
+
+
+def test_shown_url_hides_the_user_part() -> None:
+    assert shown_url("s3://KEY:secret@bucket/runs") == "s3://***@bucket/runs"
+    assert shown_url("s3:KEY:secret@bucket") == "s3:***@bucket"
+    assert shown_url("https://user:pw@host:8333/x") == "https://***@host:8333/x"
+    assert shown_url("s3://bucket/a@b") == "s3://bucket/a@b", "an @ in a key is not a credential"
+
+
+def test_agenthop_db_with_credentials_is_not_shown(tmp_path: Path) -> None:
+    env = dict(os.environ, AGENTHOP_DB="s3://AKIDKEY:sk-hush-1234@bucket/w.duckdb")
+    res = _run(["agenthop-ingest", "--runs", str(tmp_path)], env, tmp_path)
+    assert res.returncode == 2 and "AGENTHOP_DB=s3://***@bucket/w.duckdb: the warehouse is a local" in res.stderr, \
+        res.stderr
+    assert "sk-hush-1234" not in res.stderr + res.stdout and "AKIDKEY" not in res.stderr + res.stdout
+    res = _run(["agenthop-report", "leaderboard", "--db", "https://user:pw-hush@host/w.duckdb"], dict(os.environ), tmp_path)
+    assert res.returncode == 2 and "***@host" in res.stderr and "pw-hush" not in res.stderr + res.stdout, res.stderr
