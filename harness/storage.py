@@ -30,6 +30,7 @@ import os
 import re
 import time
 from collections.abc import Awaitable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -263,7 +264,7 @@ async def _get(fs: Any, key: str, target: Path | None, bound: ReadBound) -> byte
     body = resp["Body"]
     chunks: list[bytes] = []
     try:
-        with open(target, "wb") if target is not None else _NoFile() as fh:
+        with open(target, "wb") if target is not None else nullcontext() as fh:
             while True:
                 chunk = await _by(body.read(_CHUNK), bound.deadline(start, received), start, received)
                 if not chunk:
@@ -280,17 +281,9 @@ async def _get(fs: Any, key: str, target: Path | None, bound: ReadBound) -> byte
             pass
 
 
-class _NoFile:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
 def _bounded(url: str, action: str, call: Any, *args: Any) -> Any:
     """Run the coroutine function ``call(fs, *args, bound)`` on the filesystem's event loop; a
-    read slower than the bound, or any client failure, becomes one :class:`StorageError`."""
+    read slower than the bound becomes a :class:`StorageError` (client errors are the caller's)."""
     from fsspec.asyn import sync
 
     bound = read_bound()

@@ -35,9 +35,9 @@ Write failures (full disk, read-only file system) become one AgentHopError namin
 temp files are removed, so what was renamed into place before is intact.
 
 A lock file (``.lock``, ``flock``) stops two processes from writing the same run directory. A shard
-(``--shard k/n``) holds its own ``.lock-<k>of<n>`` and ``.lock`` shared, so shards of a run write it
-side by side while an unsharded run and a shard refuse each other (either would write the other's
-samples again); an unsharded run that is refused names the shard locks held.
+(``--shard k/n``) locks only its own ``.lock-<k>of<n>``, so shards of a run write it side by side,
+while an unsharded run and a shard refuse each other (either would write the other's samples
+again); an unsharded run that is refused names the shard locks held.
 """
 
 from __future__ import annotations
@@ -460,7 +460,7 @@ class RunWriter:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise AgentHopError(f"{self.run_dir}: cannot create run directory ({exc.strerror or exc})") from None
-        #: the locks this writer holds (harness/shards.py): ``.lock``, or a shard's own and ``.lock`` shared
+        #: the lock this writer holds: ``.lock``, or a shard's own (harness/shards.py)
         self._lock_fh = _lock_run_dir(self.run_dir, shard)
         try:
             with _WriteGuard(self.run_dir):
@@ -644,11 +644,10 @@ class RunWriter:
         }
 
     def _release(self) -> None:
-        for fh in self._lock_fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_UN)
-            finally:
-                fh.close()
+        try:
+            fcntl.flock(self._lock_fh, fcntl.LOCK_UN)
+        finally:
+            self._lock_fh.close()
 
     def __enter__(self) -> RunWriter:
         return self
@@ -658,62 +657,65 @@ class RunWriter:
             self.close(complete=False)
 
 
-def _flock(run_dir: Path, name: str, how: int) -> Any | None:
-    """``name`` in ``run_dir`` opened and locked (``how``, without waiting); None if it is held."""
+def _flock(run_dir: Path, name: str) -> Any | None:
+    """``name`` in ``run_dir`` opened (made if absent) and locked exclusively; None if it is held."""
     try:
         fh = open(run_dir / name, "a")  # noqa: SIM115 - held until the writer closes
     except OSError as exc:
         raise AgentHopError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
     try:
-        fcntl.flock(fh, how | fcntl.LOCK_NB)
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         fh.close()
         return None
     return fh
 
 
+def _held(path: Path) -> bool:
+    """Whether a process holds the lock file ``path`` now (an absent file is held by nobody)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken
+    return False
+
+
 def held_shard_locks(run_dir: Path) -> list[str]:
     """The shard locks (``.lock-<k>of<n>``) of ``run_dir`` that a running shard holds, in order."""
-    held = []
-    for p in sorted(run_dir.glob(".lock-*of*")):
-        if SHARD_LOCK_RE.match(p.name) is None:
-            continue
-        fh = _flock(run_dir, p.name, fcntl.LOCK_SH)
-        if fh is None:
-            held.append(p.name)
-        else:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-            fh.close()
-    return held
+    return [p.name for p in sorted(run_dir.glob(".lock-*of*")) if SHARD_LOCK_RE.match(p.name) and _held(p)]
 
 
-def _lock_run_dir(run_dir: Path, shard: Shard | None) -> list[Any]:
-    """Take the locks of a writer of ``run_dir``: an unsharded writer holds ``.lock`` exclusively; a
-    shard holds its own ``.lock-<k>of<n>`` exclusively and ``.lock`` shared. So shards run beside
-    each other, but neither an unsharded run beside a shard nor a second copy of either."""
+def _lock_run_dir(run_dir: Path, shard: Shard | None) -> Any:
+    """Take the lock of a writer of ``run_dir``: ``.lock`` unsharded, a shard's own ``.lock-<k>of<n>``
+    otherwise. Each first locks its own file, then looks at the other kind's: an unsharded writer
+    refuses while a shard holds its lock, a shard while an unsharded writer holds ``.lock`` (either
+    would run the other's samples again). As each looks only after taking its own, of two that
+    start together at least one sees the other."""
+    name = LOCK_FILE if shard is None else shard.lock_name
+    fh = _flock(run_dir, name)
+    if fh is None:
+        raise AgentHopError(
+            f"{run_dir}: this run{' shard' if shard else ''} is being written by another process (lock {name})")
     if shard is None:
-        fh = _flock(run_dir, LOCK_FILE, fcntl.LOCK_EX)
-        if fh is not None:
-            return [fh]
         shards = held_shard_locks(run_dir)
-        if shards:
-            names = ", ".join(shards)
-            raise AgentHopError(
-                f"{run_dir}: shards of this run are writing it (locks {names}); an unsharded run beside them "
-                "would run their samples again: wait until they finish, or run the missing shards with --shard")
-        raise AgentHopError(f"{run_dir}: this run is being written by another process (lock {LOCK_FILE})")
-    own = _flock(run_dir, shard.lock_name, fcntl.LOCK_EX)
-    if own is None:
-        raise AgentHopError(
-            f"{run_dir}: this run shard is being written by another process (lock {shard.lock_name})")
-    beside = _flock(run_dir, LOCK_FILE, fcntl.LOCK_SH)
-    if beside is None:
-        fcntl.flock(own, fcntl.LOCK_UN)
-        own.close()
-        raise AgentHopError(
-            f"{run_dir}: an unsharded run is writing this run (lock {LOCK_FILE}); shard {shard} beside it would "
-            "run its samples again: wait until it finishes (a shard started afterwards finds its share done)")
-    return [own, beside]
+        refusal = (f"{run_dir}: shards of this run are writing it (locks {', '.join(shards)}); an unsharded run "
+                   "beside them would run their samples again: wait until they finish, or run the missing shards "
+                   "with --shard") if shards else None
+    else:
+        refusal = (f"{run_dir}: an unsharded run is writing this run (lock {LOCK_FILE}); shard {shard} beside it "
+                   "would run its samples again: wait until it finishes (a shard started afterwards finds its "
+                   "share done)") if _held(run_dir / LOCK_FILE) else None
+    if refusal is not None:
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+        raise AgentHopError(refusal)
+    return fh
 
 
 def finish_from_disk(run_dir: Path, **extra: Any) -> dict[str, Any]:
