@@ -13,7 +13,7 @@ import pytest
 from agenthop.harness.errors import AgentHopError
 from agenthop.harness.shards import SPAN, Shard
 from agenthop.harness.writer import RunWriter
-from test_run_shards import _pause_inside_a_run, _run, release  # noqa: F401 - release is a fixture
+from test_run_shards import _holds_lock, _pause_inside_a_run, _run, release  # noqa: F401 - release is a fixture
 from test_run_writer import meta
 
 
@@ -59,7 +59,8 @@ def test_an_unsharded_run_started_beside_a_running_shard_is_refused(release: Pat
     else:
         pytest.fail("shard 0 was never caught inside a run")
     try:
-        held = [p.parent for p in out.glob("*/.lock-0of2")]
+        held = [p.parent for p in out.glob("*/.lock-0of2") if _holds_lock(p)]  # not a run it has finished
+        assert len(held) == 1
         before = {d: sorted(p.name for p in d.iterdir()) for d in held}
         whole = _run(release, out)
         stdout, stderr = whole.communicate(timeout=600)
