@@ -312,7 +312,7 @@ class ZipLog(_Container):
             try:
                 value, surrogates = _document(self._raw(name), self.limits)
                 key = sample_key(value)
-                if key != (sid, epoch) or type(key[0]) is not type(sid):
+                if (id_text(key[0]), key[1]) != (id_text(sid), epoch):
                     raise ValueError(f"the member holds sample {key[0]!r} epoch {key[1]}, not {sid!r} epoch {epoch}")
                 check_sample(value, surrogates)
             except (BoundError, ValueError) as exc:

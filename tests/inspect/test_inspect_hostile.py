@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
 import hostile_logs as hl
+import inspect_fixtures as fx
 from inspect_fixtures import inspect_logs  # noqa: F401  (the session's logs)
 from agenthop.ingest.conform import IngestError
 from agenthop.ingest.sources import inspect_bounds, inspect_import
@@ -120,3 +121,62 @@ def test_the_ratio_limit_applies_above_its_floor_only():
 def test_depth_is_measured_outside_strings(text, depth):
     assert not inspect_bounds.depth_exceeds(text, depth)
     assert inspect_bounds.depth_exceeds(text, depth - 1)
+
+
+# --------------------------------------------------------------------------------------------
+# a log that would replace runs of another model or task
+
+
+def _ingest(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).parent / "agenthop-ingest"), "--db", str(db), *args],
+                          capture_output=True, text=True, env=ENV, timeout=600)
+
+
+def _runs(db: Path) -> list[tuple]:
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute("SELECT run_id, model, benchmark FROM raw.runs ORDER BY ALL").fetchall()
+    finally:
+        con.close()
+
+
+def _with_eval_id(src: Path, dst: Path, eval_id: str) -> Path:
+    def change(members: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        out = []
+        for name, value in members:
+            if name in ("header.json", "_journal/start.json"):
+                value = {**value, "eval": {**value["eval"], "eval_id": eval_id}}
+            out.append((name, value))
+        return out
+
+    return hl._eval_members(change, dst.name)(src, src, dst.parent)
+
+
+def test_a_log_replacing_runs_of_another_model_is_refused_unless_asked(inspect_logs, tmp_path):
+    alpha, beta = inspect_logs.eval_logs
+    eval_id = json.loads(json.dumps(hl.member_value(alpha, "header.json")))["eval"]["eval_id"]
+    db = tmp_path / "wh.duckdb"
+    # a log still being written, then finished: the same model and task replace it without a flag
+    running = fx.still_running(alpha, tmp_path / "running.eval")
+    assert _ingest(db, "--inspect-log", str(running)).returncode == 0
+    done = _ingest(db, "--inspect-log", str(alpha))
+    assert done.returncode == 0 and "2 replaced" in done.stdout, done.stderr
+    before = _runs(db)
+    assert {m for _, m, _ in before} == {"mockllm/alpha"}
+
+    imposter = _with_eval_id(beta, tmp_path / "imposter.eval", eval_id)
+    refused = _ingest(db, "--inspect-log", str(imposter))
+    lines = refused.stderr.strip().splitlines()
+    assert refused.returncode == 2 and len(lines) == 1, refused.stderr
+    assert (f"error: {imposter}: run inspect-{eval_id}-e1 is loaded as model mockllm/alpha on inspect:toolbox; "
+            f"this log would replace it with model mockllm/beta on inspect:toolbox") in lines[0]
+    assert "--replace-changed" in lines[0]
+    assert _runs(db) == before
+
+    replaced = _ingest(db, "--inspect-log", str(imposter), "--replace-changed")
+    assert replaced.returncode == 0 and "2 replaced" in replaced.stdout, replaced.stderr
+    assert {m for _, m, _ in _runs(db)} == {"mockllm/beta"}
+    assert "--replace-changed" in _ingest(db, "--help").stdout
+
