@@ -67,8 +67,9 @@ def _table(name: str, rows: list[dict[str, Any]], schema: pa.Schema, where: str)
                     pa.array([value], schema.field(col).type)
                 except _ARROW_ERRORS as err:
                     shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-                    raise IngestError(f"{where}: sample {row.get('sample_id')!r}: {name}.{col} is {shown}, which "
-                                      f"the column cannot hold ({type(err).__name__})") from None
+                    who = f"sample {row['sample_id']!r}" if "sample_id" in row else "the log header"
+                    raise IngestError(f"{where}: {who}: {name}.{col} is {shown}, which the column cannot hold "
+                                      f"({type(err).__name__})") from None
         raise IngestError(f"{where}: {name} cannot be stored ({type(exc).__name__}: {exc})") from None
 
 

@@ -196,6 +196,10 @@ def _ids_one(doc: dict[str, Any]) -> None:
         s["id"] = {"s1": 1, "s2": "1"}.get(s["id"], s["id"])
 
 
+def _huge_token_limit(doc: dict[str, Any]) -> None:
+    doc["eval"]["config"]["token_limit"] = 2**70
+
+
 def _no_eval_id(doc: dict[str, Any]) -> None:
     del doc["eval"]["eval_id"]
 
@@ -262,6 +266,9 @@ CASES: dict[str, tuple[Builder, str | None]] = {
                      "sample 's1' epoch 1: field scores.exact.value is a 401-digit number, too large for a double"),
     "epoch 10^12": (json_sample("epoch.json", lambda s: s.update(epoch=10**12)),
                     "sample 's1': field 'epoch' is 1000000000000, not a whole number from 1 to 1,000,000"),
+    "token_limit 2^70 in the header": (json_doc("limit.json", _huge_token_limit),
+                                       "(epoch 1): the log header: runs.max_total_tokens is 1180591620717411303424, "
+                                       "which the column cannot hold"),
     "lone surrogate in a message": (json_sample("surrogate.json", _message),
                                     "sample 's1' epoch 1: field messages[3].content holds a lone surrogate (\\ud800)"),
     # the readers disagreed (finding 4)
