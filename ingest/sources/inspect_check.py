@@ -37,9 +37,9 @@ SAMPLE_FIELDS: dict[str, type] = {
 USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "input_tokens_cache_read",
                 "input_tokens_cache_write", "reasoning_tokens")
 
-#: a surrogate escape (\ud800-\udfff) or a UTF-8-encoded surrogate in JSON bytes: then the parsed
-#: strings are searched for a lone one (a pair is a valid character)
-_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\xed[\xa0-\xbf]")
+#: a surrogate escape (\ud800-\udfff) or a UTF-8-encoded surrogate (byte 0xED) in JSON bytes: then the
+#: parsed strings are searched for a lone one (a pair is a valid character)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _LONE = re.compile("[\ud800-\udfff]")
 
 SampleId = int | str
@@ -159,7 +159,7 @@ def order(keys: list[tuple[SampleId, int]], listing: Listing) -> list[int]:
 
 
 def may_hold_surrogates(raw: bytes) -> bool:
-    return _SURROGATE_BYTES.search(raw) is not None
+    return b"\xed" in raw or _SURROGATE_ESCAPE.search(raw) is not None
 
 
 def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
