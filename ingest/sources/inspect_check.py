@@ -223,6 +223,27 @@ def _usage(u: Any, field: str, what: str) -> None:
         _count(u.get(k), f"{field}.{k}", what)
 
 
+def _pools(data: Any, what: str) -> None:
+    """The pools condensed events point into: ``events_data`` holds lists ``messages`` and ``calls``."""
+    if data is None:
+        return
+    if not isinstance(data, dict):
+        raise ValueError(f"{what}: field 'events_data' must be a JSON object")
+    for key in ("messages", "calls"):
+        if data.get(key) is not None and not isinstance(data[key], list):
+            raise ValueError(f"{what}: field events_data.{key} must be a list")
+
+
+def _refs(refs: Any, field: str, what: str) -> None:
+    """Ranges into a pool: a list of [start, end] pairs of whole numbers."""
+    if refs is None:
+        return
+    if not isinstance(refs, list) or not all(
+        isinstance(r, list) and len(r) == 2 and all(_whole(x) for x in r) for r in refs
+    ):
+        raise ValueError(f"{what}: field {field} must be a list of [start, end] pairs of whole numbers")
+
+
 def _scores(scores: dict[str, Any], what: str) -> None:
     for scorer, score in scores.items():
         value = score.get("value") if isinstance(score, dict) else score
@@ -242,12 +263,16 @@ def check_sample(sample: dict[str, Any], raw_may_hold_surrogates: bool) -> None:
             raise ValueError(f"{what}: field {key!r} must be a {'list' if kind is list else 'JSON object'}")
     for model, u in (sample.get("model_usage") or {}).items():
         _usage(u, f"model_usage[{model!r}]", what)
+    _pools(sample.get("events_data"), what)
     for i, ev in enumerate(sample.get("events") or []):
         if isinstance(ev, dict) and ev.get("event") == "model":
             _real(ev.get("working_start"), f"events[{i}].working_start", what)
             out = ev.get("output")
             if isinstance(out, dict):
                 _usage(out.get("usage"), f"events[{i}].output.usage", what)
+            _refs(ev.get("input_refs"), f"events[{i}].input_refs", what)
+            if isinstance(ev.get("call"), dict):
+                _refs(ev["call"].get("call_refs"), f"events[{i}].call.call_refs", what)
     _real(sample.get("total_time"), "total_time", what)
     _scores(sample.get("scores") or {}, what)
     if raw_may_hold_surrogates:

@@ -209,7 +209,11 @@ class _Container:
 
     def samples(self) -> Iterator[dict[str, Any]]:
         for sample in self.raw_samples():
-            yield normalise_sample(sample)
+            try:
+                yield normalise_sample(sample)
+            except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+                raise IngestError(f"{self.path}: sample {id_text(sample['id'])!r} epoch {sample['epoch']}: its "
+                                  f"condensed events cannot be expanded ({type(exc).__name__}: {_line(exc)})") from None
 
     def close(self) -> None:
         pass

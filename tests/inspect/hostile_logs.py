@@ -240,6 +240,16 @@ def _no_eval_id_members(members: list[tuple[str, Any]]) -> list[tuple[str, Any]]
     return out
 
 
+def _bad_refs(members: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    out = []
+    for n, v in members:
+        if n == "samples/s3_epoch_1.json":
+            v = json.loads(json.dumps(v))
+            next(e for e in v["events"] if e["event"] == "model")["input_refs"] = [[0]]
+        out.append((n, v))
+    return out
+
+
 def _reversed_samples(members: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     others = [m for m in members if not m[0].startswith("samples/")]
     return others + [m for m in members if m[0].startswith("samples/")][::-1]
@@ -291,6 +301,8 @@ CASES: dict[str, tuple[Builder, str | None]] = {
     "a header without eval_id (.json)": (json_doc("noid.json", _no_eval_id), "the log's eval spec has no eval_id"),
     "a header without eval_id (.eval)": (_eval_members(_no_eval_id_members, "noid.eval"),
                                          "the log's eval spec has no eval_id"),
+    "a condensed event's refs malformed": (_eval_members(_bad_refs, "refs.eval"),
+                                           "(member samples/s3_epoch_1.json): sample 's3' epoch 1: field events["),
     # finding 5: one name twice
     "two members of one name": (_eval_members(_duplicate, "dup.eval"), f"member {SAMPLE} is in the log twice"),
     # issue 41: item order; loads
