@@ -1,7 +1,7 @@
 """Read Inspect AI eval logs (``.eval`` and ``.json``) into plain JSON values (docs/inspect.md).
 
-One container reading serves both readers: a ``.eval`` log's ZIP directory is checked (no member
-twice, no unsafe names), each member it reads is decompressed within the limits of
+One container reading serves both readers: a ``.eval`` log's ZIP directory is checked (no unsafe
+names; of two members of one name the last counts, as in Inspect), each member it reads is decompressed within the limits of
 :mod:`inspect_bounds` (stored, deflate, or zstd = ZIP method 93, which Python's ``zipfile`` cannot
 decompress) and checked against its recorded size and CRC; a ``.json`` log is read whole within
 the size limit; every document's nesting depth is checked before it is parsed; the header and every
@@ -237,9 +237,8 @@ class ZipLog(_Container):
             why = _unsafe_name(name)
             if why:
                 raise IngestError(f"{path}: member {name!r} has an unsafe name ({why})")
-            if name in self._members:
-                raise IngestError(f"{path}: member {name} is in the log twice (a log keeps one copy of each "
-                                  f"member; `inspect log convert` rewrites it keeping the last)")
+            # Inspect appends a second member under the same name when it re-runs a sample (a requeued
+            # sample superseding its earlier record) and reads the last one: so do both readers here.
             if info.flag_bits & 1:
                 raise IngestError(f"{path}: member {name} is encrypted")
             self._members[name] = info

@@ -64,6 +64,15 @@ def test_items_and_rows_follow_the_dataset_order_whatever_the_member_order(outco
     assert [r["sample_id"] for r in tables["trajectories"]] == ["s1", "s2", "s3", "s4"] * 2
 
 
+def test_of_two_members_of_one_name_the_last_is_loaded(outcomes):
+    """Inspect re-logs a requeued sample under the same member name and reads the last copy; so do both
+    readers (the test's log changes the second copy's completion to 'replaced')."""
+    tables = outcomes["two members of one name"]["builtin"]["tables"]
+    texts = json.dumps([m for m in tables["messages"] if m["sample_id"] == "s1"])
+    assert "replaced" in texts
+    assert sum(1 for r in tables["trajectories"] if r["sample_id"] == "s1") == 2  # once per epoch, not twice
+
+
 # --------------------------------------------------------------------------------------------
 # memory: the command, under a limit
 
