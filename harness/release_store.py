@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import is_dataclass, replace
@@ -32,6 +30,7 @@ import click
 
 from . import storage
 from .errors import AgentHopError
+from .temp_dirs import temp_dir
 
 T = TypeVar("T")
 
@@ -74,9 +73,9 @@ def check_target(url: str, force: bool, is_synthetic: Callable[[Path], bool], wh
     if not remote or force:
         return
     top = [rel for rel in remote if "/" not in rel and rel != MARKER]
-    with tempfile.TemporaryDirectory(prefix="agenthop-release-check-") as tmp:
-        storage.download_files(url, Path(tmp), top)
-        if is_synthetic(Path(tmp)):
+    with temp_dir("agenthop-release-check-") as tmp:
+        storage.download_files(url, tmp, top)
+        if is_synthetic(tmp):
             return
     raise AgentHopError(f"--out {url}: holds {len(remote)} object(s) that are not a {what} "
                         "(README.md marker missing); choose another prefix or pass --force")
@@ -105,15 +104,12 @@ def staged_release(url: str, force: bool, is_synthetic: Callable[[Path], bool], 
     """A local temporary directory to build a release in, published to ``url`` when the block ends
     without an error (nothing is uploaded otherwise)."""
     check_target(url, force, is_synthetic, what)
-    tmp = Path(tempfile.mkdtemp(prefix="agenthop-release-"))
-    try:
+    with temp_dir("agenthop-release-") as tmp:
         local = tmp / "release"
         local.mkdir()
         yield local
         n, size = publish(local, url)
         click.echo(f"uploaded {n} files ({size / 1e6:.1f} MB) to {url}, completion marker {MARKER} last")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _incomplete(url: str, detail: str) -> storage.StorageError:
@@ -154,14 +150,11 @@ def release_copy(location: str | Path) -> Iterator[Path]:
         yield Path(location)
         return
     url = str(location).rstrip("/")
-    tmp = Path(tempfile.mkdtemp(prefix="agenthop-download-"))
-    try:
+    with temp_dir("agenthop-download-") as tmp:
         target = tmp / url.rsplit("/", 1)[-1]
         target.mkdir()
         verified_download(url, target)
         yield target
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def load_at(location: str | Path, load: Callable[[Path], T]) -> T:

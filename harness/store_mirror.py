@@ -18,7 +18,6 @@ Nothing about credentials is stored: harness/storage.py reads them from the envi
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from typing import Any
 from . import storage
 from .completion import run_is_complete
 from .errors import AgentHopError
+from .temp_dirs import keep, make_temp_dir, temp_dir
 from .writer import LOCK_FILE, SUCCESS_FILE, TMP_PREFIX, finish_from_disk
 
 PUSH_EVERY_S = 15.0
@@ -153,7 +153,7 @@ class _Pusher(threading.Thread):
 @contextmanager
 def mirrored_store(url: str, run_dirs: set[str], every: float = PUSH_EVERY_S) -> Iterator[StoreMirror]:
     """A local root for ``run_dirs`` of the store ``url``, pushed while in use and at the end."""
-    local = Path(tempfile.mkdtemp(prefix="agenthop-store-"))
+    local = make_temp_dir("agenthop-store-")  # a killed process's copy goes at the next start
     mirror = StoreMirror(url, local, run_dirs)
     pusher = _Pusher(mirror, every)
     try:
@@ -167,7 +167,8 @@ def mirrored_store(url: str, run_dirs: set[str], every: float = PUSH_EVERY_S) ->
         try:
             mirror.push()
         except storage.StorageError as exc:
-            raise storage.StorageError(f"{exc}; the runs' files are kept in {local}") from None
+            kept = keep(local, "agenthop-kept-store-")  # under a name no later run removes
+            raise storage.StorageError(f"{exc}; the runs' files are kept in {kept}") from None
         shutil.rmtree(local, ignore_errors=True)
 
 
@@ -179,8 +180,7 @@ def local_copy(location: str | Path) -> Iterator[Path]:
         yield Path(location)
         return
     url = str(location)
-    tmp = Path(tempfile.mkdtemp(prefix="agenthop-download-"))
-    try:
+    with temp_dir("agenthop-download-") as tmp:
         target = tmp / url.rstrip("/").rsplit("/", 1)[-1]
         target.mkdir()
         if not storage.download_tree(url, target):
@@ -188,8 +188,6 @@ def local_copy(location: str | Path) -> Iterator[Path]:
             if not storage.download_file(url, target):
                 raise storage.StorageError(f"{url}: no such directory or file (nothing is stored under it)")
         yield target
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 class StoreRun:

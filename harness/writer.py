@@ -34,7 +34,10 @@ metadata and is renamed last, then the old parts are deleted (a crash in between
 Write failures (full disk, read-only file system) become one AgentHopError naming the run directory;
 temp files are removed, so what was renamed into place before is intact.
 
-A lock file (``.lock``, ``flock``) stops two processes from writing the same run directory.
+A lock file (``.lock``, ``flock``) stops two processes from writing the same run directory. A shard
+(``--shard k/n``) locks only its own ``.lock-<k>of<n>``, so shards of a run write it side by side,
+while an unsharded run and a shard refuse each other (either would write the other's samples
+again); an unsharded run that is refused names the shard locks held.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ REQUIRED_PART_TABLES: tuple[str, ...] = ("tool_calls", "turns", "trajectories")
 RUNS_FILE = "runs-00000.parquet"
 SUCCESS_FILE = "_SUCCESS"
 LOCK_FILE = ".lock"
+#: a shard's own lock (harness/shards.py)
+SHARD_LOCK_RE = re.compile(r"^\.lock-\d+of\d+$")
 TMP_PREFIX = ".tmp-"
 COMPRESSION = "zstd"
 REDACTED = "[redacted]"
@@ -455,18 +460,8 @@ class RunWriter:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise AgentHopError(f"{self.run_dir}: cannot create run directory ({exc.strerror or exc})") from None
-        lock = LOCK_FILE if shard is None else shard.lock_name
-        try:
-            self._lock_fh = open(self.run_dir / lock, "a")  # noqa: SIM115 - held until close()
-        except OSError as exc:
-            raise AgentHopError(f"{self.run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
-        try:
-            fcntl.flock(self._lock_fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_fh.close()
-            raise AgentHopError(
-                f"{self.run_dir}: this run{' shard' if shard else ''} is being written by another process (lock {lock})"
-            ) from None
+        #: the lock this writer holds: ``.lock``, or a shard's own (harness/shards.py)
+        self._lock_fh = _lock_run_dir(self.run_dir, shard)
         try:
             with _WriteGuard(self.run_dir):
                 self.state = recover_run_dir(self.run_dir, retry_errors=retry_errors, shard=shard)
@@ -660,6 +655,67 @@ class RunWriter:
     def __exit__(self, *exc: object) -> None:
         if not self._closed:
             self.close(complete=False)
+
+
+def _flock(run_dir: Path, name: str) -> Any | None:
+    """``name`` in ``run_dir`` opened (made if absent) and locked exclusively; None if it is held."""
+    try:
+        fh = open(run_dir / name, "a")  # noqa: SIM115 - held until the writer closes
+    except OSError as exc:
+        raise AgentHopError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        return None
+    return fh
+
+
+def _held(path: Path) -> bool:
+    """Whether a process holds the lock file ``path`` now (an absent file is held by nobody)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken
+    return False
+
+
+def held_shard_locks(run_dir: Path) -> list[str]:
+    """The shard locks (``.lock-<k>of<n>``) of ``run_dir`` that a running shard holds, in order."""
+    return [p.name for p in sorted(run_dir.glob(".lock-*of*")) if SHARD_LOCK_RE.match(p.name) and _held(p)]
+
+
+def _lock_run_dir(run_dir: Path, shard: Shard | None) -> Any:
+    """Take the lock of a writer of ``run_dir``: ``.lock`` unsharded, a shard's own ``.lock-<k>of<n>``
+    otherwise. Each first locks its own file, then looks at the other kind's: an unsharded writer
+    refuses while a shard holds its lock, a shard while an unsharded writer holds ``.lock`` (either
+    would run the other's samples again). As each looks only after taking its own, of two that
+    start together at least one sees the other."""
+    name = LOCK_FILE if shard is None else shard.lock_name
+    fh = _flock(run_dir, name)
+    if fh is None:
+        raise AgentHopError(
+            f"{run_dir}: this run{' shard' if shard else ''} is being written by another process (lock {name})")
+    if shard is None:
+        shards = held_shard_locks(run_dir)
+        refusal = (f"{run_dir}: shards of this run are writing it (locks {', '.join(shards)}); an unsharded run "
+                   "beside them would run their samples again: wait until they finish, or run the missing shards "
+                   "with --shard") if shards else None
+    else:
+        refusal = (f"{run_dir}: an unsharded run is writing this run (lock {LOCK_FILE}); shard {shard} beside it "
+                   "would run its samples again: wait until it finishes (a shard started afterwards finds its "
+                   "share done)") if _held(run_dir / LOCK_FILE) else None
+    if refusal is not None:
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+        raise AgentHopError(refusal)
+    return fh
 
 
 def finish_from_disk(run_dir: Path, **extra: Any) -> dict[str, Any]:

@@ -63,12 +63,16 @@ _FILE = Location(path_type=Path, dir_okay=False, exists=True, resolve_path=True)
     type=Location(path_type=Path, resolve_path=True),
     multiple=True,
     help="An Inspect AI log (.eval or .json) or a directory of them (docs/inspect.md); local or "
-    "s3://bucket/prefix. Repeatable.",
+    "s3://bucket/prefix. Repeatable. Reading is bounded per member in size, compression ratio and "
+    "nesting depth (AGENTHOP_INSPECT_MAX_MEMBER_MB, _MAX_RATIO, _MAX_DEPTH; docs/inspect.md#limits).",
 )
 @click.option("--score", "inspect_score", default=None, metavar="SCORER[.KEY]",
               help="The Inspect score that becomes trajectories.score (default: the first scorer, its first key).")
 @click.option("--inspect-reader", type=click.Choice(["auto", "builtin", "inspect"]), default="auto",
               show_default=True, help="How Inspect logs are read (docs/inspect.md#readers).")
+@click.option("--replace-changed", "inspect_replace_changed", is_flag=True,
+              help="Let an Inspect log replace loaded runs of another model or task that share its eval id "
+              "(refused by default).")
 @click.option("--partial", is_flag=True, help="Also load run directories without _SUCCESS (marked _partial).")
 @click.option(
     "--force",
@@ -98,6 +102,7 @@ def main(
     inspect_log: tuple[Path, ...],
     inspect_score: str | None,
     inspect_reader: str,
+    inspect_replace_changed: bool,
     partial: bool,
     force: bool,
     accept_dq: bool,
@@ -152,6 +157,7 @@ def main(
                 inspect_logs=[local(r) for r in inspect_log],
                 inspect_score=inspect_score,
                 inspect_reader=inspect_reader,
+                inspect_replace_changed=inspect_replace_changed,
                 partial=partial,
                 force=force,
                 accept_dq=accept_dq,

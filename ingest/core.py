@@ -380,6 +380,7 @@ def run_ingest(
     inspect_logs: Sequence[Path] = (),
     inspect_score: str | None = None,
     inspect_reader: str = "auto",
+    inspect_replace_changed: bool = False,
     partial: bool = False,
     force: bool = False,
     accept_dq: bool = False,
@@ -394,7 +395,7 @@ def run_ingest(
     same transaction. ``rename`` maps the text of a local path to the name the user gave (an ``s3://`` URL read
     through a temporary copy) in recorded sources and in error messages.
     """
-    inspect_args = (inspect_logs, inspect_score, inspect_reader)
+    inspect_args = (inspect_logs, inspect_score, inspect_reader, inspect_replace_changed)
     own = _imports_by_benchmark(imports or {})
     if rename is None:
         return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, str, inspect_args,
@@ -430,7 +431,7 @@ def _run_ingest(
     accept_dq: bool,
     progress: Progress | None,
     rename: Callable[[str], str],
-    inspect_args: tuple[Sequence[Path], str | None, str] = ((), None, "auto"),
+    inspect_args: tuple[Sequence[Path], str | None, str, bool] = ((), None, "auto", False),
     imports: dict[str, dict[str, list[Path]]] | None = None,
 ) -> IngestResult:
     t0 = time.monotonic()
@@ -512,7 +513,7 @@ def _prepare(
     accept_dq: bool,
     progress: Progress,
     rename: Callable[[str], str] = str,
-    inspect_args: tuple[Sequence[Path], str | None, str] = ((), None, "auto"),
+    inspect_args: tuple[Sequence[Path], str | None, str, bool] = ((), None, "auto", False),
     early: _EarlyWrite | None = None,
 ) -> _Plan:
     """(3) Parse and validate every changed input; nothing is committed.
@@ -552,7 +553,7 @@ def _prepare(
         new = bt.tables if bt is not None and bt.benchmark == DEFAULT_BENCHMARK else None
         return reference_lookup(con, new)
 
-    logs, score, reader = inspect_args
+    logs, score, reader, replace_changed = inspect_args
     if ref_dirs:
         progress.phase(f"reading reference JSON ({len(ref_dirs)} folders)", big=len(ref_dirs) >= 5)
         on_folder = on_idle = None
@@ -563,7 +564,8 @@ def _prepare(
 
     inspect_plan = inspect_ingest.InspectPlan()
     if logs:
-        inspect_plan = inspect_ingest.prepare(con, logs, checks, state.run_hashes, score, reader, progress)
+        inspect_plan = inspect_ingest.prepare(con, logs, checks, state.run_hashes, score, reader, progress,
+                                              replace_changed)
         datas += inspect_plan.datas
 
     by_id: dict[str, runsmod.RunData] = {}

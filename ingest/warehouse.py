@@ -4,7 +4,14 @@ Byte-for-byte safety: everything is validated before the first write. The connec
 DuckDB's optimistic writes, so even a failure inside the transaction leaves the database file
 untouched after ROLLBACK (bulk appends stay in memory until COMMIT). COMMIT checkpoints directly
 (``wal_autocheckpoint`` 0): the appended rows are compressed into the file once, not written to the
-WAL first. A warehouse file that did not exist before a failed load is removed again (with its WAL).
+WAL first.
+
+A new warehouse is built under a temporary name of its own (``.<name>.new-<pid>@<host>.<random>``
+beside it) and appears at its path only when its load has succeeded, by a hard link that fails if
+the path exists meanwhile. So a warehouse file is only ever removed by the process that created it:
+of two first ingests into one new path, the one that finishes second fails (nothing of it written)
+instead of removing the other's warehouse, and a failed first load removes only its own file. The
+temporary file of a killed first ingest is removed by the next ingest into that path.
 
 What the write costs, and the two settings that cut it (docs/ingest.md#the-write):
 
@@ -29,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -54,12 +62,13 @@ ZSTD_MIN_STRING_LENGTH = 512
 
 def default_db_path() -> str:
     """$AGENTHOP_DB, else the default; a URL there is an error (the warehouse is a local file)."""
-    from agenthop.harness.storage import url_scheme
+    from agenthop.harness.storage import shown_url, url_scheme
 
     chosen = os.environ.get("AGENTHOP_DB") or DEFAULT_DB
     if url_scheme(chosen) is not None:
-        raise IngestError(f"AGENTHOP_DB={chosen}: the warehouse is a local DuckDB file, not a URL "
-                          f"(for a local name that starts with '{url_scheme(chosen)}:', write ./{chosen})")
+        shown = shown_url(chosen)  # never a user:password@ part
+        raise IngestError(f"AGENTHOP_DB={shown}: the warehouse is a local DuckDB file, not a URL "
+                          f"(for a local name that starts with '{url_scheme(chosen)}:', write ./{shown})")
     return chosen
 
 
@@ -92,8 +101,8 @@ def _open(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
 
 @contextmanager
 def open_warehouse(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Read-write connection; if the file is new and the block fails, the file is removed."""
-    existed = path.exists()
+    """Read-write connection. A new warehouse is built under a temporary name and appears at
+    ``path`` only if the block succeeds (module docstring); otherwise nothing is left."""
     made_dir: Path | None = None
     for anc in path.parents:  # a file where a folder should be: say so before DuckDB's IO error
         if anc.exists():
@@ -107,31 +116,83 @@ def open_warehouse(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
             path.parent.mkdir(parents=True)
         except OSError as exc:
             raise IngestError(f"warehouse directory {path.parent} cannot be created: {exc}") from None
+    if path.exists():
+        with _connected(path, path) as con:
+            yield con
+        return
+    from agenthop.harness.temp_dirs import owner_tag, remove_stale
+
+    prefix = f".{path.name}.new-"
+    remove_stale(path.parent, prefix)  # left by a first ingest that was killed
+    building = path.with_name(f"{prefix}{owner_tag()}{secrets.token_hex(6)}")
     try:
-        con = _open(path)
-    except BaseException:
-        _cleanup(path, existed, made_dir)
-        raise
-    ok = False
+        with _connected(building, path) as con:
+            yield con
+            con.execute("CHECKPOINT")  # everything in the file itself, none in a WAL beside it
+        _publish(building, path)
+    except (IngestError, duckdb.Error) as exc:  # a message names the warehouse, not its temporary name
+        if str(building) not in str(exc):
+            raise
+        raise IngestError(str(exc).replace(str(building), str(path))) from None
+    finally:
+        _remove_new(building, made_dir)
+
+
+@contextmanager
+def _connected(file: Path, path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection to ``file`` (errors name the warehouse ``path``), closed afterwards."""
+    try:
+        con = _open(file)
+    except IngestError as exc:
+        raise IngestError(str(exc).replace(str(file), str(path))) from None
     try:
         yield con
-        ok = True
     finally:
         con.close()
-        if not ok:
-            _cleanup(path, existed, made_dir)
 
 
-def _cleanup(path: Path, existed: bool, made_dir: Path | None) -> None:
-    if existed:
+def _publish(building: Path, path: Path) -> None:
+    """Give the finished new warehouse ``building`` its name ``path``, unless ``path`` exists by now."""
+    taken = IngestError(
+        f"warehouse {path} was created by another process while this load ran; nothing of this load was "
+        "written: run it again to load these inputs into that warehouse")
+    try:
+        os.link(building, path)  # fails if the path exists: never replaces another's warehouse
+    except FileExistsError:
+        raise taken from None
+    except OSError:  # a filesystem without hard links: check, then rename (a narrow window)
+        if path.exists():
+            raise taken from None
+        try:
+            os.rename(building, path)
+        except OSError as exc:
+            raise IngestError(f"warehouse {path} cannot be written: {exc.strerror or exc}") from None
+    _sync_dir(path.parent)
+
+
+def _sync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
         return
-    for p in (path, Path(str(path) + ".wal")):
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _remove_new(building: Path, made_dir: Path | None) -> None:
+    """Remove this process's temporary warehouse file (with its WAL), and the folders ingest created
+    for it if they are empty (a warehouse linked into place keeps them)."""
+    for p in (building, Path(str(building) + ".wal")):
         try:
             p.unlink()
-        except OSError:  # absent, or its "folder" is a file: nothing of ours to remove
+        except OSError:  # absent (renamed into place, or never made)
             pass
     if made_dir is not None:
-        d = path.parent
+        d = building.parent
         while True:  # from the warehouse's folder up to the topmost folder ingest created
             try:
                 d.rmdir()

@@ -44,12 +44,33 @@ def table_schema(name: str) -> pa.Schema:
 RUN_TABLE_NAMES = ("runs", "trajectories", "turns", "tool_calls", "messages", "scores")
 
 
-def run_tables(run: inspect_map.RunRows) -> dict[str, pa.Table]:
+def run_tables(run: inspect_map.RunRows, where: str = "") -> dict[str, pa.Table]:
     rows: dict[str, list[dict[str, Any]]] = {
         "runs": [run.runs], "trajectories": run.trajectories, "turns": run.turns,
         "tool_calls": run.tool_calls, "messages": run.messages, "scores": run.scores,
     }
-    return {name: pa.Table.from_pylist(rows[name], schema=table_schema(name)) for name in RUN_TABLE_NAMES}
+    return {name: _table(name, rows[name], table_schema(name), where) for name in RUN_TABLE_NAMES}
+
+
+_ARROW_ERRORS = (pa.ArrowException, OverflowError, UnicodeEncodeError, TypeError, ValueError)
+
+
+def _table(name: str, rows: list[dict[str, Any]], schema: pa.Schema, where: str) -> pa.Table:
+    """The rows as an Arrow table; a value its column cannot hold is an IngestError naming the sample
+    and the field (the checks before mapping should leave none)."""
+    try:
+        return pa.Table.from_pylist(rows, schema=schema)
+    except _ARROW_ERRORS as exc:
+        for row in rows:
+            for col, value in row.items():
+                try:
+                    pa.array([value], schema.field(col).type)
+                except _ARROW_ERRORS as err:
+                    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+                    who = f"sample {row['sample_id']!r}" if "sample_id" in row else "the log header"
+                    raise IngestError(f"{where}: {who}: {name}.{col} is {shown}, which the column cannot hold "
+                                      f"({type(err).__name__})") from None
+        raise IngestError(f"{where}: {name} cannot be stored ({type(exc).__name__}: {exc})") from None
 
 
 def items_table(mapped: inspect_map.MappedLog) -> pa.Table:
@@ -122,8 +143,8 @@ def read_log(path: Path, score: str | None = None, reader: str = "auto",
         if loaded.get(run.run_id) == sha:
             runs.append(RunData(KIND, str(path), run.run_id, sha, not info.complete, mapped.benchmark_sha256))
             continue
-        tables = run_tables(run)
         where = f"{path} (epoch {run.epoch})"
+        tables = run_tables(run, where)
         tables = {name: conform(t, table_schema(name), f"{where} {name}") for name, t in tables.items()}
         segments = {name: Segments() for name in tables}
         for name, t in tables.items():

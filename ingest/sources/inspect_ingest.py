@@ -69,6 +69,36 @@ def _check_agenthop(rd: RunData, checks: runsmod.Checks) -> None:
         runsmod.validate_table(name, table, rd.run_id, checks, f"{where} {name}")
 
 
+def _loaded_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, tuple[str, str]]:
+    """run_id -> (model, benchmark) of the loaded runs among ``run_ids``."""
+    if not run_ids:
+        return {}
+    con.register("__inspect_run_ids", pa.table({"run_id": pa.array(run_ids, pa.string())}))
+    try:
+        rows = con.execute(f"SELECT run_id, model, benchmark FROM {ddl.RAW}.runs "
+                           "WHERE run_id IN (SELECT run_id FROM __inspect_run_ids)").fetchall()
+    finally:
+        con.unregister("__inspect_run_ids")
+    return {r: (m, b) for r, m, b in rows}
+
+
+def check_replacements(con: duckdb.DuckDBPyConnection, lt: inspect_import.LogTables, loaded_hashes: dict[str, str],
+                       replace_changed: bool) -> None:
+    """A log whose runs would replace loaded runs of another model or task is refused unless
+    ``replace_changed`` (``--replace-changed``): one eval id reused for another eval is a mistake."""
+    if replace_changed:
+        return
+    new = {rd.run_id: rd for rd in lt.runs if rd.tables is not None and rd.run_id in loaded_hashes}
+    for run_id, (model, benchmark) in _loaded_runs(con, sorted(new)).items():
+        row = new[run_id].tables["runs"].to_pylist()[0]  # type: ignore[index]
+        if (row["model"], row["benchmark"]) != (model, benchmark):
+            raise IngestError(
+                f"{lt.path}: run {run_id} is loaded as model {model} on {benchmark}; this log would replace it "
+                f"with model {row['model']} on {row['benchmark']} (same eval id); pass --replace-changed to "
+                f"replace it"
+            )
+
+
 def prepare(
     con: duckdb.DuckDBPyConnection,
     paths: Sequence[Path],
@@ -77,6 +107,7 @@ def prepare(
     score: str | None = None,
     reader: str = "auto",
     progress: Progress | None = None,
+    replace_changed: bool = False,
 ) -> InspectPlan:
     """Read, map and check every log below ``paths`` (nothing is written)."""
     progress = progress or Progress(quiet=True)
@@ -87,6 +118,7 @@ def prepare(
     changed: set[str] = set()
     for path in progress.iterate(files, "reading Inspect logs", "log"):
         lt = inspect_import.read_log(path, score, reader, loaded_hashes)
+        check_replacements(con, lt, loaded_hashes, replace_changed)
         plan.notes += [f"{path}: {n}" for n in lt.notes]
         plan.datas += lt.runs
         if lt.benchmark == inspect_map.AGENTHOP:

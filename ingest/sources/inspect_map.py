@@ -30,6 +30,8 @@ from typing import Any
 
 from agenthop.ingest.reference_json import _parse_time as parse_time
 
+from .inspect_check import SAMPLE_FIELDS
+
 BACKEND = "inspect-log"
 BENCHMARK_PREFIX = "inspect:"
 
@@ -50,12 +52,6 @@ _TRUE_WORDS = ("yes", "true")
 _FALSE_WORDS = ("no", "false")
 
 _SKIPPED_SPANS = ("scorer", "scorers", "tool")
-
-#: Sample fields the mapping reads, and the JSON type each must have when present.
-_SAMPLE_FIELDS: dict[str, type] = {
-    "messages": list, "events": list, "scores": dict, "model_usage": dict, "error_retries": list, "output": dict,
-}
-
 
 class ScoreChoiceError(ValueError):
     """``--score`` names a scorer or key the log does not have."""
@@ -397,7 +393,7 @@ def map_sample(
     """Append one sample's rows to ``run`` (notes for anything loaded with a reason)."""
     sid = sample_id_of(sample)
     where = f"sample {sid} epoch {run.epoch}"
-    for key, kind in _SAMPLE_FIELDS.items():
+    for key, kind in SAMPLE_FIELDS.items():
         if sample.get(key) is not None and not isinstance(sample[key], kind):
             raise ValueError(f"field {key!r} must be a {'list' if kind is list else 'JSON object'}")
     base = {"run_id": run.run_id, "sample_id": sid, "attempt": 0}

@@ -1,18 +1,22 @@
 """Read Inspect AI eval logs (``.eval`` and ``.json``) into plain JSON values (docs/inspect.md).
 
-Two readers give the same values:
+One container reading serves both readers: a ``.eval`` log's ZIP directory is checked (no unsafe
+names; of two members of one name the last counts, as in Inspect), each member it reads is decompressed within the limits of
+:mod:`inspect_bounds` (stored, deflate, or zstd = ZIP method 93, which Python's ``zipfile`` cannot
+decompress) and checked against its recorded size and CRC; a ``.json`` log is read whole within
+the size limit; every document's nesting depth is checked before it is parsed; the header and every
+sample pass the one validation of :mod:`inspect_check`. Then:
 
-- the built-in one reads the ``.eval`` ZIP members itself (stored, deflate, or zstd = ZIP method 93,
-  which Python's ``zipfile`` cannot decompress) and the older one-document ``.json`` logs;
-- :class:`InspectApiLog` goes through Inspect's own Python API (``inspect_ai.log``) when the
-  ``[inspect]`` extra is installed.
+- the built-in reader hands out those samples with condensed events expanded (a model event's
+  ``input_refs`` point into the sample's ``events_data.messages``) and ``attachment://`` references
+  replaced by their text;
+- :class:`InspectApiLog` hands out the same samples as Inspect's own Python API
+  (``inspect_ai.log``, the ``[inspect]`` extra) reads them.
 
-Both hand out the log header (``version``, ``status``, ``eval``, ``plan``, ``results``, ...) and the
-samples as dicts with condensed events expanded (a model event's ``input_refs`` point into the
-sample's ``events_data.messages``) and ``attachment://`` references replaced by their text. A log
-still being written has no ``header.json``: its eval spec comes from ``_journal/start.json``.
-Damage (a truncated ZIP, a member missing, a member that is not JSON) is an :class:`IngestError`
-naming the file and the reason.
+Both hand out the same log header (``version``, ``status``, ``eval``, ``plan``, ``results``, ...)
+and the samples in one order (the dataset's ids, then epochs). A log still being written has no
+``header.json``: its eval spec comes from ``_journal/start.json``. Damage is an
+:class:`IngestError` naming the file (and member) and the reason, the same from both readers.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ import json
 import re
 import struct
 import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,14 +33,28 @@ from typing import Any
 
 from agenthop.ingest.conform import IngestError
 
+from .inspect_bounds import ZIP_ZSTD, BoundError, Limits, check_depth, check_document_size, inflate, limits_from_env
+from .inspect_check import (
+    Listing,
+    SampleId,
+    check_header,
+    check_keys,
+    check_sample,
+    check_text,
+    id_text,
+    may_hold_surrogates,
+    order,
+    sample_key,
+)
+
 #: Log format versions the built-in reader knows (Inspect's LOG_SCHEMA_VERSION).
 KNOWN_VERSIONS = frozenset({1, 2})
 
 HEADER = "header.json"
 START = "_journal/start.json"
-SAMPLES_RE = re.compile(r"^samples/(.+)_epoch_(\d+)\.json$")
+SAMPLES_DIR = "samples/"
+SAMPLES_RE = re.compile(r"^samples/(.+)_epoch_([1-9]\d{0,8})\.json$")
 ATTACHMENT = "attachment://"
-ZIP_ZSTD = 93
 _LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # signature ... name length, extra length
 
 
@@ -131,14 +148,7 @@ def normalise_sample(sample: dict[str, Any]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
-# the built-in reader
-
-
-def _loads(raw: bytes, where: str) -> Any:
-    try:
-        return json.loads(raw)  # accepts NaN and Infinity, which Inspect can write
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise IngestError(f"{where}: not valid JSON ({exc})") from None
+# the container: one bounded reading for both readers
 
 
 @dataclass
@@ -149,206 +159,290 @@ class LogInfo:
     header: dict[str, Any]
     #: False for a log still being written (no header.json): its results are not final
     complete: bool
-    #: (sample id, epoch) in file order
+    #: (sample id as text, epoch) in reading order
     sample_keys: list[tuple[str, int]] = field(default_factory=list)
 
 
-def expected_samples(header: dict[str, Any]) -> list[tuple[str, int]]:
-    """(sample id, epoch) of every sample a finished eval ran, from its dataset and epochs."""
-    ev = header["eval"]
-    dataset = ev.get("dataset") if isinstance(ev.get("dataset"), dict) else {}
-    ids = dataset.get("sample_ids")
-    config = ev.get("config") if isinstance(ev.get("config"), dict) else {}
-    epochs = config.get("epochs")
-    if not isinstance(ids, list) or not isinstance(epochs, int) or isinstance(epochs, bool):
-        return []
-    return [(str(i), e) for e in range(1, epochs + 1) for i in ids]
+def _document(raw: bytes, limits: Limits) -> tuple[Any, bool]:
+    """A JSON document, its depth checked before parsing; and whether it may hold a lone surrogate."""
+    check_depth(raw, limits)
+    try:
+        value = json.loads(raw)  # accepts NaN and Infinity, which Inspect can write
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise BoundError(f"not valid JSON ({_line(exc)})") from None
+    return value, may_hold_surrogates(raw)
 
 
-def check_complete(path: Path, header: dict[str, Any], complete: bool, keys: list[tuple[str, int]], what: str) -> None:
-    """A finished, successful eval holds every sample it lists; name the first one missing."""
-    if not complete or header.get("status") != "success":
-        return
-    missing = sorted(set(expected_samples(header)) - set(keys))
-    if missing:
-        sid, epoch = missing[0]
-        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise IngestError(f"{path}: {what.format(id=sid, epoch=epoch)} is missing from the log{more}; "
-                          f"the finished eval lists it")
+def _unsafe_name(name: str) -> str | None:
+    """Why a member name is refused: one that could point outside the log when unpacked."""
+    if name.startswith("/") or "\\" in name or "\0" in name:
+        return "an absolute path, a backslash or a NUL"
+    if any(part in ("", ".", "..") for part in name.rstrip("/").split("/")):
+        return "an empty, '.' or '..' part"
+    return None
 
 
-class ZipLog:
-    """A ``.eval`` log: a ZIP of JSON members, read without inspect-ai."""
+class _Container:
+    """What both readers share: the header and the samples' keys checked (inspect_check), the
+    samples handed out raw and checked, in reading order."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    path: Path
+    header: dict[str, Any]
+    complete: bool
+    listing: Listing
+    keys: list[tuple[SampleId, int]]
+
+    def _check(self, describe: Any = None) -> None:
         try:
-            self._zip = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
-            raise IngestError(f"{path}: not a readable .eval log (damaged or truncated ZIP: {exc})") from None
-        self._members = {i.filename: i for i in self._zip.infolist()}
-        self._fh = path.open("rb")
-
-    def close(self) -> None:
-        self._zip.close()
-        self._fh.close()
-
-    def member(self, name: str) -> Any:
-        info = self._members.get(name)
-        if info is None:
-            raise IngestError(f"{self.path}: member {name} is missing from the log")
-        where = f"{self.path} (member {name})"
-        try:
-            if info.compress_type == ZIP_ZSTD:
-                raw = self._read_zstd(info)
-            else:
-                raw = self._zip.read(info)
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, ValueError) as exc:
-            raise IngestError(f"{where}: cannot be decompressed ({exc})") from None
-        return _loads(raw, where)
-
-    def _read_zstd(self, info: zipfile.ZipInfo) -> bytes:
-        import zstandard
-
-        self._fh.seek(info.header_offset)
-        fixed = self._fh.read(_LOCAL_HEADER.size)
-        if len(fixed) < _LOCAL_HEADER.size or fixed[:4] != b"PK\x03\x04":
-            raise ValueError("bad local file header")
-        fields = _LOCAL_HEADER.unpack(fixed)
-        name_len, extra_len = fields[-2], fields[-1]
-        self._fh.seek(info.header_offset + _LOCAL_HEADER.size + name_len + extra_len)
-        data = self._fh.read(info.compress_size)
-        if len(data) < info.compress_size:
-            raise ValueError("member is truncated")
-        try:
-            raw = zstandard.ZstdDecompressor().decompressobj().decompress(data)
-        except zstandard.ZstdError as exc:
-            raise ValueError(f"zstd: {exc}") from None
-        if len(raw) != info.file_size or zlib.crc32(raw) != info.CRC:
-            raise ValueError("member does not match its recorded size and checksum")
-        return raw
+            self.listing = check_header(self.header)
+            success = self.complete and self.header.get("status") == "success"
+            check_keys(self.keys, self.listing, success, describe)
+        except ValueError as exc:
+            raise IngestError(f"{self.path}: {exc}") from None
+        self.keys = [self.keys[i] for i in order(self.keys, self.listing)]
 
     def info(self) -> LogInfo:
-        keys = []
-        for name in self._members:
-            m = SAMPLES_RE.match(name)
-            if m:
-                keys.append((m.group(1), int(m.group(2))))
-        if HEADER in self._members:
-            header = self.member(HEADER)
-            complete = True
-        elif START in self._members:
-            header = self.member(START)
-            complete = False
-        else:
-            raise IngestError(f"{self.path}: neither {HEADER} nor {START} is in the log; not an Inspect log")
-        if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
-            raise IngestError(f"{self.path}: the log header has no 'eval' object")
-        check_complete(self.path, header, complete, keys, "member samples/{id}_epoch_{epoch}.json")
-        return LogInfo(self.path, header, complete, keys)
+        return LogInfo(self.path, self.header, self.complete, [(id_text(s), e) for s, e in self.keys])
+
+    def raw_samples(self) -> Iterator[dict[str, Any]]:
+        raise NotImplementedError
 
     def samples(self) -> Iterator[dict[str, Any]]:
-        for name in self._members:
-            if SAMPLES_RE.match(name):
-                sample = self.member(name)
-                if not isinstance(sample, dict):
-                    raise IngestError(f"{self.path} (member {name}): a sample must be a JSON object")
+        for sample in self.raw_samples():
+            try:
                 yield normalise_sample(sample)
-
-
-class JsonLog:
-    """An older ``.json`` log: one document holding the header keys and ``samples``."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise IngestError(f"{path}: cannot read the log ({exc})") from None
-        doc = _loads(raw, str(path))
-        if not isinstance(doc, dict) or not isinstance(doc.get("eval"), dict):
-            raise IngestError(f"{path}: not an Inspect log (no 'eval' object)")
-        self._samples = doc.pop("samples", None) or []
-        if not isinstance(self._samples, list):
-            raise IngestError(f"{path}: 'samples' must be a list")
-        doc.pop("reductions", None)
-        self._header = doc
-
-    def close(self) -> None:
-        self._samples = []
-
-    def info(self) -> LogInfo:
-        keys = [(str(s.get("id")), int(s.get("epoch") or 1)) for s in self._samples if isinstance(s, dict)]
-        complete = self._header.get("status") != "started"
-        check_complete(self.path, self._header, complete, keys, "sample {id} (epoch {epoch})")
-        return LogInfo(self.path, self._header, complete, keys)
-
-    def samples(self) -> Iterator[dict[str, Any]]:
-        for i, sample in enumerate(self._samples):
-            if not isinstance(sample, dict):
-                raise IngestError(f"{self.path}: samples[{i}] must be a JSON object")
-            yield normalise_sample(sample)
-
-
-class InspectApiLog:
-    """Any log Inspect can read, through ``inspect_ai.log`` (needs the ``[inspect]`` extra)."""
-
-    def __init__(self, path: Path) -> None:
-        from inspect_ai.log import read_eval_log
-
-        self.path = path
-        try:
-            log = read_eval_log(str(path), header_only=True)
-        except Exception as exc:  # Inspect raises many types; the user needs the reason, not a traceback
-            raise IngestError(
-                f"{path}: Inspect cannot read the log ({type(exc).__name__}: {_line(exc)}){_diagnosis(path)}"
-            ) from None
-        self._header = _api_json(log, exclude={"samples", "reductions", "location", "etag"})
-        self._complete = log.status != "started"
+            except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+                raise IngestError(f"{self.path}: sample {id_text(sample['id'])!r} epoch {sample['epoch']}: its "
+                                  f"condensed events cannot be expanded ({type(exc).__name__}: {_line(exc)})") from None
 
     def close(self) -> None:
         pass
 
+
+class ZipLog(_Container):
+    """A ``.eval`` log: a ZIP of JSON members, each decompressed within the limits and checked
+    against its recorded size and CRC."""
+
+    def __init__(self, path: Path, limits: Limits | None = None) -> None:
+        self.path = path
+        self.limits = limits or limits_from_env()
+        try:
+            with zipfile.ZipFile(path) as z:
+                infos = z.infolist()
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+            raise IngestError(f"{path}: not a readable .eval log (damaged or truncated ZIP: {_line(exc)})") from None
+        self._members: dict[str, zipfile.ZipInfo] = {}
+        for info in infos:
+            name = info.filename
+            why = _unsafe_name(name)
+            if why:
+                raise IngestError(f"{path}: member {name!r} has an unsafe name ({why})")
+            # Inspect appends a second member under the same name when it re-runs a sample (a requeued
+            # sample superseding its earlier record) and reads the last one: so do both readers here.
+            if info.flag_bits & 1:
+                raise IngestError(f"{path}: member {name} is encrypted")
+            self._members[name] = info
+        self._fh = path.open("rb")
+        try:
+            self._open()
+        except BaseException:
+            self._fh.close()
+            raise
+
+    def _open(self) -> None:
+        if HEADER in self._members:
+            header, self.complete = self._json(HEADER, "the log header"), True
+        elif START in self._members:
+            header, self.complete = self._json(START, "the log header"), False
+        else:
+            raise IngestError(f"{self.path}: neither {HEADER} nor {START} is in the log; not an Inspect log")
+        if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
+            raise IngestError(f"{self.path}: the log header has no 'eval' object")
+        self.header = header
+        try:
+            listing = check_header(header)
+        except ValueError as exc:
+            raise IngestError(f"{self.path}: {exc}") from None
+        by_text = {id_text(i): i for i in listing.ids} if listing.ids is not None else {}
+        self.keys, self._names = [], {}
+        for name in self._members:
+            if not name.startswith(SAMPLES_DIR):
+                continue
+            m = SAMPLES_RE.match(name)
+            if not m or name != sample_member(m.group(1), int(m.group(2))):
+                raise IngestError(f"{self.path}: member {name} is not a sample member "
+                                  f"({SAMPLES_DIR}<id>_epoch_<n>.json)")
+            key = (by_text.get(m.group(1), m.group(1)), int(m.group(2)))
+            self.keys.append(key)
+            self._names[(m.group(1), key[1])] = name
+        self._check(lambda sid, epoch: f"member {sample_member(sid, epoch)}")
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def _raw(self, name: str) -> bytes:
+        info = self._members.get(name)
+        if info is None:
+            raise IngestError(f"{self.path}: member {name} is missing from the log")
+        try:
+            self._fh.seek(info.header_offset)
+            fixed = self._fh.read(_LOCAL_HEADER.size)
+            if len(fixed) < _LOCAL_HEADER.size or fixed[:4] != b"PK\x03\x04":
+                raise BoundError("bad local file header")
+            fields = _LOCAL_HEADER.unpack(fixed)
+            start = info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+            return inflate(self._fh, start, info.compress_type, info.compress_size, info.file_size, info.CRC,
+                           self.limits)
+        except (BoundError, OSError, EOFError, MemoryError) as exc:
+            raise IngestError(f"{self.path} (member {name}): cannot be decompressed ({_line(exc)})") from None
+
+    def _json(self, name: str, what: str) -> Any:
+        try:
+            value, surrogates = _document(self._raw(name), self.limits)
+            if surrogates:
+                check_text(value, what)
+        except (BoundError, ValueError) as exc:
+            raise IngestError(f"{self.path} (member {name}): {exc}") from None
+        return value
+
+    def member(self, name: str) -> Any:
+        """One member's JSON value, read within the limits (no sample checks)."""
+        return self._json(name, f"member {name}")
+
+    def raw_samples(self) -> Iterator[dict[str, Any]]:
+        for sid, epoch in self.keys:
+            name = self._names[(id_text(sid), epoch)]
+            try:
+                value, surrogates = _document(self._raw(name), self.limits)
+                key = sample_key(value)
+                if (id_text(key[0]), key[1]) != (id_text(sid), epoch):
+                    raise ValueError(f"the member holds sample {key[0]!r} epoch {key[1]}, not {sid!r} epoch {epoch}")
+                check_sample(value, surrogates)
+            except (BoundError, ValueError) as exc:
+                raise IngestError(f"{self.path} (member {name}): {exc}") from None
+            yield value
+
+
+class JsonLog(_Container):
+    """An older ``.json`` log: one document holding the header keys and ``samples``, read whole
+    within the size limit."""
+
+    def __init__(self, path: Path, limits: Limits | None = None) -> None:
+        self.path = path
+        limits = limits or limits_from_env()
+        try:
+            check_document_size(path.stat().st_size, limits)
+            doc, self._surrogates = _document(path.read_bytes(), limits)
+        except OSError as exc:
+            raise IngestError(f"{path}: cannot read the log ({_line(exc)})") from None
+        except BoundError as exc:
+            raise IngestError(f"{path}: {exc}") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("eval"), dict):
+            raise IngestError(f"{path}: not an Inspect log (no 'eval' object)")
+        samples = doc.pop("samples", None) or []
+        if not isinstance(samples, list):
+            raise IngestError(f"{path}: 'samples' must be a list")
+        doc.pop("reductions", None)
+        self.header = doc
+        self.complete = doc.get("status") != "started"
+        try:
+            if self._surrogates:
+                check_text(doc, "the log header")
+            self.keys = [sample_key(s, f"samples[{i}]") for i, s in enumerate(samples)]
+        except ValueError as exc:
+            raise IngestError(f"{path}: {exc}") from None
+        self._by_key = {(id_text(k[0]), k[1]): s for k, s in zip(self.keys, samples)}
+        self._check()
+
+    def close(self) -> None:
+        self._by_key = {}
+
+    def raw_samples(self) -> Iterator[dict[str, Any]]:
+        for sid, epoch in self.keys:
+            sample = self._by_key[(id_text(sid), epoch)]
+            try:
+                check_sample(sample, self._surrogates)
+            except ValueError as exc:
+                raise IngestError(f"{self.path}: {exc}") from None
+            yield sample
+
+
+def sample_member(sid: str, epoch: int) -> str:
+    """The member Inspect writes a sample to."""
+    return f"{SAMPLES_DIR}{sid}_epoch_{epoch}.json"
+
+
+def container(path: Path, limits: Limits | None = None) -> ZipLog | JsonLog:
+    return ZipLog(path, limits) if path.suffix == ".eval" else JsonLog(path, limits)
+
+
+class InspectApiLog:
+    """Any log Inspect can read, through ``inspect_ai.log`` (needs the ``[inspect]`` extra).
+
+    The log is first read by the same bounded container reading and checks as the built-in
+    reader's (sizes, checksums, depth, the header and every sample, a batch ahead of Inspect);
+    Inspect's API then reads the samples those checks passed, in the same order.
+    """
+
+    BATCH = 32
+
+    def __init__(self, path: Path, limits: Limits | None = None) -> None:
+        self.path = path
+        self._own = container(path, limits)
+
+    def close(self) -> None:
+        self._own.close()
+
     def info(self) -> LogInfo:
-        return LogInfo(self.path, self._header, self._complete)
+        return self._own.info()
 
     def samples(self) -> Iterator[dict[str, Any]]:
-        """Every sample Inspect reads; then, as the built-in reader does before reading, a finished
-        eval that lacks a sample it lists is refused (Inspect itself skips a missing member)."""
-        from inspect_ai.log import read_eval_log_samples
+        if isinstance(self._own, JsonLog):  # one document: every sample checked, then Inspect reads it
+            yield from self._json_samples([(raw["id"], raw["epoch"]) for raw in self._own.raw_samples()])
+            return
+        batch: list[tuple[SampleId, int]] = []
+        for raw in self._own.raw_samples():  # checked (a batch ahead of Inspect)
+            batch.append((raw["id"], raw["epoch"]))
+            if len(batch) == self.BATCH:
+                yield from self._eval_samples(batch)
+                batch = []
+        if batch:
+            yield from self._eval_samples(batch)
 
-        it = read_eval_log_samples(str(self.path), all_samples_required=False, resolve_attachments=True)
-        keys: list[tuple[str, int]] = []
-        while True:
-            try:
-                sample = next(it)
-            except StopIteration:
-                break
-            except Exception as exc:
-                raise IngestError(
-                    f"{self.path}: Inspect cannot read a sample ({type(exc).__name__}: {_line(exc)})"
-                    f"{_diagnosis(self.path)}"
-                ) from None
-            keys.append((str(sample.id), int(sample.epoch)))
-            yield _api_json(sample, exclude={"attachments", "events_data"})
-        check_complete(self.path, self._header, self._complete, keys, "sample {id} (epoch {epoch})")
+    def _fail(self, exc: BaseException, key: tuple[SampleId, int] | None) -> IngestError:
+        what = f"sample {id_text(key[0])!r} epoch {key[1]}" if key else "the log"
+        return IngestError(f"{self.path}: Inspect cannot read {what} ({type(exc).__name__}: {_line(exc)}); "
+                           f"the built-in reader reads it (try --inspect-reader builtin)")
 
+    def _eval_samples(self, keys: list[tuple[SampleId, int]]) -> Iterator[dict[str, Any]]:
+        from inspect_ai.log import read_eval_log_samples_by_id
 
-def _diagnosis(path: Path) -> str:
-    """What the built-in reader finds wrong with a log Inspect cannot read, or that it reads it."""
-    try:
-        log: Log = ZipLog(path) if path.suffix == ".eval" else JsonLog(path)
         try:
-            log.info()
-            for _ in log.samples():
-                pass
-        finally:
-            log.close()
-    except IngestError as exc:
-        reason = str(exc)
-        prefix = f"{path}: "
-        return "; " + (reason[len(prefix):] if reason.startswith(prefix) else reason)
-    return "; the built-in reader opens it (try --inspect-reader builtin)"
+            samples = read_eval_log_samples_by_id(str(self.path), keys, concurrency=1, resolve_attachments=True)
+        except Exception as exc:  # Inspect raises many types; the user needs the reason, not a traceback
+            raise self._fail(exc, keys[0] if len(keys) == 1 else None) from None
+        for key, sample in zip(keys, samples):
+            yield self._dump(sample, key)
+
+    def _json_samples(self, keys: list[tuple[SampleId, int]]) -> Iterator[dict[str, Any]]:
+        from inspect_ai.log import read_eval_log
+
+        try:
+            log = read_eval_log(str(self.path), resolve_attachments=True)
+        except Exception as exc:
+            raise self._fail(exc, None) from None
+        by_key = {(id_text(s.id), s.epoch): s for s in log.samples or []}
+        for key in keys:
+            sample = by_key.get((id_text(key[0]), key[1]))
+            if sample is None:
+                raise IngestError(f"{self.path}: Inspect does not find sample {id_text(key[0])!r} epoch {key[1]}")
+            yield self._dump(sample, key)
+
+    def _dump(self, sample: Any, key: tuple[SampleId, int]) -> dict[str, Any]:
+        try:
+            return _api_json(sample, exclude={"attachments", "events_data"})
+        except Exception as exc:
+            raise self._fail(exc, key) from None
 
 
 def _line(exc: BaseException) -> str:
@@ -375,7 +469,7 @@ def inspect_installed() -> bool:
     return True
 
 
-def open_log(path: Path, reader: str = "auto") -> Log:
+def open_log(path: Path, reader: str = "auto", limits: Limits | None = None) -> Log:
     """Open one log with the chosen reader (see docs/inspect.md#readers).
 
     ``auto`` reads through Inspect's own API when inspect-ai is installed (the surface Inspect's
@@ -387,8 +481,8 @@ def open_log(path: Path, reader: str = "auto") -> Log:
             raise IngestError(
                 f"{path}: --inspect-reader inspect needs inspect-ai (pip install 'agenthop-warehouse[inspect]')"
             )
-        return InspectApiLog(path)
-    log: Log = ZipLog(path) if path.suffix == ".eval" else JsonLog(path)
+        return InspectApiLog(path, limits)
+    log: Log = container(path, limits)
     version = log.info().header.get("version")
     if version in KNOWN_VERSIONS:
         return log
