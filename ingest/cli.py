@@ -13,6 +13,7 @@ from agenthop.harness.cli_examples import epilog
 from agenthop.harness.errors import AgentHopError, cli_errors
 from agenthop.harness.storage import LocalPath, Location, is_remote
 
+from .build_step import build_option
 from .core import run_ingest
 from .progress import Progress
 from .remove import remove_runs
@@ -90,6 +91,7 @@ _FILE = Location(path_type=Path, dir_okay=False, exists=True, resolve_path=True)
               "mart rows (docs/ingest.md#incremental-builds). Repeatable.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no summary line (errors only).")
 @cli_errors
+@build_option  # --build: the dbt build after the load (build_step.py)
 def main(
     db: Path | None,
     benchmark: Path | None,

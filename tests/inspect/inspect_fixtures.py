@@ -413,3 +413,14 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> InspectLogs:
             agentdojo=agentdojo_shaped_log(root / "published" / "agentdojo_banking.json"),
         ))
     return _WRITTEN[0]
+
+
+def query_rows(db: Path, sql: str) -> list[tuple]:
+    """The rows of a query on a warehouse file, opened read-only and closed again."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()

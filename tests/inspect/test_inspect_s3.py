@@ -11,12 +11,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
 from inspect_fixtures import inspect_logs  # noqa: F401  (the session's logs)
+from inspect_fixtures import query_rows as _rows
 from servers.s3_server import S3Server, client
 
 from agenthop.harness import storage
@@ -35,14 +35,6 @@ def s3(s3_server: S3Server) -> Iterator[S3Server]:
 
 def _env(s3: S3Server) -> dict[str, str]:
     return s3.env(dict(os.environ, DO_NOT_TRACK="1"))
-
-
-def _rows(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_inspect_logs_from_s3_equal_the_local_ones(inspect_logs, s3: S3Server, tmp_path):  # noqa: F811
