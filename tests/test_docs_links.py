@@ -117,7 +117,7 @@ OTHER_PROGRAMS_FLAGS = {
     "--exclude", "--threads", "--vars", "--profiles-dir", "--project-dir",                                   # dbt
     "--array", "--cpus-per-task", "--job-name",                                                              # Slurm
     "--enable-auto-tool-choice", "--tool-call-parser",                                                       # vLLM
-    "--epochs", "--token-limit", "--model", "--message-limit",                                               # Inspect
+    "--epochs", "--token-limit", "--model", "--message-limit", "--to",                                       # Inspect
     "--disable-tools", "--text-tools",                                                                       # reference
 }
 
