@@ -30,6 +30,7 @@ from agenthop.harness.errors import AgentHopError
 
 from . import stats
 from .bundle import javascript_bundle
+from .conditions import applies
 from .doc_links import Definitions
 from .values import control_pictures, jsonable
 from .core.runs import RunInfo
@@ -186,7 +187,8 @@ def environment() -> jinja2.Environment:
         script_json=script_json, cell=cell, pct=pct, pp=pp, signed=signed, num=num, pval=pval, pstat=pstat, pretty_json=pretty_json, clip=clip,
         anchor=lambda v, *rest: anchor(v, *rest), header_breaks=header_breaks,
     )
-    env.globals.update(acc_pm=acc_pm, acc_title=acc_title, acc_pm_meaning=stats.ACC_PM_MEANING, anchor=anchor, significant=stats.significant)
+    env.globals.update(acc_pm=acc_pm, acc_title=acc_title, acc_pm_meaning=stats.ACC_PM_MEANING, anchor=anchor, significant=stats.significant,
+                       applies=applies)
     return env
 
 
