@@ -41,6 +41,7 @@ class System:
     paradigm: str
     label: str
     runs: tuple[dict[str, Any], ...]
+    simulated: bool = False  # its responses file says a simulated system wrote it
 
     @property
     def first_run(self) -> str:
@@ -68,7 +69,8 @@ def systems(wh: Warehouse, judge: str) -> list[System]:
     paradigms_of: dict[str, set[str]] = {}
     for model, paradigm in groups:
         paradigms_of.setdefault(model, set()).add(paradigm)
-    out = [System(m, p, m + (_SUFFIX[p] if len(paradigms_of[m]) > 1 else ""), tuple(rs))
+    sim = set(simulated_models(wh))
+    out = [System(m, p, m + (_SUFFIX[p] if len(paradigms_of[m]) > 1 else ""), tuple(rs), m in sim)
            for (m, p), rs in groups.items()]
 
     def key(s: System) -> tuple:
