@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import stats
 from ..paper.table import FORMATS, Column, Table, _numeric
+from .audit import AuditCounts
 from .data import PARADIGM_TITLES, System
 
 FORMATS.setdefault("rate2", _numeric("{:.2f}", scale=100))  # a fraction as the paper's percentage: 0.2051 -> 20.51
@@ -227,6 +228,31 @@ def failure_taxonomy(systems: Sequence[System], outcomes: Sequence[dict[str, Any
     return t
 
 
+def judge_audit(systems: Sequence[System], counts: dict[str, AuditCounts]) -> Table:
+    """Per system (summed over its replicates): normalized-match's T1/T2 verdicts that rest on answers its
+    rules treat leniently (audit.py)."""
+    rows = []
+    for s in systems:
+        cs = [counts.get(r["run_id"], AuditCounts()) for r in s.runs]
+        rows.append({**_base(s), **{k: sum(getattr(c, k) for c in cs)
+                                     for k in ("correct", "several_candidates", "not_attempted", "hedged")}})
+    t = Table("judge_audit", "Beyond the paper", "Verdicts of normalized-match that rest on lenient rules",
+              DOC + "judge-audit",
+              [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int", "Runs"),
+               Column("correct", "int", "Correct"),
+               Column("several_candidates", "int", "with several candidates"),
+               Column("not_attempted", "int", "Not attempted (judged)"),
+               Column("hedged", "int", "hedged, then answered")], rows, group_by="paradigm",
+              note="T1/T2 verdicts of normalized-match, summed over each system's replicates; the verdicts keep "
+                   "the documented rules. With several candidates: correct, and the answer gives the ground truth "
+                   "exactly beside another candidate (split at commas, semicolons, bars, line breaks and \"or\"). "
+                   "Not attempted (judged): the judge's not_attempted on a response whose status was not "
+                   "not_attempted (an abstention phrase or an empty answer); hedged, then answered: two or more "
+                   "words follow its last abstention phrase (\"I don't know, but it is probably ...\").")
+    _mark_simulated(t, systems)
+    return t
+
+
 def judge_agreement(agreement: Sequence[dict[str, Any]], disagreements: Sequence[dict[str, Any]]) -> list[Table]:
     t = Table("judge_agreement", "Beyond the paper", "Agreement between judges (Cohen's kappa)", DOC + "judge-agreement",
               [Column("judge_a", header="Judge A"), Column("judge_b", header="Judge B"), Column("unit", header="Unit"),
@@ -267,5 +293,6 @@ def pair_names(systems: Sequence[System]) -> dict[str, System]:
     return {s.label: s for s in systems}
 
 
-__all__ = ["table3", "table4", "table6", "table7", "figure3", "paired_tests", "failure_taxonomy", "judge_agreement",
+__all__ = ["table3", "table4", "table6", "table7", "figure3", "paired_tests", "failure_taxonomy", "judge_audit",
+           "judge_agreement",
            "default_pairs", "pair_names"]
