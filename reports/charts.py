@@ -237,8 +237,9 @@ class Label:
 #: rendered text stays inside the box that was kept free.
 CHAR_EM, LINE_EM = 0.62, 1.3
 #: The directions tried around a point (right first) and the distances, in px, of the spots tried along them.
-_DIRECTIONS = ((1, 0), (-1, 0), (0, -1), (0, 1), (1, -1), (-1, -1), (1, 1), (-1, 1))
-_DISTANCES = (8, 16, 26, 38, 52, 70, 90)
+_DIRECTIONS = ((1, 0), (-1, 0), (0, -1), (0, 1), (1, -1), (-1, -1), (1, 1), (-1, 1),
+               (1, -0.5), (-1, -0.5), (1, 0.5), (-1, 0.5), (0.5, -1), (-0.5, -1), (0.5, 1), (-0.5, 1))
+_DISTANCES = (8, 16, 26, 38, 52, 70, 90, 115, 140, 170, 200)
 
 
 def place_labels(
@@ -246,7 +247,7 @@ def place_labels(
     y_domain: tuple[float, float], order: Sequence[int] | None = None, font: float = LABEL_FONT, marker: float = 5,
 ) -> tuple[dict[int, Label], list[int]]:
     """Labels for the points of a scatter, none touching another label or any point and all inside the plot:
-    per point (in `order`, default the most crowded first), the first free spot of eight directions at
+    per point (in `order`, default the most crowded first), the first free spot of sixteen directions at
     growing distances. A point with no free spot gets no label: returns (index -> Label, the unlabelled
     indices in `order`), so the chart can name those elsewhere (scatter_note)."""
     (x0, x1), (y0, y1) = x_domain, y_domain

@@ -79,13 +79,20 @@ def test_shares_of_a_run_without_rows_in_a_scope_are_na() -> None:
     assert by[("MT", "read")]["cells"][1]["share"] == 1.0
 
 
-def test_the_compare_page_prints_na_with_its_reason(built_warehouse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def closed_page(built_warehouse, tmp_path_factory: pytest.TempPathFactory) -> Path:  # type: ignore[no-untyped-def]
+    """The compare page of balanced's full run (A) against its closed-book run (B), with its item pages."""
     db = built_warehouse.db
     full, closed = _run_id(db, "balanced", "full"), _run_id(db, "balanced", "closed_book")
-    out = tmp_path / "c.html"
+    out = tmp_path_factory.mktemp("closed-compare") / "c.html"
     code, _, err = run("compare", "--runs", f"{full},{closed}", "--db", str(db), "--out", str(out))
     assert code == 0, err
-    html = out.read_text()
+    return out
+
+
+def test_the_compare_page_prints_na_with_its_reason(built_warehouse, closed_page: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    db = built_warehouse.db
+    html = closed_page.read_text()
     split = html[html.index('id="decomposition"'):html.index('id="paired"')]
     assert not re.search(r"\d / 0\.0<", split), "closed-book recall printed as 0.0"
     assert re.search(r"\d\.\d / n/a<", split)  # R (A / B): A's recall, B's n/a
@@ -109,13 +116,8 @@ def test_stopping_scopes_of_a_closed_book_run_are_na_not_zero_gold(closed_vs_ful
     assert any(r["cells"][0]["share"] for r in rows)  # the full run keeps its shares
 
 
-def test_item_pages_of_the_compare_say_na_for_closed_book_recall(built_warehouse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    db = built_warehouse.db
-    full, closed = _run_id(db, "balanced", "full"), _run_id(db, "balanced", "closed_book")
-    out = tmp_path / "c.html"
-    code, _, err = run("compare", "--runs", f"{full},{closed}", "--db", str(db), "--out", str(out))
-    assert code == 0, err
-    pages = sorted((tmp_path / "c_files" / "items").glob("*.html"))
+def test_item_pages_of_the_compare_say_na_for_closed_book_recall(closed_page: Path) -> None:
+    pages = sorted((closed_page.parent / "c_files" / "items").glob("*.html"))
     assert pages
     for p in pages:
         text = " ".join(re.sub(r"<[^>]+>", " ", p.read_text()).split())

@@ -108,3 +108,18 @@ def small_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "tasks.jsonl").write_text("\n".join(keep) + "\n")
     assert len(keep) == N_SMALL
     return root
+
+
+def simulated_release(work: Path):  # type: ignore[no-untyped-def]
+    """The synthetic release (seed 0) under work/release and the simulated systems' responses to it
+    (work/responses.jsonl): (release directory, loaded release, responses file)."""
+    from agenthop.harness.benchmarks.sciexplore.generator import write_release
+    from agenthop.harness.benchmarks.sciexplore.release import load_release
+    from agenthop.harness.benchmarks.sciexplore.simulate import write_responses
+
+    rel = work / "release"
+    write_release(rel, seed=0)
+    release = load_release(rel)
+    resp = work / "responses.jsonl"
+    write_responses(resp, release, seed=0)
+    return rel, release, resp

@@ -18,12 +18,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import REPO, run_dbt_build
-from sx_fixtures import response, write_jsonl
+from sx_fixtures import response, simulated_release, write_jsonl
 from test_report_browser import OVERLAPS_JS, _open, browser  # noqa: F401 (fixture)
 
-from agenthop.harness.benchmarks.sciexplore.generator import write_release
-from agenthop.harness.benchmarks.sciexplore.release import load_release
-from agenthop.harness.benchmarks.sciexplore.simulate import write_responses
 from agenthop.ingest.cli import main as ingest_main
 from agenthop.reports.cli import main as report_main
 
@@ -33,10 +30,7 @@ ARTIFACTS = REPO / "test-artifacts"
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("sxaudit")
-    rel = work / "release"
-    write_release(rel, seed=0)
-    release = load_release(rel)
-    sim = write_responses(work / "sim.jsonl", release, seed=0) and work / "sim.jsonl"
+    rel, release, sim = simulated_release(work)
     t1 = [t for t in release.tasks if t.type == "T1"][:4]
     answers = [f"{t1[0].answer}, {t1[0].answer}7", t1[1].answer, "I don't know, but it is probably WRONG-1",
                "I could not find the answer."]
