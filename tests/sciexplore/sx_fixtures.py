@@ -123,3 +123,18 @@ def simulated_release(work: Path):  # type: ignore[no-untyped-def]
     resp = work / "responses.jsonl"
     write_responses(resp, release, seed=0)
     return rel, release, resp
+
+
+def sciexplore_report(db: Path, work: Path) -> Path:
+    """dbt build of the SciExplore models on `db`, then `agenthop-report sciexplore` into work/report."""
+    from conftest import run_dbt_build
+
+    from agenthop.reports.cli import main as report_main
+
+    proc = run_dbt_build(db, work, "--select", "path:models_sql/staging/sciexplore",
+                         "path:models_sql/intermediate/sciexplore", "path:models_sql/marts/sciexplore")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    out = work / "report"
+    r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(db), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    return out

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import REPO, run_dbt_build
-from sx_fixtures import response, simulated_release, write_jsonl
+from conftest import REPO
+from sx_fixtures import response, sciexplore_report, simulated_release, write_jsonl
 from test_report_browser import OVERLAPS_JS, _open, browser  # noqa: F401 (fixture)
 
 from agenthop.ingest.cli import main as ingest_main
-from agenthop.reports.cli import main as report_main
 
 ARTIFACTS = REPO / "test-artifacts"
 
@@ -40,12 +39,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     r = CliRunner().invoke(ingest_main, ["--db", str(db), "--benchmark", str(rel), "--responses", str(sim),
                                          "--responses", str(hand)])
     assert r.exit_code == 0, r.output
-    proc = run_dbt_build(db, work, "--select", "path:models_sql/staging/sciexplore",
-                         "path:models_sql/intermediate/sciexplore", "path:models_sql/marts/sciexplore")
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    out = work / "report"
-    r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(db), "--out", str(out)])
-    assert r.exit_code == 0, r.output
+    out = sciexplore_report(db, work)
     return out
 
 
