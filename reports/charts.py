@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -212,44 +213,87 @@ def _domain(values: Sequence[float], step: float = 0.05) -> tuple[float, float]:
     return round(lo, 4), round(hi, 4)
 
 
-def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float], gap: float = 2) -> bool:
+Box = tuple[float, float, float, float]  # left, top, right, bottom in pixels (y grows downwards)
+
+
+def _overlaps(a: Box, b: Box, gap: float = 2) -> bool:
     return not (a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1] or b[3] + gap <= a[1])
 
 
+@dataclass(frozen=True)
+class Label:
+    """Where a point's label goes: its anchor (data units), the text's alignment at the anchor, the text's
+    box in plot pixels (as estimated) and whether it sits off its point (then a leader line joins them)."""
+
+    x: float
+    y: float
+    align: str  # left | right | center
+    box: Box
+    line: bool
+
+
+#: Each label's text box is estimated with this width per character and line height (em): generous (DejaVu
+#: Sans, the widest common sans-serif, averages about 0.5 em per character in the labels' names), so the
+#: rendered text stays inside the box that was kept free.
+CHAR_EM, LINE_EM = 0.62, 1.3
+#: The directions tried around a point (right first) and the distances, in px, of the spots tried along them.
+_DIRECTIONS = ((1, 0), (-1, 0), (0, -1), (0, 1), (1, -1), (-1, -1), (1, 1), (-1, 1),
+               (1, -0.5), (-1, -0.5), (1, 0.5), (-1, 0.5), (0.5, -1), (-0.5, -1), (0.5, 1), (-0.5, 1))
+_DISTANCES = (8, 16, 26, 38, 52, 70, 90, 115, 140, 170, 200)
+
+
 def place_labels(
-    points: Sequence[tuple[float, float, str]], notable: Sequence[int], *, width: float, height: float,
-    domain: tuple[float, float], font: float = LABEL_FONT, marker: float = 5,
-) -> dict[int, str]:
-    """Greedy label placement in pixel space: index -> side ('r', 'l', 't', 'b') for the notable points
-    whose label fits inside the plot without touching another label or any point; the rest stay
-    unlabelled (their names are in the tooltips)."""
-    lo, hi = domain
+    points: Sequence[tuple[float, float, str]], *, width: float, height: float, x_domain: tuple[float, float],
+    y_domain: tuple[float, float], order: Sequence[int] | None = None, font: float = LABEL_FONT, marker: float = 5,
+) -> tuple[dict[int, Label], list[int]]:
+    """Labels for the points of a scatter, none touching another label or any point and all inside the plot:
+    per point (in `order`, default the most crowded first), the first free spot of sixteen directions at
+    growing distances. A point with no free spot gets no label: returns (index -> Label, the unlabelled
+    indices in `order`), so the chart can name those elsewhere (scatter_note)."""
+    (x0, x1), (y0, y1) = x_domain, y_domain
 
     def px(x: float, y: float) -> tuple[float, float]:
-        return (x - lo) / (hi - lo) * width, height - (y - lo) / (hi - lo) * height
+        return (x - x0) / (x1 - x0) * width, height - (y - y0) / (y1 - y0) * height
 
-    char_w, text_h = font * 0.62, font * 1.25
+    char_w, text_h = font * CHAR_EM, font * LINE_EM
     pts = [px(x, y) for x, y, _ in points]
     obstacles = [(cx - marker, cy - marker, cx + marker, cy + marker) for cx, cy in pts]
-    placed: list[tuple[float, float, float, float]] = []
-    out: dict[int, str] = {}
-    for i in notable:
+    if order is None:
+        crowd = [sum(1 for q in pts if abs(q[0] - p[0]) < 60 and abs(q[1] - p[1]) < 30) for p in pts]
+        order = sorted(range(len(points)), key=lambda i: (-crowd[i], i))
+    placed: dict[int, Label] = {}
+    missing: list[int] = []
+    for i in order:
         cx, cy = pts[i]
         w = len(points[i][2]) * char_w
-        boxes = {
-            "r": (cx + 7, cy - text_h / 2, cx + 7 + w, cy + text_h / 2),
-            "l": (cx - 7 - w, cy - text_h / 2, cx - 7, cy + text_h / 2),
-            "t": (cx - w / 2, cy - 8 - text_h, cx + w / 2, cy - 8),
-            "b": (cx - w / 2, cy + 8, cx + w / 2, cy + 8 + text_h),
-        }
-        for side, box in boxes.items():
-            inside = box[0] >= 0 and box[1] >= 0 and box[2] <= width and box[3] <= height
-            if inside and not any(_overlaps(box, o, 0) for j, o in enumerate(obstacles) if j != i) \
-                    and not any(_overlaps(box, o) for o in placed):
-                placed.append(box)
-                out[i] = side
+        spot = None
+        for dist in _DISTANCES:
+            for dx, dy in _DIRECTIONS:
+                ax, ay = cx + dx * dist, cy + dy * dist * 0.8
+                align = "left" if dx > 0 else ("right" if dx < 0 else "center")
+                left = ax if align == "left" else (ax - w if align == "right" else ax - w / 2)
+                box = (left, ay - text_h / 2, left + w, ay + text_h / 2)
+                inside = box[0] >= 0 and box[1] >= 0 and box[2] <= width and box[3] <= height
+                if inside and not any(_overlaps(box, o, 1) for o in obstacles) \
+                        and not any(_overlaps(box, lab.box, 2) for lab in placed.values()):
+                    spot = Label(x0 + ax / width * (x1 - x0), y0 + (height - ay) / height * (y1 - y0), align, box,
+                                 dist > 8)
+                    break
+            if spot:
                 break
-    return out
+        if spot is None:
+            missing.append(i)
+        else:
+            placed[i] = spot
+    return placed, missing
+
+
+def scatter_note(names: Sequence[str], per_line: int = 4) -> list[str]:
+    """A chart subtitle naming the points left without a label (no free spot beside them), a few per line."""
+    if not names:
+        return []
+    chunks = [", ".join(names[i:i + per_line]) for i in range(0, len(names), per_line)]
+    return [f"Not labelled (no room beside the point; hover it): {chunks[0]}", *chunks[1:]]
 
 
 def notable_points(xs: Sequence[float], ys: Sequence[float], k: int = 3) -> list[int]:
@@ -268,25 +312,33 @@ def scatter(
     rows: list[dict[str, Any]], *, x: str, y: str, x_title: str, y_title: str, color: str, title: str,
     color_scale: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """One point per run on equal axes with the diagonal y = x; notable points labelled without
-    overlap (every point's name, values and tier are in its tooltip); legends outside the plot.
-    ``color_scale`` (values, colours) fixes the legend's order and each value's colour."""
+    """One point per run on equal axes with the diagonal y = x; every point labelled where its label has room
+    (the notable points first, place_labels), a label set off from its point joined to it by a line, and the
+    points left without one named in the subtitle (every point's name, values and tier are in its tooltip);
+    legends outside the plot. ``color_scale`` (values, colours) fixes the legend's order and each value's
+    colour."""
     import altair as alt  # imported where used: about half a second the compare page does without
 
     xs = [float(r[x]) for r in rows]
     ys = [float(r[y]) for r in rows]
     domain = _domain(xs + ys)
-    sides = place_labels([(a, b, str(r["run"])) for a, b, r in zip(xs, ys, rows)], notable_points(xs, ys),
-                         width=SCATTER_WIDTH, height=SCATTER_HEIGHT, domain=domain)
-    data = [{**r, "label_side": sides.get(i, "")} for i, r in enumerate(rows)]
+    notable = notable_points(xs, ys)
+    order = notable + [i for i in range(len(rows)) if i not in notable]
+    labels, missing = place_labels([(a, b, str(r["run"])) for a, b, r in zip(xs, ys, rows)], width=SCATTER_WIDTH,
+                                   height=SCATTER_HEIGHT, x_domain=domain, y_domain=domain, order=order)
+    data = [{**r, **({"label_x": labels[i].x, "label_y": labels[i].y, "align": labels[i].align,
+                      "line": labels[i].line} if i in labels else {"align": "", "line": False})}
+            for i, r in enumerate(rows)]
     scale = alt.Scale(domain=list(domain), nice=False, zero=False)
     xenc = alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(format=".0%"), scale=scale)
     yenc = alt.Y(f"{y}:Q", title=y_title, axis=alt.Axis(format=".0%"), scale=scale)
     diagonal = alt.Chart(alt.Data(values=[{"d": domain[0]}, {"d": domain[1]}])).mark_line(
         color="#8a96a3", strokeDash=[6, 4], strokeWidth=1.2
     ).encode(x=alt.X("d:Q", scale=scale), y=alt.Y("d:Q", scale=scale))
-    base = alt.Chart(_data(data)).encode(x=xenc, y=yenc)
-    points = base.mark_point(size=80, filled=True, opacity=0.9).encode(
+    base = alt.Chart(_data(data))
+    leaders = base.transform_filter("datum.line").mark_rule(color="#9aa5b1", strokeWidth=0.8).encode(
+        x=xenc, y=yenc, x2="label_x:Q", y2="label_y:Q")
+    points = base.encode(x=xenc, y=yenc).mark_point(size=80, filled=True, opacity=0.9).encode(
         color=alt.Color(f"{color}:N", title=color, legend=alt.Legend(orient="right"),
                         **({"sort": list(color_scale[0]), "scale": alt.Scale(domain=list(color_scale[0]),
                                                                              range=list(color_scale[1]))}
@@ -296,15 +348,13 @@ def scatter(
                  alt.Tooltip(f"{y}:Q", format=".1%", title=y_title), alt.Tooltip(f"{color}:N"),
                  alt.Tooltip("kind:N", title="backend")],
     )
-    text_layers = []
-    for side, kw in (("r", {"align": "left", "dx": 7}), ("l", {"align": "right", "dx": -7}),
-                     ("t", {"align": "center", "dy": -8, "baseline": "bottom"}),
-                     ("b", {"align": "center", "dy": 8, "baseline": "top"})):
-        kw.setdefault("baseline", "middle")
-        text_layers.append(base.transform_filter(f"datum.label_side == '{side}'").mark_text(
-            fontSize=LABEL_FONT, color="#333", **kw).encode(text="run:N"))
-    chart = alt.layer(diagonal, points, *text_layers).properties(
-        width=SCATTER_WIDTH, height=SCATTER_HEIGHT, title=title)
+    texts = [base.transform_filter(f"datum.align == '{a}'").mark_text(
+        align=a, baseline="middle", fontSize=LABEL_FONT, color="#333").encode(
+        x=alt.X("label_x:Q", scale=scale), y=alt.Y("label_y:Q", scale=scale), text="run:N")
+        for a in ("left", "right", "center")]
+    note = scatter_note([str(rows[i]["run"]) for i in missing])
+    chart = alt.layer(diagonal, leaders, points, *texts).properties(
+        width=SCATTER_WIDTH, height=SCATTER_HEIGHT, title=alt.TitleParams(title, subtitle=note) if note else title)
     return _spec(chart)
 
 

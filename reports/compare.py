@@ -141,7 +141,10 @@ def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Chart
         if counts.get(r.run_id, {}).get("n", 0) == 0:
             raise AgentHopError(f"run {r.run_id} ({r.model}) has no trajectories in fct_trajectory")
 
-    stop_rows = queries.stopping(wh, ids)
+    # stopping scopes are defined by the evidence read (ST anchor, MT recall): a run whose recall is undefined
+    # (closed_book) has no scope, so its shares are n/a, never 0 (nor 100% "zero_gold")
+    reads = {r.run_id for r in runs if recall_applies(r)}
+    stop_rows = [r for r in queries.stopping(wh, ids) if r["run_id"] in reads]
     wrong_rows = queries.wrong_reads(wh, ids)
     term_rows = queries.terminations(wh, ids)
     contact_rows = queries.evidence_contact(wh, ids)

@@ -136,7 +136,7 @@ def context(data: ItemData, sample_id: str, runs: Sequence[RunInfo], box: Charts
     labels = [{**lab, "paper": gold_arxiv.get(lab.get("arxiv_id"))} for lab in data.labels.get(sample_id, [])]
     curve = budget_curve(calls, runs)
     chart_id = box.add(charts.step_lines(curve, x="seq", y="spent", runs=[r.chart_label for r in runs],
-                                         x_title="call (seq)", y_title="budget points spent",
+                                         x_title="call (from 1)", y_title="budget points spent",
                                          title="Budget spent over the trajectory") if curve else None)
     out: dict[str, Any] = {
         "title": f"Item {sample_id}",

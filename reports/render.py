@@ -30,6 +30,7 @@ from agenthop.harness.errors import AgentHopError
 
 from . import stats
 from .bundle import javascript_bundle
+from .conditions import applies
 from .doc_links import Definitions
 from .values import control_pictures, jsonable
 from .core.runs import RunInfo
@@ -172,6 +173,25 @@ def header_breaks(text: Any) -> str:
     return s.replace("(", "\u200b(").replace(".", ".\u200b").replace("/", "/\u200b")
 
 
+def tool_name(text: Any) -> Markup:
+    """A tool name kept whole on its line where it fits (an inline block, base.html.j2's ``.tool-name``) and
+    broken after its underscores only where it does not (``get_<wbr>most_<wbr>recent_<wbr>transactions``),
+    so a table of long names (AgentDojo's) wraps inside its column instead of pushing its numbers off the
+    page; copied or searched, the name reads as it is."""
+    if text is None:
+        return Markup("")
+    parts = control_pictures(str(text)).split("_")
+    return Markup('<span class="tool-name">%s</span>') % Markup("_<wbr>").join(Markup.escape(p) for p in parts)
+
+
+def tool_seq(text: Any) -> Markup:
+    """A stored tool sequence ('a>b>c', a trigram) as the pages print it: 'a → b → c', a line breaking
+    between names (the arrow stays with the name before it), each name as tool_name prints it."""
+    if text is None:
+        return Markup("")
+    return Markup("\u00a0→ ").join(tool_name(part) for part in str(text).split(">"))
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -184,9 +204,10 @@ def environment() -> jinja2.Environment:
     )
     env.filters.update(
         script_json=script_json, cell=cell, pct=pct, pp=pp, signed=signed, num=num, pval=pval, pstat=pstat, pretty_json=pretty_json, clip=clip,
-        anchor=lambda v, *rest: anchor(v, *rest), header_breaks=header_breaks,
+        anchor=lambda v, *rest: anchor(v, *rest), header_breaks=header_breaks, tool_name=tool_name, tool_seq=tool_seq,
     )
-    env.globals.update(acc_pm=acc_pm, acc_title=acc_title, acc_pm_meaning=stats.ACC_PM_MEANING, anchor=anchor, significant=stats.significant)
+    env.globals.update(acc_pm=acc_pm, acc_title=acc_title, acc_pm_meaning=stats.ACC_PM_MEANING, anchor=anchor, significant=stats.significant,
+                       applies=applies)
     return env
 
 

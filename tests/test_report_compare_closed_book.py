@@ -79,13 +79,20 @@ def test_shares_of_a_run_without_rows_in_a_scope_are_na() -> None:
     assert by[("MT", "read")]["cells"][1]["share"] == 1.0
 
 
-def test_the_compare_page_prints_na_with_its_reason(built_warehouse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def closed_page(built_warehouse, tmp_path_factory: pytest.TempPathFactory) -> Path:  # type: ignore[no-untyped-def]
+    """The compare page of balanced's full run (A) against its closed-book run (B), with its item pages."""
     db = built_warehouse.db
     full, closed = _run_id(db, "balanced", "full"), _run_id(db, "balanced", "closed_book")
-    out = tmp_path / "c.html"
+    out = tmp_path_factory.mktemp("closed-compare") / "c.html"
     code, _, err = run("compare", "--runs", f"{full},{closed}", "--db", str(db), "--out", str(out))
     assert code == 0, err
-    html = out.read_text()
+    return out
+
+
+def test_the_compare_page_prints_na_with_its_reason(built_warehouse, closed_page: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    db = built_warehouse.db
+    html = closed_page.read_text()
     split = html[html.index('id="decomposition"'):html.index('id="paired"')]
     assert not re.search(r"\d / 0\.0<", split), "closed-book recall printed as 0.0"
     assert re.search(r"\d\.\d / n/a<", split)  # R (A / B): A's recall, B's n/a
@@ -96,3 +103,23 @@ def test_the_compare_page_prints_na_with_its_reason(built_warehouse, tmp_path: P
     code, _, _ = run("compare", "--models", "verifier,balanced", "--db", str(db), "--out", str(tmp_path / "f.html"))
     plain = (tmp_path / "f.html").read_text()
     assert code == 0 and 'id="recall-na"' not in plain and "The largest part of the difference comes from" in plain
+
+
+def test_stopping_scopes_of_a_closed_book_run_are_na_not_zero_gold(closed_vs_full) -> None:  # type: ignore[no-untyped-def]
+    """Every stopping scope (ST anchor, MT-both, MT-fail) rests on the evidence a run read: a closed-book run has
+    none, so each of its cells is n/a (not "MT-fail: zero_gold 100%", which counts its recall as 0)."""
+    context, _ = closed_vs_full
+    rows = context["stopping"]
+    assert rows and {r["group"] for r in rows} >= {"ST", "MT-fail"}
+    assert all(r["cells"][1]["share"] is None and r["delta"] == "n/a" for r in rows), \
+        [(r["group"], r["key"], r["cells"][1]) for r in rows if r["cells"][1]["share"] is not None]
+    assert any(r["cells"][0]["share"] for r in rows)  # the full run keeps its shares
+
+
+def test_item_pages_of_the_compare_say_na_for_closed_book_recall(closed_page: Path) -> None:
+    pages = sorted((closed_page.parent / "c_files" / "items").glob("*.html"))
+    assert pages
+    for p in pages:
+        text = " ".join(re.sub(r"<[^>]+>", " ", p.read_text()).split())
+        assert text.count("paper recall n/a") == 1, p.name  # the closed-book side
+        assert text.count("paper recall yes") + text.count("paper recall no") == 1, p.name  # the full side

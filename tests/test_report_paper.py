@@ -1072,12 +1072,12 @@ def test_figure4_buckets_are_the_papers() -> None:
 
 
 def test_every_scatter_label_is_placed_apart() -> None:
-    from agenthop.reports.paper.figures import label_positions
+    from agenthop.reports.charts import place_labels
 
     pts = [(0.8 + 0.01 * (i % 4), 0.8 + 0.012 * (i // 4), f"model-{i:02d}-name") for i in range(16)]
     pts += [(0.2 + 0.04 * i, 0.3 + 0.03 * i, f"m{i}") for i in range(5)]
-    out = label_positions(pts, width=560, height=420, x_domain=(0.1, 1.0), y_domain=(0.1, 1.0))
-    assert len(out) == len(pts) and all(o for o in out)
+    labels, missing = place_labels(pts, width=560, height=420, x_domain=(0.1, 1.0), y_domain=(0.1, 1.0))
+    assert sorted(labels) == list(range(len(pts))) and missing == []
 
 
 @pytest.mark.browser

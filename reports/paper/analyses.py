@@ -175,6 +175,8 @@ def table2(panel: Panel, leaders: Sequence[dict[str, Any]]) -> Table:
     for i, r in enumerate(rows):
         if r["tier_leader"]:
             table.mark(i, "model", "leader")
+        if r["is_simulated"]:
+            table.mark(i, "model", "sim")
         for axis in CONVERSION_AXES:
             if r[f"{axis}_sig"]:
                 table.mark(i, axis, "sig")

@@ -88,6 +88,8 @@ def _latex_cell(text: str, marks: set[str]) -> str:
         cell += r"$^{\ast}$"
     if "sig" in marks:
         cell += r"$^{\dagger}$"
+    if "sim" in marks:
+        cell += r" \textit{(sim)}"
     return cell
 
 

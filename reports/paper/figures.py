@@ -136,65 +136,13 @@ def difficulty_histogram(rows: list[dict[str, Any]], n_models: int) -> dict[str,
     return _spec(chart, data)
 
 
-def label_positions(points: Sequence[tuple[float, float, str]], *, width: float, height: float,
-                    x_domain: tuple[float, float], y_domain: tuple[float, float], font: float = 11,
-                    marker: float = 5) -> list[dict[str, Any]]:
-    """A label for every point, none touching another label or a point: per point, the first free spot of
-    eight directions at growing distances (points in crowded places first); a label set off from its point
-    gets a leader line. Returns per point: anchor x, y (data units), align, and whether it needs a line."""
-    (x0, x1), (y0, y1) = x_domain, y_domain
-
-    def px(x: float, y: float) -> tuple[float, float]:
-        return (x - x0) / (x1 - x0) * width, height - (y - y0) / (y1 - y0) * height
-
-    def data_of(ax: float, ay: float) -> tuple[float, float]:
-        return x0 + ax / width * (x1 - x0), y0 + (height - ay) / height * (y1 - y0)
-
-    char_w, text_h = font * 0.62, font * 1.3
-    pts = [px(x, y) for x, y, _ in points]
-    obstacles = [(cx - marker, cy - marker, cx + marker, cy + marker) for cx, cy in pts]
-    crowd = [sum(1 for q in pts if abs(q[0] - p[0]) < 60 and abs(q[1] - p[1]) < 30) for p in pts]
-    placed: list[tuple[float, float, float, float]] = []
-    out: list[dict[str, Any]] = [{} for _ in points]
-    directions = ((1, 0), (-1, 0), (0, -1), (0, 1), (1, -1), (-1, -1), (1, 1), (-1, 1))
-    for i in sorted(range(len(points)), key=lambda i: (-crowd[i], i)):
-        cx, cy = pts[i]
-        w = len(points[i][2]) * char_w
-        best = None
-        for dist in (8, 16, 26, 38, 52, 70, 90):
-            for dx, dy in directions:
-                ax, ay = cx + dx * dist, cy + dy * dist * 0.8
-                align = "left" if dx > 0 else ("right" if dx < 0 else "center")
-                left = ax if align == "left" else (ax - w if align == "right" else ax - w / 2)
-                box = (left, ay - text_h / 2, left + w, ay + text_h / 2)
-                inside = box[0] >= 0 and box[1] >= 0 and box[2] <= width and box[3] <= height
-                if inside and not any(_overlap(box, o, 1) for o in obstacles) \
-                        and not any(_overlap(box, o, 2) for o in placed):
-                    best = (ax, ay, align, box, dist > 8)
-                    break
-            if best:
-                break
-        if best is None:  # nowhere free: the nearest spot right of the point (rare; the tooltip names it)
-            ax, ay = cx + 8, cy
-            best = (ax, ay, "left", (ax, ay - text_h / 2, ax + w, ay + text_h / 2), False)
-        ax, ay, align, box, line = best
-        placed.append(box)
-        lx, ly = data_of(ax, ay)
-        out[i] = {"label_x": lx, "label_y": ly, "align": align, "line": line}
-    return out
-
-
-def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float], gap: float) -> bool:
-    return not (a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1] or b[3] + gap <= a[1])
-
-
-
 SCATTER_W, SCATTER_H = 560, 420
 
 
 def recall_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Figure 5: accuracy against paper recall, one point per model coloured by tier, every point labelled
-    (labels never overlap), with the diagonal y = x."""
+    where its label has room (labels never overlap; the subtitle names any point left without one), with the
+    diagonal y = x."""
     data = [{"model": r["model"], "paper_recall": float(r["paper_recall"]), "accuracy": float(r["accuracy"]),
              "tier": r["tier"]} for r in rows if r.get("paper_recall") is not None and r.get("accuracy") is not None]
     if not data:
@@ -203,9 +151,12 @@ def recall_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     lo = max(0.0, math.floor(min(vals) * 10) / 10 - 0.05)
     hi = min(1.0, math.ceil(max(vals) * 10) / 10 + 0.05)
     domain = (lo, hi)
-    labels = label_positions([(d["paper_recall"], d["accuracy"], d["model"]) for d in data], width=SCATTER_W,
-                             height=SCATTER_H, x_domain=domain, y_domain=domain)
-    data = [{**d, **lab} for d, lab in zip(data, labels)]
+    labels, missing = charts.place_labels([(d["paper_recall"], d["accuracy"], d["model"]) for d in data],
+                                          width=SCATTER_W, height=SCATTER_H, x_domain=domain, y_domain=domain)
+    note = charts.scatter_note([data[i]["model"] for i in missing])
+    data = [{**d, **({"label_x": labels[i].x, "label_y": labels[i].y, "align": labels[i].align,
+                      "line": labels[i].line} if i in labels else {"align": "", "line": False})}
+            for i, d in enumerate(data)]
     tiers = [t for t in TIER_POINT_COLOURS if any(d["tier"] == t for d in data)]
     tiers += sorted({d["tier"] for d in data} - set(tiers))
     data = [{**d, "tier": tier_label(d["tier"])} for d in data]
@@ -229,8 +180,9 @@ def recall_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
                                                                          color="#222").encode(
         x=alt.X("label_x:Q", scale=scale), y=alt.Y("label_y:Q", scale=scale), text="model:N")
         for a in ("left", "right", "center")]
+    title = "Accuracy vs paper recall (dashed: y = x)"
     chart = alt.layer(diagonal, leaders, points, *texts).properties(
-        width=SCATTER_W, height=SCATTER_H, title="Accuracy vs paper recall (dashed: y = x)")
+        width=SCATTER_W, height=SCATTER_H, title=alt.TitleParams(title, subtitle=note) if note else title)
     return _spec(chart, data)
 
 

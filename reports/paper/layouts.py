@@ -105,7 +105,8 @@ def table2(base: Table) -> Table:
                       "(conversion of a model that recalled no item). "
                       "* = tier leader by accuracy; bold = panel best; † on a conversion cell = the tier's "
                       "conversion leader differs from its runner-up by exact McNemar on the items both "
-                      "recalled (p < 0.05).")
+                      "recalled (p < 0.05). SIMULATED (\"(sim)\" in the LaTeX) = a simulated agent, not a real "
+                      "model.")
 
 
 # -- Tables 3, 9, 14, 15 -------------------------------------------------------------------------------

@@ -15,6 +15,10 @@ from .table import REPEATS, Table
 
 #: Tables with more rows than this are linked as CSV only (figure data, per-item lists).
 MAX_HTML_ROWS = 400
+#: A row label (a model name) longer than this may wrap at its hyphens, so that a real model id
+#: ("gemini-2.0-flash-thinking-exp-01-21") does not push a wide table past a 1,024 px page; shorter
+#: names stay on one line.
+MAX_ONE_LINE_LABEL = 24
 
 
 def _sort_key(v: Any) -> str:
@@ -33,6 +37,10 @@ def html_table(t: Table) -> dict[str, Any]:
                   "marks": sorted(v.marks.get((i, c.key), set())), "repeat": c.key in row.get(REPEATS, ())}
                  for c in cols] for i, row in rows]
         groups.append({"name": group, "rows": body})
+    for g in groups:
+        for row in g["rows"]:
+            if row:
+                row[0]["wrap"] = len(row[0]["text"]) > MAX_ONE_LINE_LABEL
     footer = [[{"text": c.format(row.get(c.key)), "num": c.kind != "text"} for c in cols] for row in v.footer]
     starts, col = [], 0
     for _, span in v.header_groups:  # the first column of each spanning block after the first gets a rule

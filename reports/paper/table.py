@@ -106,8 +106,9 @@ class Column:
 #: Row key of the columns whose value repeats the row above (the paper prints a block's label once).
 REPEATS = "_repeats"
 
-#: Cell marks: `best` (bold), `leader` (asterisk), `sig` (dagger).
-MARKS = ("best", "leader", "sig")
+#: Cell marks: `best` (bold), `leader` (asterisk), `sig` (dagger), `sim` (a simulated system's name: the page's
+#: SIMULATED badge, "(sim)" in the LaTeX).
+MARKS = ("best", "leader", "sig", "sim")
 
 
 @dataclass

@@ -11,7 +11,7 @@ from agenthop.harness.errors import AgentHopError
 from ..paper.build import Section, write_report
 from ..paper.table import Table
 from ..warehouse import Warehouse
-from . import data
+from . import audit, data
 from . import tables as tb
 
 
@@ -59,6 +59,8 @@ def build(wh: Warehouse, judge: str = "normalized-match", pairs: Sequence[tuple[
     add("paired", "Beyond the paper", "Paired exact tests", "paired-tests",
         [tb.paired_tests(_pairs(systems, pairs), outcomes)])
     add("failures", "Section 5.2", "Failure taxonomy", "failure-taxonomy", [tb.failure_taxonomy(systems, outcomes)])
+    add("audit", "Beyond the paper", "Judge audit", "judge-audit",
+        [tb.judge_audit(systems, audit.audit(data.audit_rows(wh)))])
     agreement = data.agreement_rows(wh)
     add("agreement", "Beyond the paper", "Judge agreement", "judge-agreement",
         tb.judge_agreement(agreement, data.disagreement_rows(wh)),

@@ -41,6 +41,7 @@ class System:
     paradigm: str
     label: str
     runs: tuple[dict[str, Any], ...]
+    simulated: bool = False  # its responses file says a simulated system wrote it
 
     @property
     def first_run(self) -> str:
@@ -68,7 +69,8 @@ def systems(wh: Warehouse, judge: str) -> list[System]:
     paradigms_of: dict[str, set[str]] = {}
     for model, paradigm in groups:
         paradigms_of.setdefault(model, set()).add(paradigm)
-    out = [System(m, p, m + (_SUFFIX[p] if len(paradigms_of[m]) > 1 else ""), tuple(rs))
+    sim = set(simulated_models(wh))
+    out = [System(m, p, m + (_SUFFIX[p] if len(paradigms_of[m]) > 1 else ""), tuple(rs), m in sim)
            for (m, p), rs in groups.items()]
 
     def key(s: System) -> tuple:
@@ -108,3 +110,12 @@ def disagreement_rows(wh: Warehouse) -> list[dict[str, Any]]:
 def release_sha(wh: Warehouse) -> str | None:
     rows = wh.rows("SELECT sha256 FROM raw.sciexplore_release")
     return rows[0]["sha256"] if rows else None
+
+
+def audit_rows(wh: Warehouse) -> list[dict[str, Any]]:
+    """`normalized-match`'s T1/T2 verdicts with the answer each judged and the task's ground truth (the judge
+    audit's input, audit.audit)."""
+    return wh.rows("SELECT j.run_id, j.verdict, r.status, r.answer_text, t.answer, t.aliases "
+                   "FROM raw.judgments j JOIN raw.sciexplore_responses r USING (run_id, task_id) "
+                   "JOIN raw.sciexplore_tasks t USING (task_id) "
+                   "WHERE j.judge = 'normalized-match' AND j.unit = 'answer' ORDER BY j.run_id, j.task_id")

@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import stats
 from ..paper.table import FORMATS, Column, Table, _numeric
+from .audit import AuditCounts
 from .data import PARADIGM_TITLES, System
 
 FORMATS.setdefault("rate2", _numeric("{:.2f}", scale=100))  # a fraction as the paper's percentage: 0.2051 -> 20.51
@@ -22,6 +23,13 @@ TYPES = ("T1", "T2", "T3", "T4")
 SCORE_OF_TYPE = {"T1": "t1_fem", "T2": "t2_fem", "T3": "t3_fcite", "T4": "t4_item_recall"}
 T3_COLUMNS = (("t1_fem", "T1"), ("t2_fem", "T2"), ("t3_fcite", "T3"), ("t4_item_recall", "T4 Item"),
               ("t4_row_recall", "T4 Row"), ("overall", "Overall"))
+#: Table 6's caption: how its columns relate to Table 3's T1 here, and that the paper's two tables disagree
+T6_NOTE = ("Mean over each system's replicates. Here T1 in Table 3 and these columns come from the same T1 "
+           "verdicts, so they always agree. The paper's own tables do not: weighting its hop columns by the tasks "
+           "per hop (9, 10, 8, 8 and 4 of the 39 T1 tasks) gives a different T1 than its Table 3 prints for 6 of "
+           "its 13 systems (Gemini Deep Research, for one: 9 of 39 tasks, 23.08, against 35.90 printed). When "
+           "comparing with the paper, hold this table against its Table 6 and Table 3's T1 against its T1, each "
+           "on its own; neither of the paper's two columns can be checked against the other.")
 #: premature abandonment: not attempted after at most this many search calls
 ABANDON_MAX_SEARCHES = 2
 
@@ -53,6 +61,7 @@ def table3(systems: Sequence[System]) -> list[Table]:
                    "from the columns: the paper's own printed Overall column does not follow from its other columns "
                    "with these weights, so it cannot be compared digit for digit. Bold: the best value of each column.")
     _mark_best(t, cols)
+    _mark_simulated(t, systems)
     return [t, _replicates("table03_main_replicates", "Table 3", "Main results", "summary", systems, cols)]
 
 
@@ -64,6 +73,7 @@ def table4(systems: Sequence[System]) -> list[Table]:
                Column("format_acc", "rate2", "Format Acc"), Column("pk_recall", "rate2", "PK Recall")], rows,
               group_by="paradigm", note="Mean over each system's replicates. Bold: the best value of each column.")
     _mark_best(t, cols)
+    _mark_simulated(t, systems)
     return [t, _replicates("table04_format_pk_replicates", "Table 4", "T4 format and PK recall", "summary", systems,
                            cols)]
 
@@ -86,7 +96,8 @@ def table6(systems: Sequence[System], hop_rows: Sequence[dict[str, Any]]) -> lis
     cols = [Column(f"hop{h}", "rate2", f"{h}-hop") for h in hops]
     t = Table("table06_hops", "Table 6", "T1 F_em by hop length (%)", DOC + "hop-accuracy",
               [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int"), *cols],
-              rows, group_by="paradigm")
+              rows, group_by="paradigm", note=T6_NOTE)
+    _mark_simulated(t, systems)
     rt = Table("table06_hops_replicates", "Table 6", "T1 F_em by hop length (one row per replicate)", DOC + "hop-accuracy",
                [Column("paradigm"), Column("model"), Column("replicate", "int"), Column("run_id"),
                 *[Column(c.key, "num3") for c in cols]], reps, latex=False)
@@ -113,8 +124,10 @@ def table7(systems: Sequence[System], variance_rows: Sequence[dict[str, Any]]) -
     # the CSV's last row is the Mean; the page and the LaTeX print it under a rule, never sorted with the systems
     view = Table("table07_variance", "Table 7", title, DOC + "rerun-variance", cols, rows, note=note, footer=footer,
                  row_noun="system")
-    return Table("table07_variance", "Table 7", title, DOC + "rerun-variance", cols, rows + footer, note=note,
-                 view=view)
+    t = Table("table07_variance", "Table 7", title, DOC + "rerun-variance", cols, rows + footer, note=note,
+              view=view)
+    _mark_simulated(t, systems)
+    return t
 
 
 def figure3(systems: Sequence[System], effort: Sequence[dict[str, Any]]) -> list[Table]:
@@ -201,16 +214,43 @@ def failure_taxonomy(systems: Sequence[System], outcomes: Sequence[dict[str, Any
                      "abandonment_rate": mean(abandon) / n_tasks if n_tasks else None,
                      "t4_tasks": mean(t4), "format_failures": mean(t4_bad),
                      "format_failure_rate": mean(t4_bad) / mean(t4) if mean(t4) else None})
-    return Table("failure_taxonomy", "Section 5.2", "Failure taxonomy", DOC + "failure-taxonomy",
-                 [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int"),
-                  Column("not_attempted", "num1", "Not attempted"),
-                  Column("premature_abandonment", "num1", f"Abandoned (≤{ABANDON_MAX_SEARCHES} searches)"),
-                  Column("abandonment_rate", "rate", "% of tasks"), Column("t4_tasks", "num1"),
-                  Column("format_failures", "num1", "T4 format failures"),
-                  Column("format_failure_rate", "rate", "% of T4")], rows, group_by="paradigm",
-                 note="Tasks per run, mean over replicates. Premature abandonment: a task not attempted after at most "
-                      f"{ABANDON_MAX_SEARCHES} search calls (for foundation models, which do not search, every "
-                      "not-attempted task). Structural non-compliance: T4 answers without exactly the task's columns.")
+    t = Table("failure_taxonomy", "Section 5.2", "Failure taxonomy", DOC + "failure-taxonomy",
+              [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int"),
+               Column("not_attempted", "num1", "Not attempted"),
+               Column("premature_abandonment", "num1", f"Abandoned (≤{ABANDON_MAX_SEARCHES} searches)"),
+               Column("abandonment_rate", "rate", "% of tasks"), Column("t4_tasks", "num1"),
+               Column("format_failures", "num1", "T4 format failures"),
+               Column("format_failure_rate", "rate", "% of T4")], rows, group_by="paradigm",
+              note="Tasks per run, mean over replicates. Premature abandonment: a task not attempted after at most "
+                   f"{ABANDON_MAX_SEARCHES} search calls (for foundation models, which do not search, every "
+                   "not-attempted task). Structural non-compliance: T4 answers without exactly the task's columns.")
+    _mark_simulated(t, systems)
+    return t
+
+
+def judge_audit(systems: Sequence[System], counts: dict[str, AuditCounts]) -> Table:
+    """Per system (summed over its replicates): normalized-match's T1/T2 verdicts that rest on answers its
+    rules treat leniently (audit.py)."""
+    rows = []
+    for s in systems:
+        cs = [counts.get(r["run_id"], AuditCounts()) for r in s.runs]
+        rows.append({**_base(s), **{k: sum(getattr(c, k) for c in cs)
+                                     for k in ("correct", "several_candidates", "not_attempted", "hedged")}})
+    t = Table("judge_audit", "Beyond the paper", "Verdicts of normalized-match that rest on lenient rules",
+              DOC + "judge-audit",
+              [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int", "Runs"),
+               Column("correct", "int", "Correct"),
+               Column("several_candidates", "int", "with several candidates"),
+               Column("not_attempted", "int", "Not attempted (judged)"),
+               Column("hedged", "int", "hedged, then answered")], rows, group_by="paradigm",
+              note="T1/T2 verdicts of normalized-match, summed over each system's replicates; the verdicts keep "
+                   "the documented rules. With several candidates: correct, and the answer gives the ground truth "
+                   "exactly beside another candidate (split at commas, semicolons, bars, line breaks and \"or\"). "
+                   "Not attempted (judged): the judge's not_attempted on a response whose status was not "
+                   "not_attempted (an abstention phrase or an empty answer); hedged, then answered: two or more "
+                   "words follow its last abstention phrase (\"I don't know, but it is probably ...\").")
+    _mark_simulated(t, systems)
+    return t
 
 
 def judge_agreement(agreement: Sequence[dict[str, Any]], disagreements: Sequence[dict[str, Any]]) -> list[Table]:
@@ -240,9 +280,19 @@ def _mark_best(t: Table, cols: Sequence[str]) -> None:
                 t.mark(i, c, "best")
 
 
+def _mark_simulated(t: Table, systems: Sequence[System]) -> None:
+    """The model cell of each simulated system's row carries the SIMULATED mark (and so does its view's)."""
+    sim = {s.label for s in systems if s.simulated}
+    for table in {id(x): x for x in (t, t.shown)}.values():
+        for i, r in enumerate(table.rows):
+            if r.get("model") in sim:
+                table.mark(i, "model", "sim")
+
+
 def pair_names(systems: Sequence[System]) -> dict[str, System]:
     return {s.label: s for s in systems}
 
 
-__all__ = ["table3", "table4", "table6", "table7", "figure3", "paired_tests", "failure_taxonomy", "judge_agreement",
+__all__ = ["table3", "table4", "table6", "table7", "figure3", "paired_tests", "failure_taxonomy", "judge_audit",
+           "judge_agreement",
            "default_pairs", "pair_names"]

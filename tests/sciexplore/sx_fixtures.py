@@ -108,3 +108,33 @@ def small_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "tasks.jsonl").write_text("\n".join(keep) + "\n")
     assert len(keep) == N_SMALL
     return root
+
+
+def simulated_release(work: Path):  # type: ignore[no-untyped-def]
+    """The synthetic release (seed 0) under work/release and the simulated systems' responses to it
+    (work/responses.jsonl): (release directory, loaded release, responses file)."""
+    from agenthop.harness.benchmarks.sciexplore.generator import write_release
+    from agenthop.harness.benchmarks.sciexplore.release import load_release
+    from agenthop.harness.benchmarks.sciexplore.simulate import write_responses
+
+    rel = work / "release"
+    write_release(rel, seed=0)
+    release = load_release(rel)
+    resp = work / "responses.jsonl"
+    write_responses(resp, release, seed=0)
+    return rel, release, resp
+
+
+def sciexplore_report(db: Path, work: Path) -> Path:
+    """dbt build of the SciExplore models on `db`, then `agenthop-report sciexplore` into work/report."""
+    from conftest import run_dbt_build
+
+    from agenthop.reports.cli import main as report_main
+
+    proc = run_dbt_build(db, work, "--select", "path:models_sql/staging/sciexplore",
+                         "path:models_sql/intermediate/sciexplore", "path:models_sql/marts/sciexplore")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    out = work / "report"
+    r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(db), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    return out

@@ -10,13 +10,10 @@ from statistics import mean
 import duckdb
 import pytest
 from click.testing import CliRunner
-from conftest import REPO, run_dbt_build
-from sx_fixtures import file_sha, write_jsonl
+from conftest import REPO
+from sx_fixtures import file_sha, sciexplore_report, simulated_release, write_jsonl
 from test_report_browser import OVERLAPS_JS, _open, browser  # noqa: F401 (fixture)
 
-from agenthop.harness.benchmarks.sciexplore.generator import write_release
-from agenthop.harness.benchmarks.sciexplore.release import load_release
-from agenthop.harness.benchmarks.sciexplore.simulate import write_responses
 from agenthop.ingest.cli import main as ingest_main
 from agenthop.reports.cli import main as report_main
 
@@ -26,10 +23,7 @@ ARTIFACTS = REPO / "test-artifacts"
 @pytest.fixture(scope="module")
 def panel(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = tmp_path_factory.mktemp("sxreport")
-    rel = work / "release"
-    write_release(rel, seed=0)
-    resp = work / "responses.jsonl"
-    write_responses(resp, load_release(rel), seed=0)
+    rel, _, resp = simulated_release(work)
     db = work / "w.duckdb"
     r = CliRunner().invoke(ingest_main, ["--db", str(db), "--benchmark", str(rel), "--responses", str(resp)])
     assert r.exit_code == 0, r.output
@@ -44,12 +38,7 @@ def panel(tmp_path_factory: pytest.TempPathFactory) -> dict:
          "judge": "human", "judge_version": "1", "rationale": None} for m, p, rep, t, v in rows])
     r = CliRunner().invoke(ingest_main, ["--db", str(db), "--judgments", str(judg)])
     assert r.exit_code == 0, r.output
-    proc = run_dbt_build(db, work, "--select", "path:models_sql/staging/sciexplore",
-                         "path:models_sql/intermediate/sciexplore", "path:models_sql/marts/sciexplore")
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    out = work / "report"
-    r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(db), "--out", str(out)])
-    assert r.exit_code == 0, r.output
+    out = sciexplore_report(db, work)
     return {"db": db, "out": out, "work": work, "release": rel}
 
 
