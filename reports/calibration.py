@@ -55,7 +55,7 @@ START, END = "<!-- calibration:start -->", "<!-- calibration:end -->"
 
 GRIDS: dict[str, dict[str, Sequence]] = {
     "full": {"n": (30, 100, 1000, 10000), "rate": (0.1, 0.3, 0.5, 0.7, 0.9)},
-    "medium": {"n": (30, 100, 1000), "rate": (0.1, 0.3, 0.5, 0.7, 0.9)},
+    "medium": {"n": (30, 100, 1000), "rate": (0.1, 0.5, 0.9)},
     "reduced": {"n": (30, 100), "rate": (0.1, 0.5)},
 }
 KINDS: tuple[Kind, ...] = ("binary", "graded")

@@ -79,7 +79,7 @@ def test_table_is_written_between_markers(tmp_path: Path) -> None:
     res = cal.run_cell(cell, 500)
     table = cal.markdown([res], "reduced", 500, 1.0)
     assert "| 30 | 0.5 | binary | independent | 30 |" in table and "Cells missing a criterion" in table
-    doc = tmp_path / "doc.md"
+    doc = tmp_path / "page.txt"
     doc.write_text(f"intro\n{cal.START}\nold\n{cal.END}\nafter\n")
     cal.write_between_markers(doc, table)
     text = doc.read_text()

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from statistics import mean
 from typing import Any
 
-from .. import rank_tests, stats
+from .. import multiplicity, rank_tests, stats
 from ..paper.table import FORMATS, Column, Table, _numeric
 from .data import PARADIGM_TITLES, System
 
@@ -185,13 +185,16 @@ def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict
                      "n_tasks": test.n, "a_only": test.a_only, "b_only": test.b_only,
                      "acc_a": (sum(sa[t] for t in shared) / test.n) if test.n else None,
                      "acc_b": (sum(sb[t] for t in shared) / test.n) if test.n else None, "p": test.p})
+    for row, adj in zip(rows, multiplicity.adjust([r["p"] for r in rows], "holm")):
+        row["p_holm"] = adj
     return Table("paired_tests", "Beyond the paper", "Paired exact tests on the shared T1/T2 tasks", DOC + "paired-tests",
                  [Column("system_a", header="System A"), Column("system_b", header="System B"), Column("run_a"),
                   Column("run_b"), Column("n_tasks", "int", "Tasks"), Column("acc_a", "rate", "Acc A"),
                   Column("acc_b", "rate", "Acc B"), Column("a_only", "int", "A only"),
-                  Column("b_only", "int", "B only"), Column("p", "p", "p (exact McNemar)")], rows,
+                  Column("b_only", "int", "B only"), Column("p", "p", "p (exact McNemar)"),
+                  Column("p_holm", "p", "p (Holm)")], rows,
                  note="Each system's first replicate; a task counts as solved when the judge's verdict is correct. "
-                      "Acc A, Acc B: % of the shared tasks solved.")
+                      "Acc A, Acc B: % of the shared tasks solved. " + multiplicity.caption("holm", len(rows)))
 
 
 def failure_taxonomy(systems: Sequence[System], outcomes: Sequence[dict[str, Any]]) -> Table:
