@@ -71,9 +71,10 @@ def adjust(pvalues: Sequence[float | None], method: Method) -> list[float | None
     return out
 
 
-def caption(method: Method, m: int, what: str = "tests in this table") -> str:
-    """The sentence a caption carries, e.g. "Adjusted p: Holm (family-wise error) over the 5 tests in this table."."""
-    return f"Adjusted p: {NAMES[method]} over the {m} {what}."
+def caption(method: Method, m: int, noun: str = "test", where: str = "in this table") -> str:
+    """The sentence a caption carries, e.g. "Adjusted p: Holm (family-wise error) over the 5 tests in this table."
+    (one test: "over the 1 test in this table")."""
+    return f"Adjusted p: {NAMES[method]} over the {m} {noun}{'' if m == 1 else 's'} {where}."
 
 
 __all__ = ["NAMES", "adjust", "bonferroni_all", "caption", "holm"]

@@ -91,7 +91,7 @@ def _group(wh: Warehouse, model: str, condition: str, runs: list[RunInfo], box: 
         "floor": floor,
         "pairs": pairs,
         "n_pairs_total": len(runs) * (len(runs) - 1) // 2,
-        "pairs_adjust": multiplicity.caption(PAIRS_ADJUST, len(pairs), "pairs shown"),
+        "pairs_adjust": multiplicity.caption(PAIRS_ADJUST, len(pairs), "pair", "shown"),
         "unstable": unstable,
         "n_unstable": len(unstable),
     }

@@ -29,6 +29,8 @@ def test_adjust_skips_tests_that_could_not_run_and_names_the_method() -> None:
     assert multiplicity.adjust([0.01, None, 0.04], "holm") == pytest.approx([0.02, None, 0.04])
     assert multiplicity.adjust([0.01, None, 0.04], "bonferroni") == pytest.approx([0.02, None, 0.08])
     assert multiplicity.caption("holm", 5) == "Adjusted p: Holm (family-wise error) over the 5 tests in this table."
+    assert multiplicity.caption("bh", 1, "pair", "shown") == \
+        "Adjusted p: Benjamini–Hochberg (false discovery rate) over the 1 pair shown."
     with pytest.raises(ValueError, match="unknown multiplicity method"):
         multiplicity.adjust([0.1], "sidak")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="outside"):

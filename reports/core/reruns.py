@@ -106,7 +106,7 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> di
             "spread": spread(runs), "hist": hist, "hist_chart": hist_chart, "floor": floor, "pairs": pairs,
             "n_pairs_total": len(runs) * (len(runs) - 1) // 2, "unstable": unstable,
             "pairs_adjust": multiplicity.caption(PAIRS_ADJUST, sum(1 for p in pairs if p["res"].p is not None),
-                                                 "pairs shown"),
+                                                 "pair", "shown"),
             "n_items": len(flips), "n_complete": len(complete)}
 
 
