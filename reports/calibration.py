@@ -117,7 +117,7 @@ class Result:
         rarer outcomes in few clusters make the t interval of a skewed mean too short."""
         if name == "clustered_t":
             c = self.cell
-            return c.clusters * min(c.rate, 1 - c.rate) >= MIN_CLUSTER_EVENTS
+            return round(c.clusters * min(c.rate, 1 - c.rate), 9) >= MIN_CLUSTER_EVENTS  # 100·(1 − 0.9) is 9.99…
         return True
 
     def passes(self, name: str) -> bool | None:
