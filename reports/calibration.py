@@ -131,13 +131,6 @@ class Result:
             return 0.04 <= r <= 0.06
         return r <= 0.06  # exact discrete tests (and Wilcoxon where it is exact)
 
-    def criterion(self, name: str) -> str:
-        if name in INTERVALS:
-            return "coverage >= 94%"
-        if name == "wilcoxon" and self.wilcoxon_exact == 0:
-            return "type-I error 5% +- 1%"
-        return "type-I error <= 6%"
-
 
 def cells(grid: str) -> list[Cell]:
     g = GRIDS[grid]
