@@ -7,7 +7,7 @@ from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
-from . import charts, queries, sections, stats
+from . import charts, multiplicity, queries, sections, stats
 from .conditions import applies
 from .queries import TOOLS, RunInfo
 from .render import Charts
@@ -70,8 +70,13 @@ def decomposition(counts: dict[str, dict[str, int]], a: RunInfo, b: RunInfo) -> 
     return out
 
 
+#: multiplicity adjustment over the paired tests table (docs/reports.md#multiplicity)
+PAIRED_ADJUST: multiplicity.Method = "holm"
+
+
 def paired_tests(wh: Warehouse, a: RunInfo, b: RunInfo) -> list[dict[str, Any]]:
-    """Exact McNemar per comparison; conversion is n/a (t None) when either run's recall is undefined."""
+    """Exact McNemar per comparison, with Holm's adjusted p over the table (``p_adj``); conversion is n/a
+    (t None) when either run's recall is undefined."""
     out = []
     both = recall_applies(a) and recall_applies(b)
     for row in queries.paired_counts(wh, a.run_id, b.run_id):
@@ -80,6 +85,8 @@ def paired_tests(wh: Warehouse, a: RunInfo, b: RunInfo) -> list[dict[str, Any]]:
             continue
         t = stats.paired_test_from_counts(int(row["n"]), int(row["a_only"]), int(row["b_only"]))
         out.append({"comparison": row["comparison"], "scope": row["scope"], "t": t})
+    for r, adj in zip(out, multiplicity.adjust([r["t"].p if r["t"] else None for r in out], PAIRED_ADJUST)):
+        r["p_adj"] = adj
     return out
 
 
@@ -179,6 +186,7 @@ def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Chart
         "profile_chart": profile_chart,
         "decomposition": decomp,
         "paired": paired,
+        "paired_adjust": multiplicity.caption(PAIRED_ADJUST, sum(1 for p in paired if p["t"] is not None)),
         "summary": summary(a, b, counts, paired, decomp),
         "stopping": sections.side_by_side_shares(stop_rows, runs, key="category", preferred=sections.STOPPING_ORDER,
                                                  group="scope", group_order=sections.SCOPE_ORDER),

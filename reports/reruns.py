@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from . import charts, queries, stats
+from . import charts, multiplicity, queries, stats
 from .conditions import applies
 from .queries import RunInfo
 from .render import Charts
@@ -76,6 +76,8 @@ def _group(wh: Warehouse, model: str, condition: str, runs: list[RunInfo], box: 
         t = stats.paired_test_from_counts(int(row["n"]), int(row["a_only"]), int(row["b_only"]))
         pairs.append({"a": a, "b": b, "t": t,
                       "within_floor": floor is not None and t.diff is not None and abs(t.diff) <= floor.floor})
+    for pair, adj in zip(pairs, multiplicity.adjust([p["t"].p for p in pairs], PAIRS_ADJUST)):
+        pair["p_adj"] = adj
 
     unstable = queries.unstable_items(wh, ids)
     return {
@@ -89,9 +91,14 @@ def _group(wh: Warehouse, model: str, condition: str, runs: list[RunInfo], box: 
         "floor": floor,
         "pairs": pairs,
         "n_pairs_total": len(runs) * (len(runs) - 1) // 2,
+        "pairs_adjust": multiplicity.caption(PAIRS_ADJUST, len(pairs), "pair", "shown"),
         "unstable": unstable,
         "n_unstable": len(unstable),
     }
+
+
+#: multiplicity adjustment over the replicate pairs shown (docs/reports.md#multiplicity)
+PAIRS_ADJUST: multiplicity.Method = "holm"
 
 
 def build(wh: Warehouse, model: str) -> tuple[dict[str, Any], Charts, list[RunInfo]]:

@@ -533,9 +533,12 @@ def spearman_ci(x: Sequence[float], y: Sequence[float], level: float = 0.95) -> 
     """Spearman's rho with scipy's p-value and a Fisher-z interval (1/sqrt(n − 3)) on rho.
 
     rho is Pearson's r of the average ranks (scipy.stats.spearmanr); None under the same conditions as
-    pearson_ci.
+    pearson_ci. Up to rank_tests.EXACT_MAX_N points the p is the exact permutation p and there is no
+    interval (docs/reports.md#rank-correlations).
     """
     from scipy.stats import spearmanr
+
+    from . import rank_tests
 
     if len(x) != len(y):
         raise ValueError(f"spearman_ci: {len(x)} x values but {len(y)} y values")
@@ -544,6 +547,8 @@ def spearman_ci(x: Sequence[float], y: Sequence[float], level: float = 0.95) -> 
         return Correlation(n, None, None, None, None)
     res = spearmanr(list(x), list(y))
     rho = float(res.statistic)
+    if n <= rank_tests.EXACT_MAX_N:
+        return Correlation(n, rho, None, None, rank_tests.exact_p(x, y, "spearman"))
     lo, hi = _fisher_z_interval(rho, n, level)
     return Correlation(n, rho, lo, hi, float(res.pvalue))
 

@@ -102,6 +102,7 @@ def test_every_make_target_the_docs_name_exists() -> None:
 def test_every_subcommand_the_docs_name_exists() -> None:
     """`agenthop-harness X` and `agenthop-report X` in the docs name real subcommands."""
     from agenthop.harness.cli import main as harness_main
+    from agenthop.reports.calibration import main as calibration_main
     from agenthop.reports.cli import main as report_main
 
     groups = {"agenthop-harness": set(harness_main.commands), "agenthop-report": set(report_main.commands)}
@@ -130,6 +131,7 @@ def _our_options() -> set[str]:
     from agenthop.harness.cli import main as harness_main
     from agenthop.ingest.cli import main as ingest_main
     from agenthop.ingest.dbt_command import main as dbt_main
+    from agenthop.reports.calibration import main as calibration_main
     from agenthop.reports.cli import main as report_main
 
     opts: set[str] = {"--help", "--version"}
@@ -141,7 +143,7 @@ def _our_options() -> set[str]:
             for sub in cmd.commands.values():
                 collect(sub)
 
-    for cmd in (harness_main, ingest_main, report_main, dbt_main, judge_main):
+    for cmd in (harness_main, ingest_main, report_main, dbt_main, judge_main, calibration_main):
         collect(cmd)
     for b in benchmarks.available():
         if b.make_command is not None:

@@ -238,6 +238,8 @@ def test_compare_numbers_match_the_marts(tmp_path: Path, db: Path, panel: dict) 
     # McNemar row: n, b, c, p as printed
     p = stats.format_p(stats.mcnemar_exact(b_only, c_only))
     assert re.search(rf"accuracy all shared items {len(shared)} {b_only} {c_only} \S+ {re.escape(p)}", text), text[:3000]
+    # the grid of paired tests carries Holm's adjusted p, named in the caption with the number of tests
+    assert "<th>p (Holm)</th>" in html and re.search(r"Adjusted p: Holm \(family-wise error\) over the \d+ tests", text)
     # the MDE's "–" is explained in the caption and in the cell's tooltip (never a bare dash)
     assert "MDE\xa0“–”: fewer than six items differ (b + c ≤ 5), so even if all of them went one way" in text
     assert '<td class="num">–</td>' not in html
@@ -322,6 +324,7 @@ def test_reruns_report(tmp_path: Path, db: Path, panel: dict) -> None:
     assert "Condition full: 2 replicates" in text and "Noise floor" in text
     # the pairwise table says what MDE and its "–" mean here, not "as in compare"
     assert "MDE\xa0“–”: fewer than six items differ (b + c ≤ 5)" in text and "as in compare" not in text
+    assert "Adjusted p: Holm (family-wise error) over the 1 pair shown." in text  # two replicates: one pair
     assert '<td class="num">–</td>' not in out.read_text()
     code, _, err = run("reruns", "--model", "early-committer", "--db", str(db), "--out", str(tmp_path / "r2.html"))
     assert code == 0 and "no condition with two or more replicates" in err

@@ -92,10 +92,13 @@ def test_reruns_pairwise_dash_is_explained(binary_pages: dict[str, Path]) -> Non
     soup = _soup(binary_pages["reruns"])
     h3 = soup.find("h3", string="Replicates compared pairwise")
     note, heads, body = _caption_and_table(soup, h3)
-    assert [h[0] for h in heads[0]] == ["pair", "n", "b", "c", "Δ (pp)", "p", "MDE (pp)", "within noise floor"]
-    assert body[0][:7] == ["#0 vs #1", "3", "0", "1", "-33.3", "1.00", "–"]
+    assert [h[0] for h in heads[0]] == ["pair", "n", "b", "c", "Δ (pp)", "p", "p (Holm)", "MDE (pp)",
+                                        "within noise floor"]
+    assert body[0][:8] == ["#0 vs #1", "3", "0", "1", "-33.3", "1.00", "1.00", "–"]  # one pair: Holm's p is p
     assert f"MDE\xa0“–”: {WHY}." in note and "as in compare" not in note
-    assert [a.get_text(strip=True) for a in h3.find_next("p").find_all("a", class_="def")] == ["McNemar", "MDE"]
+    assert "Adjusted p: Holm (family-wise error) over the 1 pair shown." in note
+    assert [a.get_text(strip=True) for a in h3.find_next("p").find_all("a", class_="def")] == \
+        ["McNemar", "MDE", "adjusted p"]
 
 
 def test_item_groups_put_accuracy_and_n_under_each_run(binary_pages: dict[str, Path]) -> None:

@@ -37,8 +37,9 @@ def test_benjamini_hochberg_equals_scipy() -> None:
 
 
 def test_correlations_equal_scipy_and_guards() -> None:
-    x = [0.31, 0.52, 0.44, 0.9, 0.71, 0.2, 0.52]
-    y = [10, 30, 20, 55, 41, 40, 31]
+    # 12 points: above rank_tests.EXACT_MAX_N, where Spearman keeps scipy's p and the Fisher-z interval
+    x = [0.31, 0.52, 0.44, 0.9, 0.71, 0.2, 0.52, 0.05, 0.66, 0.38, 0.8, 0.12]
+    y = [10, 30, 20, 55, 41, 40, 31, 12, 29, 33, 50, 4]
     pe, sp = stats.pearson_ci(x, y), stats.spearman_ci(x, y)
     ref = sps.pearsonr(x, y)
     assert math.isclose(pe.r, ref.statistic) and math.isclose(pe.p, ref.pvalue)

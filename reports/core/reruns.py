@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from .. import charts, stats
+from .. import charts, multiplicity, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
@@ -90,6 +90,8 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> di
         pairs.append({"a": a, "b": b, "res": res, "diff": diff,
                       "within_floor": kind == outcome.BINARY and floor is not None and diff is not None
                       and abs(diff) <= floor.floor})
+    for pair, adj in zip(pairs, multiplicity.adjust([p["res"].p for p in pairs], PAIRS_ADJUST)):
+        pair["p_adj"] = adj  # over the pairs shown: McNemar's p, or Wilcoxon's for graded scores
 
     patterns = queries.item_patterns(wh, ids)
     unstable = []
@@ -103,7 +105,13 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> di
     return {"condition": condition, "runs": runs, "kind": kind, "outcomes": outs, "rep_chart": rep_chart,
             "spread": spread(runs), "hist": hist, "hist_chart": hist_chart, "floor": floor, "pairs": pairs,
             "n_pairs_total": len(runs) * (len(runs) - 1) // 2, "unstable": unstable,
+            "pairs_adjust": multiplicity.caption(PAIRS_ADJUST, sum(1 for p in pairs if p["res"].p is not None),
+                                                 "pair", "shown"),
             "n_items": len(flips), "n_complete": len(complete)}
+
+
+#: multiplicity adjustment over the replicate pairs shown (docs/reports.md#multiplicity)
+PAIRS_ADJUST: multiplicity.Method = "holm"
 
 
 def build(wh: Warehouse, model: str, benchmark: str | None = None) -> tuple[dict[str, Any], Charts, list[RunInfo]]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import stats
+from .. import rank_tests, stats
 from ..queries import correctness_matrix
 from ..values import as_float
 from ..warehouse import Warehouse
@@ -256,7 +256,8 @@ def table4(wh: Warehouse, panel: Panel) -> Table:
                      Column("panel_delta_pp", "pp")], rows,
                  note="accuracy_from/to and delta_pp: the mean over a condition's replicates; panel_accuracy_from/to, "
                       "panel_delta_pp and the exact McNemar columns: the two panel runs (lowest replicates) on "
-                      "their shared items. Chance = 25% (four options).",
+                      "their shared items, p not adjusted for multiplicity (as in the paper). Chance = 25% (four "
+                      "options).",
                  group_by="model")
 
 
@@ -355,7 +356,8 @@ def table12(walk: Sequence[dict[str, Any]], leaders: Sequence[dict[str, Any]]) -
         Column("b_only", "int", "B only"), Column("p_value", "p", "p"), Column("significant", "bool", "p < 0.05"),
         Column("value_a", "rate", "A %"), Column("value_b", "rate", "B %"), Column("mde", "rate", "MDE %")], rows,
         note="Adjacent pairs among the six highest MT-conversion models, then each tier's leader against its "
-             "runner-up on accuracy (all shared items) and on conversion (ST / MT items both recalled).")
+             "runner-up on accuracy (all shared items) and on conversion (ST / MT items both recalled). p and "
+             "p < 0.05: the paper's exact McNemar p of each test alone, not adjusted for multiplicity.")
 
 
 def bigram_significance(wh: Warehouse, panel: Panel) -> dict[str, dict[str, int]]:
@@ -425,7 +427,8 @@ def table16(panel: Panel, scores: Sequence[ExternalScore]) -> tuple[Table, list[
         Column("spearman_hi", "num2", "hi"), Column("spearman_p", "p", "p"), Column("pearson", "num2", "Pearson"),
         Column("pearson_lo", "num2", "lo"), Column("pearson_hi", "num2", "hi"), Column("pearson_p", "p", "p"),
         Column("models")], rows,
-        note="95% intervals by Fisher's z (1/sqrt(n-3)); coefficients need at least four models."
+        note="95% intervals by Fisher's z (1/sqrt(n-3)); coefficients need at least four models. Spearman with "
+             f"at most {rank_tests.EXACT_MAX_N} models: the exact permutation p over all n! pairings, no interval."
              + (f" Not in the panel (ignored): {', '.join(unmatched)}." if unmatched else ""))
     return table, unmatched
 
@@ -664,7 +667,9 @@ def bigram_frequency(wh: Warehouse, panel: Panel, pairs: Sequence[tuple[str, str
                      Column("model_a", "text"), Column("model_b", "text"), Column("bigram", "text"),
                      Column("with_a", "int"), Column("n_a", "int"), Column("with_b", "int"), Column("n_b", "int"),
                      Column("p_value", "p"), Column("q_value", "p"), Column("significant", "bool"),
-                     Column("share_a", "rate"), Column("share_b", "rate")], rows, latex=False)
+                     Column("share_a", "rate"), Column("share_b", "rate")], rows, latex=False,
+                 note="q_value: Benjamini–Hochberg (false discovery rate) over the bigrams tested for each model "
+                      "pair; significant = q below 0.05.")
 
 
 def all_pairs(models: Sequence[str]) -> list[tuple[str, str]]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from statistics import mean
 from typing import Any
 
-from .. import stats
+from .. import multiplicity, rank_tests, stats
 from ..paper.table import FORMATS, Column, Table, _numeric
 from .audit import AuditCounts
 from .data import PARADIGM_TITLES, System
@@ -145,18 +145,31 @@ def figure3(systems: Sequence[System], effort: Sequence[dict[str, Any]]) -> list
                 latex=False)
     corr_rows = []
     for t in (*TYPES, "all"):
-        pts = [(float(r["mean_search_calls"]), float(r["score"])) for r in effort
-               if r["run_id"] in runs and (t == "all" or r["type"] == t)]
+        pts = _system_means(runs, [r for r in effort if t == "all" or r["type"] == t])
         c = stats.spearman_ci([x for x, _ in pts], [y for _, y in pts])
         corr_rows.append({"type": t if t != "all" else "T1-T4 pooled", "n_points": c.n, "rho": c.r, "lo": c.lo,
                           "hi": c.hi, "p": c.p})
-    corr = Table("figure03_spearman", "Figure 3", "Search effort against score (Spearman, across runs)",
+    corr = Table("figure03_spearman", "Figure 3", "Search effort against score (Spearman, across systems)",
                  DOC + "search-effort",
-                 [Column("type", header="Type"), Column("n_points", "int", "Runs"), Column("rho", "num3", "ρ"),
+                 [Column("type", header="Type"), Column("n_points", "int", "Systems"), Column("rho", "num3", "ρ"),
                   Column("lo", "num3", "95% lo"), Column("hi", "num3", "95% hi"), Column("p", "p", "p")], corr_rows,
-                 note="One point per run: its mean search calls on the type against its score on the type (T1/T2 "
-                      "F_em, T3 F_cite, T4 item recall); ρ is empty with fewer than four runs or a constant side.")
+                 note="One point per system: its mean search calls on the type against its score on the type (T1/T2 "
+                      "F_em, T3 F_cite, T4 item recall), each the mean over the system's replicates (replicates are "
+                      "not independent points; pooled: the mean over the types too). With at most "
+                      f"{rank_tests.EXACT_MAX_N} systems p is the exact permutation p (all n! pairings) and no "
+                      "interval is shown; above, scipy's p and a Fisher-z interval. ρ is empty with fewer than four "
+                      "systems or a constant side.")
     return [fig, corr]
+
+
+def _system_means(runs: dict[str, System], effort: Sequence[dict[str, Any]]) -> list[tuple[float, float]]:
+    """(mean search calls, mean score) per system over its replicates' rows, in the order systems appear."""
+    per: dict[str, list[tuple[float, float]]] = {}
+    for r in effort:
+        s = runs.get(r["run_id"])
+        if s is not None:
+            per.setdefault(s.label, []).append((float(r["mean_search_calls"]), float(r["score"])))
+    return [(mean(x for x, _ in v), mean(y for _, y in v)) for v in per.values()]
 
 
 def _correct_sets(outcomes: Sequence[dict[str, Any]]) -> dict[str, dict[str, bool]]:
@@ -185,13 +198,16 @@ def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict
                      "n_tasks": test.n, "a_only": test.a_only, "b_only": test.b_only,
                      "acc_a": (sum(sa[t] for t in shared) / test.n) if test.n else None,
                      "acc_b": (sum(sb[t] for t in shared) / test.n) if test.n else None, "p": test.p})
+    for row, adj in zip(rows, multiplicity.adjust([r["p"] for r in rows], "holm")):
+        row["p_holm"] = adj
     return Table("paired_tests", "Beyond the paper", "Paired exact tests on the shared T1/T2 tasks", DOC + "paired-tests",
                  [Column("system_a", header="System A"), Column("system_b", header="System B"), Column("run_a"),
                   Column("run_b"), Column("n_tasks", "int", "Tasks"), Column("acc_a", "rate", "Acc A"),
                   Column("acc_b", "rate", "Acc B"), Column("a_only", "int", "A only"),
-                  Column("b_only", "int", "B only"), Column("p", "p", "p (exact McNemar)")], rows,
+                  Column("b_only", "int", "B only"), Column("p", "p", "p (exact McNemar)"),
+                  Column("p_holm", "p", "p (Holm)")], rows,
                  note="Each system's first replicate; a task counts as solved when the judge's verdict is correct. "
-                      "Acc A, Acc B: % of the shared tasks solved.")
+                      "Acc A, Acc B: % of the shared tasks solved. " + multiplicity.caption("holm", len(rows)))
 
 
 def failure_taxonomy(systems: Sequence[System], outcomes: Sequence[dict[str, Any]]) -> Table:

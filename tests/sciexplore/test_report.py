@@ -15,6 +15,7 @@ from sx_fixtures import file_sha, sciexplore_report, simulated_release, write_js
 from test_report_browser import OVERLAPS_JS, _open, browser  # noqa: F401 (fixture)
 
 from agenthop.ingest.cli import main as ingest_main
+from agenthop.reports import multiplicity
 from agenthop.reports.cli import main as report_main
 
 ARTIFACTS = REPO / "test-artifacts"
@@ -76,13 +77,20 @@ def test_tables_are_the_marts_means(panel: dict) -> None:
     hops = _csv(tables / "table06_hops.csv")
     assert {"hop2", "hop6"} <= set(hops[0])
     spearman = {r["type"]: r for r in _csv(tables / "figure03_spearman.csv")}
-    assert int(spearman["T1"]["n_points"]) == 24 and spearman["T1"]["rho"]
+    # one point per system (its mean over replicates); six systems: the exact permutation p, no interval
+    assert int(spearman["T1"]["n_points"]) == 6 and spearman["T1"]["rho"]
+    assert spearman["T1"]["p"] and not spearman["T1"]["lo"] and not spearman["T1"]["hi"]
+    assert float(spearman["T1"]["p"]) * 720 == pytest.approx(round(float(spearman["T1"]["p"]) * 720))  # k / 6!
     agreement = _csv(tables / "judge_agreement.csv")
     assert [(r["judge_a"], r["judge_b"], r["unit"], r["n_units"], r["n_agree"]) for r in agreement] == \
         [("human", "normalized-match", "answer", "71", "70")]
     [dis] = _csv(tables / "judge_disagreements.csv")
     assert dis["task_id"] == "t1_001"
-    assert len(_csv(tables / "paired_tests.csv")) == 5  # neighbours of six systems
+    paired = _csv(tables / "paired_tests.csv")
+    assert len(paired) == 5  # neighbours of six systems
+    p = [float(r["p"]) for r in paired]  # Holm over the five: step-down multipliers 5, 4, 3, 2, 1, running max
+    assert [float(r["p_holm"]) for r in paired] == pytest.approx(multiplicity.holm(p))
+    assert "Holm (family-wise error) over the 5 tests" in (panel["out"] / "index.html").read_text()
     assert len(list((panel["out"] / "index_files" / "items").glob("*.html"))) == 103
     html = (panel["out"] / "index.html").read_text()
     assert "All 6 systems are simulated (" in html  # the simulated systems' responses say so
