@@ -104,7 +104,11 @@ def _binomial_half_two_sided(k: int, n: int) -> float:
     report's path): the distribution is symmetric, so p = min(1, 2·P(X <= k)) for k < n/2."""
     if 2 * k >= n:
         return 1.0
-    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
+    term, total = 1, 1  # C(n, 0); each next term from the last: C(n, i+1) = C(n, i)·(n−i)/(i+1), exact
+    for i in range(k):
+        term = term * (n - i) // (i + 1)
+        total += term
+    return min(1.0, 2 * total / 2**n)
 
 
 def format_p(p: float | None) -> str:
