@@ -92,16 +92,28 @@ def benchmark_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
+def condition_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--condition", default=None, metavar="NAME",
+        help="For a benchmark with conditions (AgentHop's full, no_search, closed_book): the condition whose runs "
+             "to pick (default: the benchmark's default condition). Other benchmarks ignore it.",
+    )(fn)
+
+
 @main.command(epilog=epilog("agenthop-report compare"))
-@click.option("--models", help="Two model names, comma-separated (each: its --condition run, lowest replicate).")
+@click.option("--models", help="Two model names, comma-separated: each model's runs under --condition, every "
+                                "epoch or replicate pooled per item.")
 @click.option("--runs", "run_ids", help="Two run ids, comma-separated (instead of --models), of any benchmark.")
-@click.option("--condition", default="full", show_default=True, help="Condition used to pick a model's run.")
+@click.option("--epoch", "--replicate", "epoch", type=click.IntRange(0), default=None, metavar="N",
+              help="With --models: only epoch N (Inspect, from 1) or replicate N (as the runs number them) of each "
+                   "model instead of all of them pooled.")
+@condition_option
 @benchmark_option
 @db_option
 @out_option
 @cli_errors
-def compare(models: str | None, run_ids: str | None, condition: str, benchmark: str | None, db: str | None,
-            out: Path | None, single_file: bool) -> None:
+def compare(models: str | None, run_ids: str | None, epoch: int | None, condition: str | None, benchmark: str | None,
+            db: str | None, out: Path | None, single_file: bool) -> None:
     """Compare two runs of one benchmark: outcomes, paired test, behaviour, the items they differ on."""
     from .core import pages
     from .render import default_out
@@ -111,10 +123,12 @@ def compare(models: str | None, run_ids: str | None, condition: str, benchmark: 
         raise AgentHopError("compare: give exactly one of --models a,b or --runs r1,r2")
     if len(names or ids) != 2:
         raise AgentHopError(f"compare: needs exactly two {'models' if names else 'runs'}, got {len(names or ids)}")
+    if ids and epoch is not None:
+        raise AgentHopError("compare: --epoch/--replicate picks among a model's runs; it goes with --models, not --runs")
     target = out or default_out("compare", *(names or ids))
     with Warehouse(db) as wh:
         with open_site(wh, target, single_file) as site:
-            html, _ = pages.compare(wh, site, names, ids, condition, benchmark)
+            html, _ = pages.compare(wh, site, names, ids, condition, benchmark, epoch)
     click.echo(str(site.write_page(html)))
 
 
@@ -163,12 +177,12 @@ def reruns(model: str, benchmark: str | None, db: str | None, out: Path | None, 
 @click.argument("sample_id")
 @click.option("--runs", "run_ids", help="Run ids, comma-separated, of any benchmark.")
 @click.option("--models", help="Model names, comma-separated (each: its --condition run, lowest replicate).")
-@click.option("--condition", default="full", show_default=True, help="Condition used to pick a model's run.")
+@condition_option
 @benchmark_option
 @db_option
 @out_option
 @cli_errors
-def item(sample_id: str, run_ids: str | None, models: str | None, condition: str, benchmark: str | None,
+def item(sample_id: str, run_ids: str | None, models: str | None, condition: str | None, benchmark: str | None,
          db: str | None, out: Path | None, single_file: bool) -> None:
     """One item and 1-6 runs' trajectories on it, side by side and turn-aligned, with the transcript."""
     from .core import pages

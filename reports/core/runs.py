@@ -81,7 +81,7 @@ def shared_runs(wh: Warehouse) -> list[RunInfo]:
             ORDER BY s.benchmark, s.model, s.condition, s.replicate, s.run_id""")
     return [
         RunInfo(
-            run_id=str(r["run_id"]), model=str(r["model"]), condition=str(r.get("condition") or "full"),
+            run_id=str(r["run_id"]), model=str(r["model"]), condition=str(r.get("condition") or ""),
             replicate=int(r.get("replicate") or 0), backend=r.get("backend"), family=r.get("family"),
             tier=r.get("tier"), benchmark_sha256=r.get("benchmark_sha256"), n_items=r.get("n"),
             is_simulated=r.get("is_simulated"), summary=dict(r), benchmark=str(r["benchmark"]),
@@ -95,21 +95,71 @@ def _known(values: Sequence[str], limit: int = 40) -> str:
     return ", ".join(vals[:limit]) + (f", … ({len(vals)} in all)" if len(vals) > limit else "")
 
 
+def benchmark_conditions(benchmark: str | None) -> tuple[str, ...]:
+    """The conditions a benchmark declares in the benchmark registry, the first its default; none for a
+    benchmark without an entry there (imported tasks)."""
+    from agenthop.harness import benchmarks
+
+    if not benchmark or benchmark not in benchmarks.names():
+        return ()
+    return tuple(benchmarks.get(benchmark).conditions)
+
+
+def default_condition(benchmark: str | None) -> str | None:
+    """The condition a benchmark's runs are picked under by default (None: it has no conditions)."""
+    conds = benchmark_conditions(benchmark)
+    return conds[0] if conds else None
+
+
+def in_condition(cands: Sequence[RunInfo], condition: str | None, model: str) -> list[RunInfo]:
+    """The runs of `cands` (one model of one benchmark) under `condition`, None meaning the benchmark's
+    default. A benchmark without conditions ignores it; with none asked for, a model without a run of the
+    default condition falls back to its runs that carry none of the benchmark's conditions (imported
+    runs: '' or an older warehouse's 'full')."""
+    conds = benchmark_conditions(cands[0].benchmark) if cands else ()
+    if not conds:
+        return list(cands)
+    wanted = condition or conds[0]
+    mine = [r for r in cands if r.condition == wanted]
+    if not mine and condition is None:
+        mine = [r for r in cands if r.condition not in conds]
+    if not mine:
+        have = ", ".join(sorted({r.condition or "(none)" for r in cands}))
+        raise AgentHopError(f"model {model!r} has no {wanted!r} run (it has: {have}); use --condition or --runs")
+    return mine
+
+
+def model_candidates(runs: Sequence[RunInfo], model: str, benchmark: str | None) -> list[RunInfo]:
+    """Every run of `model` (of `benchmark` when given); a user error for an unknown model or one with
+    runs of several benchmarks and no `benchmark`."""
+    cands = [r for r in runs if r.model == model and (benchmark is None or r.benchmark == benchmark)]
+    if not cands:
+        raise AgentHopError(f"unknown model {model!r}; known models: {_known([r.model for r in runs])}")
+    benches = sorted({str(r.benchmark) for r in cands})
+    if len(benches) > 1:
+        raise AgentHopError(f"model {model!r} has runs of several benchmarks ({', '.join(benches)}); "
+                            "say which with --benchmark, or pass --runs")
+    return cands
+
+
+def check_benchmark(runs: Sequence[RunInfo], benchmark: str | None) -> None:
+    if benchmark is not None and benchmark not in {r.benchmark for r in runs}:
+        raise AgentHopError(f"unknown benchmark {benchmark!r}; the warehouse holds runs of: "
+                            f"{_known([str(r.benchmark) for r in runs])}")
+
+
 def pick_runs(
     runs: Sequence[RunInfo],
     models: Sequence[str] | None = None,
     run_ids: Sequence[str] | None = None,
-    condition: str = "full",
+    condition: str | None = None,
     benchmark: str | None = None,
 ) -> list[RunInfo]:
-    """The run picker (the only one): from `runs`, the runs named by run id, then by model (its
-    `condition` run with the lowest replicate); each run at most once.
+    """The run picker (the only one): from `runs`, the runs named by run id, then by model (its run of
+    `condition`, None: the benchmark's default, with the lowest replicate); each run at most once.
 
     A model that has runs in several benchmarks needs `benchmark` to say which."""
-    if benchmark is not None:
-        if benchmark not in {r.benchmark for r in runs}:
-            raise AgentHopError(f"unknown benchmark {benchmark!r}; the warehouse holds runs of: "
-                                f"{_known([str(r.benchmark) for r in runs])}")
+    check_benchmark(runs, benchmark)
     picked: list[RunInfo] = []
     by_id = {r.run_id: r for r in runs}
     for rid in run_ids or ():
@@ -117,17 +167,7 @@ def pick_runs(
             raise AgentHopError(f"unknown run id {rid!r}; known run ids: {_known(list(by_id))}")
         picked.append(by_id[rid])
     for m in models or ():
-        cands = [r for r in runs if r.model == m and (benchmark is None or r.benchmark == benchmark)]
-        if not cands:
-            raise AgentHopError(f"unknown model {m!r}; known models: {_known([r.model for r in runs])}")
-        benches = sorted({str(r.benchmark) for r in cands})
-        if len(benches) > 1:
-            raise AgentHopError(f"model {m!r} has runs of several benchmarks ({', '.join(benches)}); "
-                                "say which with --benchmark, or pass --runs")
-        in_cond = [r for r in cands if r.condition == condition]
-        if not in_cond:
-            have = ", ".join(sorted({r.condition for r in cands}))
-            raise AgentHopError(f"model {m!r} has no {condition!r} run (it has: {have}); use --condition or --runs")
+        in_cond = in_condition(model_candidates(runs, m, benchmark), condition, m)
         picked.append(min(in_cond, key=lambda r: (r.replicate, r.run_id)))
     seen: set[str] = set()
     for r in picked:
@@ -141,11 +181,24 @@ def pick_runs(
     return picked
 
 
+def pick_groups(runs: Sequence[RunInfo], models: Sequence[str], condition: str | None = None,
+                benchmark: str | None = None) -> list[list[RunInfo]]:
+    """Per model, every run of its run group: its runs under `condition` (None: the benchmark's default),
+    which differ only in replicate or epoch."""
+    check_benchmark(runs, benchmark)
+    if len(set(models)) < len(models):
+        dup = next(m for m in models if list(models).count(m) > 1)
+        raise AgentHopError(f"model {dup!r} is given twice; to compare its replicates or epochs use: "
+                            f"agenthop-report reruns --model {dup}")
+    return [sorted(in_condition(model_candidates(runs, m, benchmark), condition, m),
+                   key=lambda r: (r.replicate, r.run_id)) for m in models]
+
+
 def select_runs(
     wh: Warehouse,
     models: Sequence[str] | None = None,
     run_ids: Sequence[str] | None = None,
-    condition: str = "full",
+    condition: str | None = None,
     benchmark: str | None = None,
 ) -> list[RunInfo]:
     """Runs of any benchmark (run_summary) named by run id, or by model (`pick_runs`)."""
