@@ -60,6 +60,8 @@ def format_acc_pm(k: int, n: int, z: float = Z95) -> str:
 
 #: What the "±" of format_acc_pm is, for every label of it: not a half-width (docs/metrics.md#wilson).
 ACC_PM_MEANING = "± distance to the Wilson 95% upper bound, as in the AgentHop paper"
+#: The same label on the shared pages (every benchmark's runs), where the AgentHop paper is not the reference.
+ACC_PM_MEANING_SHARED = "± distance to the Wilson 95% upper bound"
 
 
 def wilson_text(k: int, n: int, z: float = Z95) -> str:
