@@ -133,24 +133,23 @@ def compare(models: str | None, run_ids: str | None, epoch: int | None, conditio
 
 
 @main.command(epilog=epilog("agenthop-report leaderboard"))
-@click.option("--condition", default="full", show_default=True,
-              help="The panel: every model's run under this condition with the lowest replicate.")
+@click.option("--benchmark", "benchmark", default=None, metavar="NAME",
+              help="Only this benchmark's table (default: one table per benchmark the warehouse holds).")
+@condition_option
 @db_option
 @out_option
 @cli_errors
-def leaderboard(condition: str, db: str | None, out: Path | None, single_file: bool) -> None:
-    """One condition's panel by tier (Table 2), accuracy vs recall, condition deltas, reliability."""
-    from . import leaderboard as mod
-    from .render import Provenance, default_out
+def leaderboard(benchmark: str | None, condition: str | None, db: str | None, out: Path | None,
+                single_file: bool) -> None:
+    """A table per benchmark: each model's score with its interval, items, repeats, tokens, cost and
+    terminations; AgentHop's panel by tier (Table 2), accuracy vs recall, condition deltas, reliability."""
+    from .core import pages
+    from .render import default_out
 
-    target = out or (default_out("leaderboard") if condition == "full" else default_out("leaderboard", condition))
+    target = out or default_out("leaderboard", *(n for n in (benchmark, condition) if n))
     with Warehouse(db) as wh:
         with open_site(wh, target, single_file) as site:
-            context, box, runs = mod.build(wh, condition)
-            prov = Provenance.build(wh.path, runs)
-            rel = context["reliability"]
-            site.write_item_pages(wh, [w["sample_id"] for w in rel["worst"]], rel["item_runs"], prov)
-            html = site.render_page("leaderboard.html.j2", context, box, prov)
+            html, _ = pages.leaderboard(wh, site, benchmark, condition)
     click.echo(str(site.write_page(html)))
 
 
@@ -216,6 +215,8 @@ def item(sample_id: str, run_ids: str | None, models: str | None, condition: str
 def paper(condition: str, external: Path | None, covariates: Path | None, pairs: tuple[str, ...], out: Path | None,
           single_file: bool, db: str | None) -> None:
     """The paper's whole analysis for a panel: DIR/index.html plus every table as CSV and LaTeX."""
+    from .core.runs import require_benchmark
+    from .paper import BENCHMARK as PAPER_BENCHMARK
     from .paper.build import build, write_report
     from .paper.inputs import read_covariates, read_external
     from .paper.page import render_page
@@ -226,6 +227,7 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
     cov = read_covariates(covariates) if covariates else None
     target = out or DEFAULT_OUT_DIR / "paper"
     with Warehouse(db) as wh:
+        require_benchmark(wh, PAPER_BENCHMARK, "paper")
         with open_site(wh, target / "index.html", single_file) as site:  # a failure leaves no staging folder
             report = build(wh, condition, scores, cov, pair_list)
             html = render_page(wh, report, site)  # writes the item pages into the site's folder
@@ -249,7 +251,9 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
 @cli_errors
 def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file: bool, db: str | None) -> None:
     """SciExplore's Tables 3, 4, 6, 7 and Figure 3, paired tests, failure taxonomy, judge agreement, task pages."""
+    from .core.runs import require_benchmark
     from .render import DEFAULT_OUT_DIR
+    from .sciexplore import BENCHMARK as SCIEXPLORE_BENCHMARK
     from .sciexplore.build import build, write_tables
     from .sciexplore.data import check_fresh
     from .sciexplore.page import render_page
@@ -258,6 +262,7 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
     pair_list = parse_pairs(pairs, "system")
     target = out or DEFAULT_OUT_DIR / "sciexplore"
     with Warehouse(db) as wh:
+        require_benchmark(wh, SCIEXPLORE_BENCHMARK, "sciexplore")
         check_fresh(wh)
         site = Site(target / "index.html", single_file=single_file)
         report = build(wh, judge, pair_list)

@@ -64,8 +64,23 @@ def item_page(wh: Warehouse, site: Any, sample_id: str, runs: Sequence[RunInfo])
     return site.render_page("item.html.j2", context, box, Provenance.build(wh.path, mine)), context
 
 
+def leaderboard_page(wh: Warehouse, site: Any, condition: str | None, shared: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """AgentHop's leaderboard (Table 2 by tier, accuracy vs recall, condition deltas, reliability) of the
+    panel of `condition` (None: its default, full), beneath the shared tables of every benchmark shown."""
+    from .. import leaderboard
+    from ..core.runs import default_condition
+    from ..render import Provenance
+
+    context, box, runs = leaderboard.build(wh, condition or default_condition("agenthop") or "full")
+    prov = Provenance.build(wh.path, runs)
+    rel = context["reliability"]
+    site.write_item_pages(wh, [w["sample_id"] for w in rel["worst"]], rel["item_runs"], prov)
+    context = {**context, **shared, "title": context["title"]}
+    return site.render_page("leaderboard.html.j2", context, box, prov), context
+
+
 SECTIONS = ReportSections(
     name="agenthop",
-    pages={"compare": compare_page, "reruns": reruns_page, "item": item_page},
+    pages={"compare": compare_page, "reruns": reruns_page, "item": item_page, "leaderboard": leaderboard_page},
     mart_columns=MART_COLUMNS,
 )

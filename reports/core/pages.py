@@ -1,4 +1,4 @@
-"""The compare, reruns and item commands: pick the runs (any benchmark), then render the benchmark's own
+"""The compare, reruns, item and leaderboard commands: pick the runs (any benchmark), then render the benchmark's own
 page when its report sections bring one (reports/core/registry.py), else the shared page with the
 benchmark's extra sections. Each returns the page's HTML and its template context."""
 
@@ -9,11 +9,12 @@ from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
-from ..render import Provenance
+from ..render import Charts, Provenance
 from ..site import MAX_ITEM_RUNS, Site
 from ..warehouse import Warehouse
 from . import compare as shared_compare
 from . import item as shared_item
+from . import leaderboard as shared_leaderboard
 from . import registry
 from . import reruns as shared_reruns
 from .pooling import label_group_runs, make_group
@@ -66,3 +67,17 @@ def item(wh: Warehouse, site: Site, sample_id: str, models: Sequence[str], run_i
     label_runs(runs)
     context, box = shared_item.build(wh, sample_id, runs)
     return site.render_page("core_item.html.j2", context, box, Provenance.build(wh.path, runs)), context
+
+
+def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str | None) -> tuple[str, dict[str, Any]]:
+    """A table per benchmark (or `benchmark`'s alone); a benchmark shown whose report sections bring a
+    leaderboard page of their own (AgentHop: Table 2 and more) renders it with the tables above its own."""
+    context = shared_leaderboard.build(wh, benchmark, condition)
+    for bd in context["boards"]:
+        own = registry.own_page(bd["benchmark"], "leaderboard")
+        if own is not None:
+            return own(wh, site, condition, context)
+    runs = [r["group"].runs for bd in context["boards"] for r in bd["rows"]]
+    prov = Provenance.build(wh.path, [r for group in runs for r in group])
+    title = "Leaderboard" + (f" · {benchmark}" if benchmark else "")
+    return site.render_page("core_leaderboard.html.j2", {"title": title, **context}, Charts(), prov), context

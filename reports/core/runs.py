@@ -90,6 +90,15 @@ def shared_runs(wh: Warehouse) -> list[RunInfo]:
     ]
 
 
+def require_benchmark(wh: Warehouse, benchmark: str, command: str) -> None:
+    """A user error, in one line, when the warehouse holds no run of `benchmark`: it names the benchmark
+    `command` covers and the benchmarks the warehouse holds (an empty warehouse is said to be empty)."""
+    held = sorted({str(r.benchmark) for r in shared_runs(wh)})
+    if benchmark not in held:
+        raise AgentHopError(f"{command} covers benchmark {benchmark}, but warehouse {wh.path} holds runs of "
+                            f"{', '.join(held)} only; for those use agenthop-report leaderboard, compare or reruns")
+
+
 def _known(values: Sequence[str], limit: int = 40) -> str:
     vals = sorted(set(values))
     return ", ".join(vals[:limit]) + (f", … ({len(vals)} in all)" if len(vals) > limit else "")
