@@ -196,9 +196,7 @@ def pick_groups(runs: Sequence[RunInfo], models: Sequence[str], condition: str |
     which differ only in replicate or epoch."""
     check_benchmark(runs, benchmark)
     if len(set(models)) < len(models):
-        dup = next(m for m in models if list(models).count(m) > 1)
-        raise AgentHopError(f"model {dup!r} is given twice; to compare its replicates or epochs use: "
-                            f"agenthop-report reruns --model {dup}")
+        pick_runs(runs, models, None, condition, benchmark)  # the picker's own error for a model given twice
     return [sorted(in_condition(model_candidates(runs, m, benchmark), condition, m),
                    key=lambda r: (r.replicate, r.run_id)) for m in models]
 
