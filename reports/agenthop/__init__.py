@@ -30,13 +30,26 @@ def _own_runs(wh: Warehouse, runs: Sequence[RunInfo]) -> list[RunInfo]:
     return mine
 
 
-def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo]) -> tuple[str, dict[str, Any]]:
+def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequence[Any] = ()
+                 ) -> tuple[str, dict[str, Any]]:
+    """Two runs (each group's first); with `groups` (models with several replicates) the pooled
+    comparison of every replicate is a section of its own (reports/core/pooling.py)."""
     from .. import compare
+    from ..core import pooling
+    from ..core.compare import MAX_DIFFERING
     from ..render import Provenance
+    from ..site import MAX_ITEM_RUNS
 
     mine = _own_runs(wh, runs)
     prov = Provenance.build(wh.path, mine)
     context, box = compare.build(wh, mine)
+    if groups:
+        pooled = pooling.compare_groups(wh, *groups)
+        rows = pooled.differing[:MAX_DIFFERING]
+        every = _own_runs(wh, [r for g in groups for r in g.runs])
+        shown = every if len(every) <= MAX_ITEM_RUNS else mine
+        site.write_item_pages(wh, [d.sample_id for d in rows], shown, prov)  # each replicate's trajectory
+        context = {**context, "pooled": pooled, "pooled_rows": rows}
     site.write_item_pages(wh, context["item_ids"], mine, prov)
     return site.render_page("compare.html.j2", context, box, prov), context
 

@@ -102,4 +102,4 @@ def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = N
     check_benchmark(runs, benchmark)
     benches = [benchmark] if benchmark else sorted({str(r.benchmark) for r in runs})
     boards = [board(wh, b, runs, condition) for b in benches]
-    return {"boards": boards, "acc_pm_meaning": stats.ACC_PM_MEANING_SHARED}
+    return {"boards": boards}

@@ -31,7 +31,10 @@ def compare(wh: Warehouse, site: Site, models: Sequence[str], run_ids: Sequence[
         groups = [make_group(g, epoch) for g in pick_groups(shared_runs(wh), models, condition, benchmark)]
     bench = one_benchmark([r for g in groups for r in g.runs], "compare")
     own = registry.own_page(bench, "compare")
-    if own is not None:  # a page of its own compares one run a side: the group's first (or --epoch's) run
+    if own is not None:  # a page of its own compares one run a side (the group's first or --epoch's run)
+        if any(g.n_runs > 1 for g in groups):  # and gets the groups to pool when a model has more
+            label_group_runs(groups)
+            return own(wh, site, [g.runs[0] for g in groups], groups=groups)
         return own(wh, site, [g.runs[0] for g in groups])
     label_group_runs(groups)
     runs = [r for g in groups for r in g.runs]
