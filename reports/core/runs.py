@@ -138,19 +138,6 @@ def in_condition(cands: Sequence[RunInfo], condition: str | None, model: str) ->
     return mine
 
 
-def model_candidates(runs: Sequence[RunInfo], model: str, benchmark: str | None) -> list[RunInfo]:
-    """Every run of `model` (of `benchmark` when given); a user error for an unknown model or one with
-    runs of several benchmarks and no `benchmark`."""
-    cands = [r for r in runs if r.model == model and (benchmark is None or r.benchmark == benchmark)]
-    if not cands:
-        raise AgentHopError(f"unknown model {model!r}; known models: {_known([r.model for r in runs])}")
-    benches = sorted({str(r.benchmark) for r in cands})
-    if len(benches) > 1:
-        raise AgentHopError(f"model {model!r} has runs of several benchmarks ({', '.join(benches)}); "
-                            "say which with --benchmark, or pass --runs")
-    return cands
-
-
 def check_benchmark(runs: Sequence[RunInfo], benchmark: str | None) -> None:
     if benchmark is not None and benchmark not in {r.benchmark for r in runs}:
         raise AgentHopError(f"unknown benchmark {benchmark!r}; the warehouse holds runs of: "
@@ -176,7 +163,7 @@ def pick_runs(
             raise AgentHopError(f"unknown run id {rid!r}; known run ids: {_known(list(by_id))}")
         picked.append(by_id[rid])
     for m in models or ():
-        in_cond = in_condition(model_candidates(runs, m, benchmark), condition, m)
+        in_cond = in_condition(model_runs(runs, m, benchmark, ", or pass --runs"), condition, m)
         picked.append(min(in_cond, key=lambda r: (r.replicate, r.run_id)))
     seen: set[str] = set()
     for r in picked:
@@ -197,7 +184,7 @@ def pick_groups(runs: Sequence[RunInfo], models: Sequence[str], condition: str |
     check_benchmark(runs, benchmark)
     if len(set(models)) < len(models):
         pick_runs(runs, models, None, condition, benchmark)  # the picker's own error for a model given twice
-    return [sorted(in_condition(model_candidates(runs, m, benchmark), condition, m),
+    return [sorted(in_condition(model_runs(runs, m, benchmark, ", or pass --runs"), condition, m),
                    key=lambda r: (r.replicate, r.run_id)) for m in models]
 
 
@@ -222,8 +209,9 @@ def one_benchmark(runs: Sequence[RunInfo], what: str) -> str:
     return benches[0]
 
 
-def model_runs(runs: Sequence[RunInfo], model: str, benchmark: str | None = None) -> list[RunInfo]:
-    """Every run of `model` among `runs` (of `benchmark` when given; a model of several benchmarks needs it)."""
+def model_runs(runs: Sequence[RunInfo], model: str, benchmark: str | None = None, hint: str = "") -> list[RunInfo]:
+    """Every run of `model` among `runs` (of `benchmark` when given; a model of several benchmarks needs it,
+    the error ending in `hint`)."""
     mine = [r for r in runs if r.model == model and (benchmark is None or r.benchmark == benchmark)]
     if not mine:
         if benchmark is not None and any(r.model == model for r in runs):
@@ -233,7 +221,7 @@ def model_runs(runs: Sequence[RunInfo], model: str, benchmark: str | None = None
     benches = sorted({str(r.benchmark) for r in mine})
     if len(benches) > 1:
         raise AgentHopError(f"model {model!r} has runs of several benchmarks ({', '.join(benches)}); say which "
-                            "with --benchmark")
+                            f"with --benchmark{hint}")
     return mine
 
 
