@@ -90,10 +90,32 @@ def shared_runs(wh: Warehouse) -> list[RunInfo]:
     ]
 
 
+def benchmarks_held(wh: Warehouse) -> list[str]:
+    """The benchmarks the warehouse holds runs of: those of run_summary (raw.runs before a dbt build),
+    and those whose runs live in a raw table of their own, ``raw.<benchmark>_runs`` (a responses file)."""
+    held: set[str] = set()
+    if marts.has(wh, marts.RUN_SUMMARY):
+        held |= {str(b) for (b,) in wh.con.execute(f"SELECT DISTINCT benchmark FROM {marts.RUN_SUMMARY}").fetchall()}
+    tables = [t for (t,) in wh.con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw' "
+        "AND table_catalog = current_database() AND (table_name = 'runs' OR table_name LIKE '%\\_runs' ESCAPE '\\')"
+    ).fetchall()]
+    for t in tables:
+        if t == "runs":
+            if not held:
+                held |= {str(b) for (b,) in wh.con.execute("SELECT DISTINCT benchmark FROM raw.runs").fetchall()}
+        elif wh.con.execute(f'SELECT count(*) FROM raw."{t}"').fetchone()[0]:  # type: ignore[index]
+            held.add(t[: -len("_runs")])
+    return sorted(held)
+
+
 def require_benchmark(wh: Warehouse, benchmark: str, command: str) -> None:
     """A user error, in one line, when the warehouse holds no run of `benchmark`: it names the benchmark
     `command` covers and the benchmarks the warehouse holds (an empty warehouse is said to be empty)."""
-    held = sorted({str(r.benchmark) for r in shared_runs(wh)})
+    held = benchmarks_held(wh)
+    if not held:
+        raise AgentHopError(f"warehouse {wh.path} is empty (no runs loaded): load runs with agenthop-ingest "
+                            "(--runs DIR, --inspect-log LOG, ...), then run dbt build")
     if benchmark not in held:
         raise AgentHopError(f"{command} covers benchmark {benchmark}, but warehouse {wh.path} holds runs of "
                             f"{', '.join(held)} only; for those use agenthop-report leaderboard, compare or reruns")
