@@ -18,7 +18,7 @@ from agenthop.harness.errors import AgentHopError
 from .. import stats
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, pooling
+from . import marts, pooling, registry
 from .runs import RunInfo, benchmark_conditions, check_benchmark, in_condition, shared_runs
 
 #: run_summary's token column the table shows, the first one the mart has (all_tokens counts cache reads)
@@ -88,7 +88,7 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
         "has_conditions": has_conditions,
         "rows": rows,
         "left_out": left_out,
-        "repeats": pooling.repeats_of(benchmark),
+        "repeats": registry.repeats_of(benchmark),
         "has_cost": any(r["usd"] is not None for r in rows),
         "token_label": tok_label,
         "n_runs": sum(r["n_runs"] for r in rows),

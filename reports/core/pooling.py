@@ -23,8 +23,8 @@ from agenthop.harness.errors import AgentHopError
 
 from .. import stats
 from ..warehouse import Warehouse
-from . import marts, registry
-from .registry import Repeats
+from . import marts
+from .registry import Repeats, repeats_of
 from .runs import RunInfo, benchmark_conditions, label_runs
 
 #: (run_id, sample_id) -> the item's value in that run
@@ -50,11 +50,6 @@ ITEM_VALUES: ItemValues = primary_values
 
 
 # -- repeats: "epoch N" or "replicate N" -------------------------------------------------------------------
-
-
-def repeats_of(benchmark: str | None) -> Repeats:
-    s = registry.sections_for(benchmark)
-    return s.repeats if s is not None else Repeats()
 
 
 # -- groups ------------------------------------------------------------------------------------------------

@@ -124,6 +124,12 @@ def sections_for(benchmark: str | None) -> ReportSections | None:
     return None
 
 
+def repeats_of(benchmark: str | None) -> Repeats:
+    """How `benchmark` names its repeats (the default, replicates, without an entry)."""
+    s = sections_for(benchmark)
+    return s.repeats if s is not None else Repeats()
+
+
 def mart_columns() -> dict[str, tuple[str, ...]]:
     """Every benchmark's declared mart columns (its entry imported on first use)."""
     out: dict[str, tuple[str, ...]] = {}

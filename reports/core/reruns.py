@@ -19,7 +19,7 @@ from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
 from . import marts, outcome, queries, registry
-from .pooling import repeats_of
+from .registry import repeats_of
 from .runs import RunInfo, benchmark_conditions, label_runs, runs_of
 
 MAX_PAIRS = 45  # pairwise tests up to 10 replicates

@@ -10,7 +10,7 @@ from typing import Any
 from agenthop.harness.errors import AgentHopError
 
 from ..warehouse import Warehouse
-from . import marts
+from . import marts, registry
 
 
 @dataclass
@@ -54,10 +54,12 @@ def label_runs(runs: Sequence[RunInfo]) -> None:
         for r in group:
             if len(group) == 1:
                 r.label = r.model
-            elif len(group) == len(conds):
+            elif len(group) == len(conds) and all(conds):
                 r.label = f"{r.model} · {r.condition}"
-            else:
-                r.label = f"{r.model} · {r.condition} #{r.replicate}"
+            else:  # the harness's replicates as "#N", Inspect's epochs as "epoch N"
+                rep = registry.repeats_of(r.benchmark)
+                which = f"#{r.replicate}" if rep.noun == "replicate" else rep.name(r)
+                r.label = f"{r.model} · {r.condition} {which}" if r.condition else f"{r.model} · {which}"
     seen: dict[str, int] = {}
     for r in runs:  # still ambiguous (same model passed twice): fall back to the run id
         seen[r.label] = seen.get(r.label, 0) + 1
