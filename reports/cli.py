@@ -92,16 +92,28 @@ def benchmark_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
+def condition_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--condition", default=None, metavar="NAME",
+        help="For a benchmark with conditions (AgentHop's full, no_search, closed_book): the condition whose runs "
+             "to pick (default: the benchmark's default condition). Other benchmarks ignore it.",
+    )(fn)
+
+
 @main.command(epilog=epilog("agenthop-report compare"))
-@click.option("--models", help="Two model names, comma-separated (each: its --condition run, lowest replicate).")
+@click.option("--models", help="Two model names, comma-separated: each model's runs under --condition, every "
+                                "epoch or replicate pooled per item.")
 @click.option("--runs", "run_ids", help="Two run ids, comma-separated (instead of --models), of any benchmark.")
-@click.option("--condition", default="full", show_default=True, help="Condition used to pick a model's run.")
+@click.option("--epoch", "--replicate", "epoch", type=click.IntRange(0), default=None, metavar="N",
+              help="With --models: only epoch N (Inspect, from 1) or replicate N (as the runs number them) of each "
+                   "model instead of all of them pooled.")
+@condition_option
 @benchmark_option
 @db_option
 @out_option
 @cli_errors
-def compare(models: str | None, run_ids: str | None, condition: str, benchmark: str | None, db: str | None,
-            out: Path | None, single_file: bool) -> None:
+def compare(models: str | None, run_ids: str | None, epoch: int | None, condition: str | None, benchmark: str | None,
+            db: str | None, out: Path | None, single_file: bool) -> None:
     """Compare two runs of one benchmark: outcomes, paired test, behaviour, the items they differ on."""
     from .core import pages
     from .render import default_out
@@ -111,32 +123,33 @@ def compare(models: str | None, run_ids: str | None, condition: str, benchmark: 
         raise AgentHopError("compare: give exactly one of --models a,b or --runs r1,r2")
     if len(names or ids) != 2:
         raise AgentHopError(f"compare: needs exactly two {'models' if names else 'runs'}, got {len(names or ids)}")
+    if ids and epoch is not None:
+        raise AgentHopError("compare: --epoch/--replicate picks among a model's runs; it goes with --models, not --runs")
     target = out or default_out("compare", *(names or ids))
     with Warehouse(db) as wh:
         with open_site(wh, target, single_file) as site:
-            html, _ = pages.compare(wh, site, names, ids, condition, benchmark)
+            html, _ = pages.compare(wh, site, names, ids, condition, benchmark, epoch)
     click.echo(str(site.write_page(html)))
 
 
 @main.command(epilog=epilog("agenthop-report leaderboard"))
-@click.option("--condition", default="full", show_default=True,
-              help="The panel: every model's run under this condition with the lowest replicate.")
+@click.option("--benchmark", "benchmark", default=None, metavar="NAME",
+              help="Only this benchmark's table (default: one table per benchmark the warehouse holds).")
+@condition_option
 @db_option
 @out_option
 @cli_errors
-def leaderboard(condition: str, db: str | None, out: Path | None, single_file: bool) -> None:
-    """One condition's panel by tier (Table 2), accuracy vs recall, condition deltas, reliability."""
-    from . import leaderboard as mod
-    from .render import Provenance, default_out
+def leaderboard(benchmark: str | None, condition: str | None, db: str | None, out: Path | None,
+                single_file: bool) -> None:
+    """A table per benchmark: each model's score with its interval, items, repeats, tokens, cost and
+    terminations; AgentHop's panel by tier (Table 2), accuracy vs recall, condition deltas, reliability."""
+    from .core import pages
+    from .render import default_out
 
-    target = out or (default_out("leaderboard") if condition == "full" else default_out("leaderboard", condition))
+    target = out or default_out("leaderboard", *(n for n in (benchmark, condition) if n))
     with Warehouse(db) as wh:
         with open_site(wh, target, single_file) as site:
-            context, box, runs = mod.build(wh, condition)
-            prov = Provenance.build(wh.path, runs)
-            rel = context["reliability"]
-            site.write_item_pages(wh, [w["sample_id"] for w in rel["worst"]], rel["item_runs"], prov)
-            html = site.render_page("leaderboard.html.j2", context, box, prov)
+            html, _ = pages.leaderboard(wh, site, benchmark, condition)
     click.echo(str(site.write_page(html)))
 
 
@@ -163,12 +176,12 @@ def reruns(model: str, benchmark: str | None, db: str | None, out: Path | None, 
 @click.argument("sample_id")
 @click.option("--runs", "run_ids", help="Run ids, comma-separated, of any benchmark.")
 @click.option("--models", help="Model names, comma-separated (each: its --condition run, lowest replicate).")
-@click.option("--condition", default="full", show_default=True, help="Condition used to pick a model's run.")
+@condition_option
 @benchmark_option
 @db_option
 @out_option
 @cli_errors
-def item(sample_id: str, run_ids: str | None, models: str | None, condition: str, benchmark: str | None,
+def item(sample_id: str, run_ids: str | None, models: str | None, condition: str | None, benchmark: str | None,
          db: str | None, out: Path | None, single_file: bool) -> None:
     """One item and 1-6 runs' trajectories on it, side by side and turn-aligned, with the transcript."""
     from .core import pages
@@ -202,6 +215,8 @@ def item(sample_id: str, run_ids: str | None, models: str | None, condition: str
 def paper(condition: str, external: Path | None, covariates: Path | None, pairs: tuple[str, ...], out: Path | None,
           single_file: bool, db: str | None) -> None:
     """The paper's whole analysis for a panel: DIR/index.html plus every table as CSV and LaTeX."""
+    from .core.runs import require_benchmark
+    from .paper import BENCHMARK as PAPER_BENCHMARK
     from .paper.build import build, write_report
     from .paper.inputs import read_covariates, read_external
     from .paper.page import render_page
@@ -212,6 +227,7 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
     cov = read_covariates(covariates) if covariates else None
     target = out or DEFAULT_OUT_DIR / "paper"
     with Warehouse(db) as wh:
+        require_benchmark(wh, PAPER_BENCHMARK, "paper")
         with open_site(wh, target / "index.html", single_file) as site:  # a failure leaves no staging folder
             report = build(wh, condition, scores, cov, pair_list)
             html = render_page(wh, report, site)  # writes the item pages into the site's folder
@@ -235,7 +251,9 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
 @cli_errors
 def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file: bool, db: str | None) -> None:
     """SciExplore's Tables 3, 4, 6, 7 and Figure 3, paired tests, failure taxonomy, judge agreement, task pages."""
+    from .core.runs import require_benchmark
     from .render import DEFAULT_OUT_DIR
+    from .sciexplore import BENCHMARK as SCIEXPLORE_BENCHMARK
     from .sciexplore.build import build, write_tables
     from .sciexplore.data import check_fresh
     from .sciexplore.page import render_page
@@ -244,6 +262,7 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
     pair_list = parse_pairs(pairs, "system")
     target = out or DEFAULT_OUT_DIR / "sciexplore"
     with Warehouse(db) as wh:
+        require_benchmark(wh, SCIEXPLORE_BENCHMARK, "sciexplore")
         check_fresh(wh)
         site = Site(target / "index.html", single_file=single_file)
         report = build(wh, judge, pair_list)

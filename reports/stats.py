@@ -60,6 +60,8 @@ def format_acc_pm(k: int, n: int, z: float = Z95) -> str:
 
 #: What the "±" of format_acc_pm is, for every label of it: not a half-width (docs/metrics.md#wilson).
 ACC_PM_MEANING = "± distance to the Wilson 95% upper bound, as in the AgentHop paper"
+#: The same label on the shared pages (every benchmark's runs), where the AgentHop paper is not the reference.
+ACC_PM_MEANING_SHARED = "± distance to the Wilson 95% upper bound"
 
 
 def wilson_text(k: int, n: int, z: float = Z95) -> str:
@@ -726,3 +728,65 @@ def bootstrap_mean_interval(
     means = sorted(sum(xs[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
     tail = (1 - level) / 2
     return _quantile(means, tail), _quantile(means, 1 - tail)
+
+
+# --------------------------------------------------------------------------------------------------
+# Sign-flip permutation test of paired per-item differences (pooled repeats)
+# --------------------------------------------------------------------------------------------------
+
+#: up to this many non-zero differences every sign vector is enumerated (2**16 = 65,536)
+SIGN_FLIP_EXACT_MAX = 16
+#: random sign vectors drawn above that (fixed seed: the same inputs give the same p)
+SIGN_FLIP_RESAMPLES = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class SignFlip:
+    """The sign-flip permutation test of per-item differences d_i (A − B)."""
+
+    n: int  # items (differences), zeros included
+    n_nonzero: int
+    mean_diff: float | None  # mean of d over all n items
+    p: float  # two-sided
+    exact: bool  # every sign vector enumerated (else Monte-Carlo)
+    n_resamples: int  # sign vectors counted: 2**n_nonzero when exact, else the random draws
+
+
+def sign_flip_test(
+    diffs: Sequence[float], *, exact_max: int = SIGN_FLIP_EXACT_MAX, n_resamples: int = SIGN_FLIP_RESAMPLES,
+    seed: int = 0,
+) -> SignFlip:
+    """Two-sided sign-flip (paired randomization) test of H0: the two arms are exchangeable on each item
+    (docs/reports.md#sign-flip). T = mean(d); under H0 every sign of every d_i is equally likely, so
+    p = #{s ∈ {±1}^n : |mean(s·d)| ≥ |T|} / 2^n. Zero differences do not move the statistic, so only the
+    m non-zero ones are flipped (the share is the same). Up to `exact_max` non-zero differences every
+    one of the 2^m sign vectors is counted (exact); above, `n_resamples` random vectors with a seeded
+    generator and p = (1 + #exceed) / (n_resamples + 1), which is never 0. Ties of |sum| with the observed
+    value count as exceeding (a relative tolerance of 1e-9 absorbs float rounding)."""
+    import numpy as np
+
+    d_all = [float(x) for x in diffs]
+    n = len(d_all)
+    if n == 0:
+        return SignFlip(0, 0, None, 1.0, True, 0)
+    d = np.array([x for x in d_all if x != 0.0], dtype=float)
+    m = len(d)
+    mean = sum(d_all) / n
+    if m == 0:
+        return SignFlip(n, 0, mean, 1.0, True, 1)
+    observed = abs(float(d.sum()))
+    tol = 1e-9 * max(1.0, float(np.abs(d).sum()))
+    if m <= exact_max:
+        # row k of the sign matrix holds the bits of k: every vector in {±1}^m once
+        bits = (np.arange(2**m, dtype=np.int64)[:, None] >> np.arange(m, dtype=np.int64)) & 1
+        sums = np.abs((1 - 2 * bits) @ d)
+        hits = int(np.count_nonzero(sums >= observed - tol))
+        return SignFlip(n, m, mean, hits / 2**m, True, 2**m)
+    rng = np.random.default_rng(seed)
+    hits, left = 0, n_resamples
+    while left:
+        k = min(left, 4096)
+        signs = rng.integers(0, 2, size=(k, m), dtype=np.int8) * 2 - 1
+        hits += int(np.count_nonzero(np.abs(signs @ d) >= observed - tol))
+        left -= k
+    return SignFlip(n, m, mean, (1 + hits) / (n_resamples + 1), False, n_resamples)

@@ -89,13 +89,15 @@ def test_compare_outcomes_and_the_graded_test(pages: dict[str, Path]) -> None:
     assert out["scored items"] == ["3", "2"]
     assert out["mean score [95%]"][0].startswith("0.500 [") and out["mean score [95%]"][1].startswith("1.000 [1.000, 1.000]")
     # graded scores: not McNemar. Both scored t1 (0.5 vs 1.0) and t2 (1.0 vs 1.0); t3 lacks r1's score.
-    assert "Test used: Wilcoxon signed-rank" in text and "exact McNemar does not apply" in text
+    assert "Test used: sign-flip permutation" in text and "exact McNemar does not apply" in text
     paired = _rows(_table_after(soup, "paired"))
+    # one non-zero difference (t1: -0.5): both of its signs reach |-0.5|, p = 2/2
+    assert paired["sign-flip permutation"] == ["2", "0", "1", "1", "–", "–", "1.00"]
     assert paired["Wilcoxon signed-rank"] == ["2", "0", "1", "1", "-0.250", "[-0.500, 0.000]", "1.00"]
     assert paired["sign test"][:4] == ["2", "0", "1", "1"] and paired["sign test"][-1] == "1.00"
     # its "–" under mean and interval is explained: those describe the differences, given on the Wilcoxon row
     assert paired["sign test"][4:6] == ["–", "–"]
-    assert "the sign test's row has “–” there" in text
+    assert "the other rows have “–” there" in text
     assert "1 shared item lacks a score in one of the runs and is left out" in text
 
 

@@ -30,13 +30,26 @@ def _own_runs(wh: Warehouse, runs: Sequence[RunInfo]) -> list[RunInfo]:
     return mine
 
 
-def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo]) -> tuple[str, dict[str, Any]]:
+def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequence[Any] = ()
+                 ) -> tuple[str, dict[str, Any]]:
+    """Two runs (each group's first); with `groups` (models with several replicates) the pooled
+    comparison of every replicate is a section of its own (reports/core/pooling.py)."""
     from .. import compare
+    from ..core import pooling
+    from ..core.compare import MAX_DIFFERING
     from ..render import Provenance
+    from ..site import MAX_ITEM_RUNS
 
     mine = _own_runs(wh, runs)
     prov = Provenance.build(wh.path, mine)
     context, box = compare.build(wh, mine)
+    if groups:
+        pooled = pooling.compare_groups(wh, *groups)
+        rows = pooled.differing[:MAX_DIFFERING]
+        every = _own_runs(wh, [r for g in groups for r in g.runs])
+        shown = every if len(every) <= MAX_ITEM_RUNS else mine
+        site.write_item_pages(wh, [d.sample_id for d in rows], shown, prov)  # each replicate's trajectory
+        context = {**context, "pooled": pooled, "pooled_rows": rows}
     site.write_item_pages(wh, context["item_ids"], mine, prov)
     return site.render_page("compare.html.j2", context, box, prov), context
 
@@ -64,8 +77,23 @@ def item_page(wh: Warehouse, site: Any, sample_id: str, runs: Sequence[RunInfo])
     return site.render_page("item.html.j2", context, box, Provenance.build(wh.path, mine)), context
 
 
+def leaderboard_page(wh: Warehouse, site: Any, condition: str | None, shared: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """AgentHop's leaderboard (Table 2 by tier, accuracy vs recall, condition deltas, reliability) of the
+    panel of `condition` (None: its default, full), beneath the shared tables of every benchmark shown."""
+    from .. import leaderboard
+    from ..core.runs import default_condition
+    from ..render import Provenance
+
+    context, box, runs = leaderboard.build(wh, condition or default_condition("agenthop") or "full")
+    prov = Provenance.build(wh.path, runs)
+    rel = context["reliability"]
+    site.write_item_pages(wh, [w["sample_id"] for w in rel["worst"]], rel["item_runs"], prov)
+    context = {**context, **shared, "title": context["title"]}
+    return site.render_page("leaderboard.html.j2", context, box, prov), context
+
+
 SECTIONS = ReportSections(
     name="agenthop",
-    pages={"compare": compare_page, "reruns": reruns_page, "item": item_page},
+    pages={"compare": compare_page, "reruns": reruns_page, "item": item_page, "leaderboard": leaderboard_page},
     mart_columns=MART_COLUMNS,
 )

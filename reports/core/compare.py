@@ -18,8 +18,9 @@ from .. import charts, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, outcome, queries, registry
+from . import marts, outcome, pooling, queries, registry
 from .pivot import ordered, share_chart, side_by_side
+from .pooling import RunGroup
 from .runs import RunInfo
 
 #: The shared terminated_by vocabulary in display order (docs/formats.md#trajectory-store).
@@ -92,20 +93,24 @@ def distributions(wh: Warehouse, runs: Sequence[RunInfo], box: Charts) -> list[s
     return ids
 
 
-def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Charts]:
-    """The shared compare page's context (template core_compare.html.j2) and its charts."""
-    if len(runs) != 2:
-        raise AgentHopError(f"compare needs exactly two runs, got {len(runs)}")
+def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Charts]:
+    """The shared compare page's context (template core_compare.html.j2) and its charts: two run groups
+    (one run each, or every epoch/replicate of a model), pooled per item (reports/core/pooling.py)."""
+    if len(groups) != 2:
+        raise AgentHopError(f"compare needs exactly two runs or models, got {len(groups)}")
     marts.require_shared(wh)
-    a, b = runs
-    ids = [a.run_id, b.run_id]
+    ga, gb = groups
+    runs = [*ga.runs, *gb.runs]
+    a, b = ga.runs[0], gb.runs[0]
+    ids = [r.run_id for r in runs]
     box = Charts()
     kind = outcome.kind_of(wh, runs)
     outs = outcome.run_outcomes(wh, runs)
     for o in outs:
         if o.n == 0:
             raise AgentHopError(f"run {o.run.run_id} ({o.run.model}) has no final trajectories")
-    test = outcome.paired(wh, a, b, kind)
+    pooled = pooling.compare_groups(wh, ga, gb)
+    test = outcome.paired(wh, a, b, kind) if not pooled.pooled else None
     term_rows = queries.terminations(wh, ids)
     usage = queries.tool_usage(wh, ids)
     tools = tool_order(usage)
@@ -114,21 +119,27 @@ def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Chart
     heat = [{"run": label[r["run_id"]], "prev_tool": r["prev_tool"], "next_tool": r["next_tool"], "n": int(r["n"]),
              "p_next": float(r["p_next"])} for r in trans]
     heat_tools = [t for t in tools if any(t in (h["prev_tool"], h["next_tool"]) for h in heat)]
-    differing = queries.differing_items(wh, a.run_id, b.run_id, graded=kind == outcome.GRADED)
+    differing = (queries.differing_items(wh, a.run_id, b.run_id, graded=kind == outcome.GRADED) if not pooled.pooled
+                 else [{"sample_id": d.sample_id} for d in pooled.differing])
     res = queries.resources(wh, ids)
     extra = registry.sections_for(a.benchmark)
     context: dict[str, Any] = {
-        "title": f"Compare {a.label} vs {b.label}",
+        "title": f"Compare {ga.label if pooled.pooled else a.label} vs {gb.label if pooled.pooled else b.label}",
         "benchmark": a.benchmark,
+        "acc_pm_meaning": stats.ACC_PM_MEANING_SHARED,
         "runs": list(runs),
         "a": a,
         "b": b,
+        "ga": ga,
+        "gb": gb,
+        "pooled": pooled,
+        "pooled_headline": pooling.summary(pooled),
         "kind": kind,
         "outcomes": outs,
         "outcome_chart": box.add(outcome_chart(outs, kind, "Mean score per run (bootstrap 95%)" if kind == outcome.GRADED
                                                else "Accuracy per run (Wilson 95%)")),
         "test": test,
-        "headline": outcome.summary_line(test),
+        "headline": outcome.summary_line(test) if test is not None else None,
         "scorers": scorer_table(queries.scorers(wh, ids), runs),
         "groups": group_table(queries.group_outcomes(wh, ids), runs, kind),
         "terminations": side_by_side([r for r in term_rows if r["n"] or r["terminated_by"] == "answer"], runs,
@@ -140,11 +151,12 @@ def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Chart
         "statuses": side_by_side(queries.statuses(wh, ids), runs, key="status", order=STATUS_ORDER),
         "heatmap_chart": box.add(charts.heatmaps(heat, runs=[r.chart_label for r in runs], tools=heat_tools,
                                                  title="Tool transitions P(next | prev)") if heat else None),
-        "transition_diffs": queries.transition_differences(wh, a.run_id, b.run_id),
+        "transition_diffs": queries.transition_differences(wh, ga.run_ids, gb.run_ids),
         "trigrams": {r.run_id: queries.trigrams(wh, r.run_id) for r in runs},
         "resources": [res.get(r.run_id, {}) for r in runs],
         "dist_charts": distributions(wh, runs, box),
         "differing": differing[:MAX_DIFFERING],
+        "pooled_rows": pooled.differing[:MAX_DIFFERING],
         "n_differing": len(differing),
         "item_ids": [d["sample_id"] for d in differing[:MAX_DIFFERING]],
         "benchmark_sections": list(extra.compare(wh, runs, box)) if extra and extra.compare else [],

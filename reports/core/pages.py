@@ -1,4 +1,4 @@
-"""The compare, reruns and item commands: pick the runs (any benchmark), then render the benchmark's own
+"""The compare, reruns, item and leaderboard commands: pick the runs (any benchmark), then render the benchmark's own
 page when its report sections bring one (reports/core/registry.py), else the shared page with the
 benchmark's extra sections. Each returns the page's HTML and its template context."""
 
@@ -9,27 +9,39 @@ from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
-from ..render import Provenance
+from ..render import Charts, Provenance
 from ..site import MAX_ITEM_RUNS, Site
 from ..warehouse import Warehouse
 from . import compare as shared_compare
 from . import item as shared_item
+from . import leaderboard as shared_leaderboard
 from . import registry
 from . import reruns as shared_reruns
-from .runs import label_runs, one_benchmark, runs_of, select_runs
+from .pooling import label_group_runs, make_group
+from .runs import label_runs, one_benchmark, pick_groups, runs_of, select_runs, shared_runs
 
 
-def compare(wh: Warehouse, site: Site, models: Sequence[str], run_ids: Sequence[str], condition: str,
-            benchmark: str | None) -> tuple[str, dict[str, Any]]:
-    runs = select_runs(wh, models=models, run_ids=run_ids, condition=condition, benchmark=benchmark)
-    bench = one_benchmark(runs, "compare")
+def compare(wh: Warehouse, site: Site, models: Sequence[str], run_ids: Sequence[str], condition: str | None,
+            benchmark: str | None, epoch: int | None = None) -> tuple[str, dict[str, Any]]:
+    """Two runs (`run_ids`), or two models' run groups: every run of each model under `condition` (None:
+    the benchmark's default), pooled, or only its epoch/replicate number `epoch`."""
+    if run_ids:
+        groups = [make_group([r]) for r in select_runs(wh, run_ids=run_ids, benchmark=benchmark)]
+    else:
+        groups = [make_group(g, epoch) for g in pick_groups(shared_runs(wh), models, condition, benchmark)]
+    bench = one_benchmark([r for g in groups for r in g.runs], "compare")
     own = registry.own_page(bench, "compare")
-    if own is not None:
-        return own(wh, site, runs)
-    label_runs(runs)
+    if own is not None:  # a page of its own compares one run a side (the group's first or --epoch's run)
+        if any(g.n_runs > 1 for g in groups):  # and gets the groups to pool when a model has more
+            label_group_runs(groups)
+            return own(wh, site, [g.runs[0] for g in groups], groups=groups)
+        return own(wh, site, [g.runs[0] for g in groups])
+    label_group_runs(groups)
+    runs = [r for g in groups for r in g.runs]
     prov = Provenance.build(wh.path, runs)
-    context, box = shared_compare.build(wh, runs)
-    site.write_item_pages(wh, context["item_ids"], runs, prov, pages=shared_item.PAGES)
+    context, box = shared_compare.build(wh, groups)
+    shown = runs if len(runs) <= MAX_ITEM_RUNS else [r for g in groups for r in g.runs[:MAX_ITEM_RUNS // 2]]
+    site.write_item_pages(wh, context["item_ids"], shown, prov, pages=shared_item.PAGES)
     return site.render_page("core_compare.html.j2", context, box, prov), context
 
 
@@ -46,7 +58,7 @@ def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None) -> tupl
     return site.render_page("core_reruns.html.j2", context, box, prov), context
 
 
-def item(wh: Warehouse, site: Site, sample_id: str, models: Sequence[str], run_ids: Sequence[str], condition: str,
+def item(wh: Warehouse, site: Site, sample_id: str, models: Sequence[str], run_ids: Sequence[str], condition: str | None,
          benchmark: str | None) -> tuple[str, dict[str, Any]]:
     runs = select_runs(wh, models=models, run_ids=run_ids, condition=condition, benchmark=benchmark)
     if len(runs) > MAX_ITEM_RUNS:
@@ -58,3 +70,17 @@ def item(wh: Warehouse, site: Site, sample_id: str, models: Sequence[str], run_i
     label_runs(runs)
     context, box = shared_item.build(wh, sample_id, runs)
     return site.render_page("core_item.html.j2", context, box, Provenance.build(wh.path, runs)), context
+
+
+def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str | None) -> tuple[str, dict[str, Any]]:
+    """A table per benchmark (or `benchmark`'s alone); a benchmark shown whose report sections bring a
+    leaderboard page of their own (AgentHop: Table 2 and more) renders it with the tables above its own."""
+    context = shared_leaderboard.build(wh, benchmark, condition)
+    for bd in context["boards"]:
+        own = registry.own_page(bd["benchmark"], "leaderboard")
+        if own is not None:
+            return own(wh, site, condition, context)
+    runs = [r["group"].runs for bd in context["boards"] for r in bd["rows"]]
+    prov = Provenance.build(wh.path, [r for group in runs for r in group])
+    title = "Leaderboard" + (f" · {benchmark}" if benchmark else "")
+    return site.render_page("core_leaderboard.html.j2", {"title": title, **context}, Charts(), prov), context

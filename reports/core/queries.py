@@ -131,16 +131,18 @@ def transitions(wh: Warehouse, run_ids: Sequence[str]) -> list[dict[str, Any]]:
         "ORDER BY run_id, prev_tool, next_tool", list(run_ids))
 
 
-def transition_differences(wh: Warehouse, run_a: str, run_b: str, top: int = 12) -> list[dict[str, Any]]:
-    """Transitions whose P(next | prev) differs most between the two runs."""
+def transition_differences(wh: Warehouse, runs_a: Sequence[str], runs_b: Sequence[str], top: int = 12
+                           ) -> list[dict[str, Any]]:
+    """Transitions whose P(next | prev) differs most between two sets of runs (each set's counts pooled)."""
+    pooled = f"""SELECT prev_tool, next_tool, sum(n) AS n, sum(n) / sum(sum(n)) OVER (PARTITION BY prev_tool) AS p_next
+                 FROM {m.TRANSITIONS} WHERE run_id IN {{}} GROUP BY prev_tool, next_tool"""
     return wh.rows(
-        f"""WITH a AS (SELECT prev_tool, next_tool, n, p_next FROM {m.TRANSITIONS} WHERE run_id = ?),
-                 b AS (SELECT prev_tool, next_tool, n, p_next FROM {m.TRANSITIONS} WHERE run_id = ?)
+        f"""WITH a AS ({pooled.format(_in(len(runs_a)))}), b AS ({pooled.format(_in(len(runs_b)))})
             SELECT coalesce(a.prev_tool, b.prev_tool) AS prev_tool, coalesce(a.next_tool, b.next_tool) AS next_tool,
                    coalesce(a.n, 0) AS n_a, coalesce(b.n, 0) AS n_b, coalesce(a.p_next, 0) AS p_a,
                    coalesce(b.p_next, 0) AS p_b, coalesce(a.p_next, 0) - coalesce(b.p_next, 0) AS diff
             FROM a FULL OUTER JOIN b ON a.prev_tool = b.prev_tool AND a.next_tool = b.next_tool
-            ORDER BY abs(diff) DESC, prev_tool, next_tool LIMIT {int(top)}""", [run_a, run_b])
+            ORDER BY abs(diff) DESC, prev_tool, next_tool LIMIT {int(top)}""", [*runs_a, *runs_b])
 
 
 def trigrams(wh: Warehouse, run_id: str, top: int = 8) -> list[dict[str, Any]]:

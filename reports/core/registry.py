@@ -7,6 +7,8 @@ A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
   shared page after the shared sections;
 - ``item``: ``(wh, sample_ids, runs) -> {sample_id: Section}``, the item itself (its question, target,
   ...) shown at the top of the shared item page;
+- ``repeats``: how its repeats of one configuration are named and numbered (:class:`Repeats`: Inspect's
+  epochs from 1, the default the harness's replicates as stored);
 - ``mart_columns``: the columns its queries read from its own marts (a mart built without one is a
   user error naming it);
 - ``pages``: a page of its own for a command (``"compare"``, ``"reruns"``, ``"item"``), a callable the
@@ -23,7 +25,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .runs import RunInfo
 
 #: benchmark name (or ``prefix:``) -> the module defining its ``SECTIONS``
 ENTRIES: dict[str, str] = {
@@ -49,6 +54,25 @@ SectionsFn = Callable[..., Sequence[Section]]
 
 
 @dataclass(frozen=True)
+class Repeats:
+    """How a benchmark names its repeats: Inspect's epochs (1-based), the harness's replicates (as stored)."""
+
+    noun: str = "replicate"
+    plural: str = "replicates"
+    base: int = 0  # the shown number of replicate 0
+
+    def number(self, run: RunInfo) -> int:
+        return run.replicate + self.base
+
+    def name(self, run: RunInfo) -> str:
+        return f"{self.noun} {self.number(run)}"
+
+    def replicate_of(self, number: int) -> int:
+        """The stored replicate of the shown number `number` (``--epoch N`` / ``--replicate N``)."""
+        return number - self.base
+
+
+@dataclass(frozen=True)
 class ReportSections:
     name: str
     compare: SectionsFn | None = None
@@ -57,6 +81,8 @@ class ReportSections:
     pages: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     #: the columns its report queries read, per mart of its own (checked before a report runs)
     mart_columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: how its repeats of one configuration are named on the pages (``epoch 1`` or ``replicate 0``)
+    repeats: Repeats = field(default_factory=Repeats)
 
 
 _REGISTERED: dict[str, ReportSections] = {}
@@ -96,6 +122,12 @@ def sections_for(benchmark: str | None) -> ReportSections | None:
         if found is not None:
             return found
     return None
+
+
+def repeats_of(benchmark: str | None) -> Repeats:
+    """How `benchmark` names its repeats (the default, replicates, without an entry)."""
+    s = sections_for(benchmark)
+    return s.repeats if s is not None else Repeats()
 
 
 def mart_columns() -> dict[str, tuple[str, ...]]:

@@ -19,7 +19,8 @@ from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
 from . import marts, outcome, queries, registry
-from .runs import RunInfo, label_runs, runs_of
+from .registry import repeats_of
+from .runs import RunInfo, benchmark_conditions, label_runs, runs_of
 
 MAX_PAIRS = 45  # pairwise tests up to 10 replicates
 #: run_summary metrics whose spread over the replicates is shown: (column, label, kind)
@@ -67,11 +68,12 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> di
                            "hi": o.score_ci[1]})
     rep_chart = box.add(charts.points_with_ci(
         points, category="replicate", value="value", lo="lo", hi="hi",
-        title=f"{'Mean score' if kind == outcome.GRADED else 'Accuracy'} per replicate ({condition})",
+        title=f"{'Mean score' if kind == outcome.GRADED else 'Accuracy'} per {repeats_of(runs[0].benchmark).noun}"
+              + (f" ({condition})" if condition else ""),
         **({"x_title": "mean score (bootstrap 95%)", "fmt": ".3f"} if kind == outcome.GRADED else {}))
         if points else None)
 
-    flips = queries.flips(wh, str(runs[0].benchmark), runs[0].model, condition)
+    flips = queries.flips(wh, str(runs[0].benchmark), runs[0].model, runs[0].condition)  # as the runs carry it
     complete = [f for f in flips if int(f["n_runs"]) == len(runs)]  # items every replicate answered
     tally: dict[int, int] = {}
     for f in complete:
@@ -79,8 +81,8 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> di
     hist = [{"n_correct": k, "n_runs": len(runs), "n_items": n} for k, n in sorted(tally.items())]
     hist_chart = box.add(charts.simple_bars(
         [{"correct in": f"{h['n_correct']} of {h['n_runs']}", "items": h["n_items"]} for h in hist],
-        x="correct in", y="items", x_title="correct in k of n replicates", y_title="items",
-        title=f"Per-item consistency ({condition})", integer=True) if hist else None)
+        x="correct in", y="items", x_title=f"correct in k of n {repeats_of(runs[0].benchmark).plural}", y_title="items",
+        title="Per-item consistency" + (f" ({condition})" if condition else ""), integer=True) if hist else None)
     floor = stats.noise_floor([int(f["n_correct"]) for f in complete], len(runs))
 
     pairs = []
@@ -118,9 +120,14 @@ def build(wh: Warehouse, model: str, benchmark: str | None = None) -> tuple[dict
     marts.require_shared(wh)
     runs = runs_of(wh, model, benchmark)
     label_runs(runs)
+    rep = repeats_of(runs[0].benchmark)
+    has_conditions = bool(benchmark_conditions(runs[0].benchmark))
     by_cond: dict[str, list[RunInfo]] = {}
-    for r in runs:
-        by_cond.setdefault(r.condition, []).append(r)
+    for r in runs:  # a benchmark without conditions: its runs are one group, whatever they carry
+        by_cond.setdefault(r.condition if has_conditions else "", []).append(r)
+    for members in by_cond.values():
+        for r in members:
+            r.label = f"{r.model} · {r.condition + ' · ' if has_conditions and r.condition else ''}{rep.name(r)}"
     box = Charts()
     groups = [group(wh, cond, members, box) for cond, members in sorted(by_cond.items())
               if len({m.replicate for m in members}) >= 2]
@@ -131,6 +138,9 @@ def build(wh: Warehouse, model: str, benchmark: str | None = None) -> tuple[dict
         "title": f"Reruns of {model}",
         "model": model,
         "benchmark": bench,
+        "rep": rep,
+        "acc_pm_meaning": stats.ACC_PM_MEANING_SHARED,
+        "has_conditions": has_conditions,
         "simulated": any(r.simulated for r in runs),
         "groups": groups,
         "singles": singles,

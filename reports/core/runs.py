@@ -10,7 +10,7 @@ from typing import Any
 from agenthop.harness.errors import AgentHopError
 
 from ..warehouse import Warehouse
-from . import marts
+from . import marts, registry
 
 
 @dataclass
@@ -54,10 +54,12 @@ def label_runs(runs: Sequence[RunInfo]) -> None:
         for r in group:
             if len(group) == 1:
                 r.label = r.model
-            elif len(group) == len(conds):
+            elif len(group) == len(conds) and all(conds):
                 r.label = f"{r.model} · {r.condition}"
-            else:
-                r.label = f"{r.model} · {r.condition} #{r.replicate}"
+            else:  # the harness's replicates as "#N", Inspect's epochs as "epoch N"
+                rep = registry.repeats_of(r.benchmark)
+                which = f"#{r.replicate}" if rep.noun == "replicate" else rep.name(r)
+                r.label = f"{r.model} · {r.condition} {which}" if r.condition else f"{r.model} · {which}"
     seen: dict[str, int] = {}
     for r in runs:  # still ambiguous (same model passed twice): fall back to the run id
         seen[r.label] = seen.get(r.label, 0) + 1
@@ -81,7 +83,7 @@ def shared_runs(wh: Warehouse) -> list[RunInfo]:
             ORDER BY s.benchmark, s.model, s.condition, s.replicate, s.run_id""")
     return [
         RunInfo(
-            run_id=str(r["run_id"]), model=str(r["model"]), condition=str(r.get("condition") or "full"),
+            run_id=str(r["run_id"]), model=str(r["model"]), condition=str(r.get("condition") or ""),
             replicate=int(r.get("replicate") or 0), backend=r.get("backend"), family=r.get("family"),
             tier=r.get("tier"), benchmark_sha256=r.get("benchmark_sha256"), n_items=r.get("n"),
             is_simulated=r.get("is_simulated"), summary=dict(r), benchmark=str(r["benchmark"]),
@@ -90,26 +92,94 @@ def shared_runs(wh: Warehouse) -> list[RunInfo]:
     ]
 
 
+def benchmarks_held(wh: Warehouse) -> list[str]:
+    """The benchmarks the warehouse holds runs of: those of run_summary (raw.runs before a dbt build),
+    and those whose runs live in a raw table of their own, ``raw.<benchmark>_runs`` (a responses file)."""
+    held: set[str] = set()
+    if marts.has(wh, marts.RUN_SUMMARY):
+        held |= {str(b) for (b,) in wh.con.execute(f"SELECT DISTINCT benchmark FROM {marts.RUN_SUMMARY}").fetchall()}
+    tables = [t for (t,) in wh.con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw' "
+        "AND table_catalog = current_database() AND (table_name = 'runs' OR table_name LIKE '%\\_runs' ESCAPE '\\')"
+    ).fetchall()]
+    for t in tables:
+        if t == "runs":
+            if not held:
+                held |= {str(b) for (b,) in wh.con.execute("SELECT DISTINCT benchmark FROM raw.runs").fetchall()}
+        elif wh.con.execute(f'SELECT count(*) FROM raw."{t}"').fetchone()[0]:  # type: ignore[index]
+            held.add(t[: -len("_runs")])
+    return sorted(held)
+
+
+def require_benchmark(wh: Warehouse, benchmark: str, command: str) -> None:
+    """A user error, in one line, when the warehouse holds no run of `benchmark`: it names the benchmark
+    `command` covers and the benchmarks the warehouse holds (an empty warehouse is said to be empty)."""
+    held = benchmarks_held(wh)
+    if not held:
+        raise AgentHopError(f"warehouse {wh.path} is empty (no runs loaded): load runs with agenthop-ingest "
+                            "(--runs DIR, --inspect-log LOG, ...), then run dbt build")
+    if benchmark not in held:
+        raise AgentHopError(f"{command} covers benchmark {benchmark}, but warehouse {wh.path} holds runs of "
+                            f"{', '.join(held)} only; for those use agenthop-report leaderboard, compare or reruns")
+
+
 def _known(values: Sequence[str], limit: int = 40) -> str:
     vals = sorted(set(values))
     return ", ".join(vals[:limit]) + (f", … ({len(vals)} in all)" if len(vals) > limit else "")
+
+
+def benchmark_conditions(benchmark: str | None) -> tuple[str, ...]:
+    """The conditions a benchmark declares in the benchmark registry, the first its default; none for a
+    benchmark without an entry there (imported tasks)."""
+    from agenthop.harness import benchmarks
+
+    if not benchmark or benchmark not in benchmarks.names():
+        return ()
+    return tuple(benchmarks.get(benchmark).conditions)
+
+
+def default_condition(benchmark: str | None) -> str | None:
+    """The condition a benchmark's runs are picked under by default (None: it has no conditions)."""
+    conds = benchmark_conditions(benchmark)
+    return conds[0] if conds else None
+
+
+def in_condition(cands: Sequence[RunInfo], condition: str | None, model: str) -> list[RunInfo]:
+    """The runs of `cands` (one model of one benchmark) under `condition`, None meaning the benchmark's
+    default. A benchmark without conditions ignores it; with none asked for, a model without a run of the
+    default condition falls back to its runs that carry none of the benchmark's conditions (imported
+    runs: '' or an older warehouse's 'full')."""
+    conds = benchmark_conditions(cands[0].benchmark) if cands else ()
+    if not conds:
+        return list(cands)
+    wanted = condition or conds[0]
+    mine = [r for r in cands if r.condition == wanted]
+    if not mine and condition is None:
+        mine = [r for r in cands if r.condition not in conds]
+    if not mine:
+        have = ", ".join(sorted({r.condition or "(none)" for r in cands}))
+        raise AgentHopError(f"model {model!r} has no {wanted!r} run (it has: {have}); use --condition or --runs")
+    return mine
+
+
+def check_benchmark(runs: Sequence[RunInfo], benchmark: str | None) -> None:
+    if benchmark is not None and benchmark not in {r.benchmark for r in runs}:
+        raise AgentHopError(f"unknown benchmark {benchmark!r}; the warehouse holds runs of: "
+                            f"{_known([str(r.benchmark) for r in runs])}")
 
 
 def pick_runs(
     runs: Sequence[RunInfo],
     models: Sequence[str] | None = None,
     run_ids: Sequence[str] | None = None,
-    condition: str = "full",
+    condition: str | None = None,
     benchmark: str | None = None,
 ) -> list[RunInfo]:
-    """The run picker (the only one): from `runs`, the runs named by run id, then by model (its
-    `condition` run with the lowest replicate); each run at most once.
+    """The run picker (the only one): from `runs`, the runs named by run id, then by model (its run of
+    `condition`, None: the benchmark's default, with the lowest replicate); each run at most once.
 
     A model that has runs in several benchmarks needs `benchmark` to say which."""
-    if benchmark is not None:
-        if benchmark not in {r.benchmark for r in runs}:
-            raise AgentHopError(f"unknown benchmark {benchmark!r}; the warehouse holds runs of: "
-                                f"{_known([str(r.benchmark) for r in runs])}")
+    check_benchmark(runs, benchmark)
     picked: list[RunInfo] = []
     by_id = {r.run_id: r for r in runs}
     for rid in run_ids or ():
@@ -117,17 +187,7 @@ def pick_runs(
             raise AgentHopError(f"unknown run id {rid!r}; known run ids: {_known(list(by_id))}")
         picked.append(by_id[rid])
     for m in models or ():
-        cands = [r for r in runs if r.model == m and (benchmark is None or r.benchmark == benchmark)]
-        if not cands:
-            raise AgentHopError(f"unknown model {m!r}; known models: {_known([r.model for r in runs])}")
-        benches = sorted({str(r.benchmark) for r in cands})
-        if len(benches) > 1:
-            raise AgentHopError(f"model {m!r} has runs of several benchmarks ({', '.join(benches)}); "
-                                "say which with --benchmark, or pass --runs")
-        in_cond = [r for r in cands if r.condition == condition]
-        if not in_cond:
-            have = ", ".join(sorted({r.condition for r in cands}))
-            raise AgentHopError(f"model {m!r} has no {condition!r} run (it has: {have}); use --condition or --runs")
+        in_cond = in_condition(model_runs(runs, m, benchmark, ", or pass --runs"), condition, m)
         picked.append(min(in_cond, key=lambda r: (r.replicate, r.run_id)))
     seen: set[str] = set()
     for r in picked:
@@ -141,11 +201,22 @@ def pick_runs(
     return picked
 
 
+def pick_groups(runs: Sequence[RunInfo], models: Sequence[str], condition: str | None = None,
+                benchmark: str | None = None) -> list[list[RunInfo]]:
+    """Per model, every run of its run group: its runs under `condition` (None: the benchmark's default),
+    which differ only in replicate or epoch."""
+    check_benchmark(runs, benchmark)
+    if len(set(models)) < len(models):
+        pick_runs(runs, models, None, condition, benchmark)  # the picker's own error for a model given twice
+    return [sorted(in_condition(model_runs(runs, m, benchmark, ", or pass --runs"), condition, m),
+                   key=lambda r: (r.replicate, r.run_id)) for m in models]
+
+
 def select_runs(
     wh: Warehouse,
     models: Sequence[str] | None = None,
     run_ids: Sequence[str] | None = None,
-    condition: str = "full",
+    condition: str | None = None,
     benchmark: str | None = None,
 ) -> list[RunInfo]:
     """Runs of any benchmark (run_summary) named by run id, or by model (`pick_runs`)."""
@@ -162,8 +233,9 @@ def one_benchmark(runs: Sequence[RunInfo], what: str) -> str:
     return benches[0]
 
 
-def model_runs(runs: Sequence[RunInfo], model: str, benchmark: str | None = None) -> list[RunInfo]:
-    """Every run of `model` among `runs` (of `benchmark` when given; a model of several benchmarks needs it)."""
+def model_runs(runs: Sequence[RunInfo], model: str, benchmark: str | None = None, hint: str = "") -> list[RunInfo]:
+    """Every run of `model` among `runs` (of `benchmark` when given; a model of several benchmarks needs it,
+    the error ending in `hint`)."""
     mine = [r for r in runs if r.model == model and (benchmark is None or r.benchmark == benchmark)]
     if not mine:
         if benchmark is not None and any(r.model == model for r in runs):
@@ -173,7 +245,7 @@ def model_runs(runs: Sequence[RunInfo], model: str, benchmark: str | None = None
     benches = sorted({str(r.benchmark) for r in mine})
     if len(benches) > 1:
         raise AgentHopError(f"model {model!r} has runs of several benchmarks ({', '.join(benches)}); say which "
-                            "with --benchmark")
+                            f"with --benchmark{hint}")
     return mine
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..core.registry import ReportSections, Section
+from ..core.registry import Repeats, ReportSections, Section
 from ..core.runs import RunInfo
 from ..warehouse import Warehouse
 
@@ -48,6 +48,6 @@ def item_sections(wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunIn
             for r in rows}
 
 
-SECTIONS = ReportSections(name="inspect:", item=item_sections)
+SECTIONS = ReportSections(name="inspect:", item=item_sections, repeats=Repeats("epoch", "epochs", 1))
 
 __all__ = ["SECTIONS", "item_sections"]

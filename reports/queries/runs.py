@@ -49,6 +49,7 @@ def all_runs(wh: Warehouse) -> list[RunInfo]:
                 n_items=r.get("n_items"),
                 is_simulated=r.get("is_simulated"),
                 summary={k: r.get(k) for k in r},
+                benchmark="agenthop",
             )
         )
     return out
@@ -58,9 +59,9 @@ def resolve_runs(
     wh: Warehouse,
     models: Sequence[str] | None = None,
     run_ids: Sequence[str] | None = None,
-    condition: str = "full",
+    condition: str | None = None,
 ) -> list[RunInfo]:
-    """Runs of model_summary named by model (its `condition` run with the lowest replicate) or by run id:
+    """Runs of model_summary named by model (its `condition` run, None: AgentHop's default, with the lowest replicate) or by run id:
     the shared picker (core/runs.py::pick_runs) over AgentHop's runs."""
     return pick_runs(all_runs(wh), models, run_ids, condition)
 

@@ -1,0 +1,74 @@
+"""AgentHop's pages with a model of two replicates (the session's demo-like warehouse: verifier has
+replicates 0 and 1 under `full`): compare keeps comparing one run a side and adds the pooled
+comparison as a section; the leaderboard's shared table pools the replicates above Table 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+from bs4 import BeautifulSoup
+
+from report_fixtures import run
+
+
+@pytest.fixture(scope="module")
+def db(built_warehouse) -> Path:
+    return built_warehouse.db
+
+
+def _item_means(db: Path, model: str) -> dict[str, float]:
+    """Each item's correctness averaged over the model's `full` replicates, straight from the mart."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute(
+            """SELECT t.sample_id, avg(CAST(t.is_correct AS INTEGER)) FROM fct_trajectory t
+               JOIN model_summary m USING (run_id) WHERE m.model = ? AND m.condition = 'full'
+               GROUP BY t.sample_id""", [model]).fetchall()
+    finally:
+        con.close()
+    return {s: float(v) for s, v in rows}
+
+
+def _soup(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def _rows_after(soup: BeautifulSoup, heading_id: str) -> dict[str, list[str]]:
+    table = soup.find(id=heading_id).find_next("table")
+    return {r[0]: r[1:] for r in ([c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])]
+                                  for tr in table.find_all("tr"))}
+
+
+def test_compare_adds_the_pooled_replicates(db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "c.html"
+    code, _, err = run("compare", "--models", "verifier,balanced", "--db", str(db), "--out", str(out))
+    assert code == 0, err
+    soup = _soup(out)
+    text = soup.get_text(" ", strip=True)
+    a, b = _item_means(db, "verifier"), _item_means(db, "balanced")
+    shared = sorted(set(a) & set(b))
+    mean_a, mean_b = (sum(x[s] for s in shared) / len(shared) for x in (a, b))
+    assert "A: 2 runs of verifier pooled (replicate 0, replicate 1), values on 48 items" in text
+    assert "B: 1 run of balanced (replicate 0)" in text
+    per = _rows_after(soup, "pooled-epochs")
+    assert per["pooled"][:6] == [f"{mean_a:.3f}", "48", f"{mean_b:.3f}", "48", "48", f"{mean_a - mean_b:+.3f}"]
+    assert per["replicate 1"][2:] == ["n/a", "0", "0", "n/a", "only A has this replicate"]
+    differing = [s for s in shared if a[s] != b[s]]
+    assert f"Items the pooled models differ on ({len(differing)})" in text
+    # the page's own sections still compare replicate 0 of each, as before
+    assert "Four-axis profile" in text and "(run verifier__full__r0" in text
+
+
+def test_leaderboard_pools_replicates_above_table_2(db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "lb.html"
+    code, _, err = run("leaderboard", "--db", str(db), "--out", str(out))
+    assert code == 0, err
+    soup = _soup(out)
+    # simulated models carry a SIM badge in their cell
+    board = {k.removesuffix(" SIM"): v for k, v in _rows_after(soup, soup.find("h2").get("id")).items()}
+    a = _item_means(db, "verifier")
+    assert board["verifier"][0] == f"{sum(a.values()) / len(a):.3f}"
+    assert board["verifier"][2:4] == ["48", "2"]
+    assert soup.find(id="table2") is not None  # AgentHop's Table 2 follows
