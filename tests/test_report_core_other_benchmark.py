@@ -149,7 +149,7 @@ def test_reruns_spread_flips_and_pairwise_graded(pages: dict[str, Path]) -> None
     assert spread["mean score"] == ["0.500", "1.000", "0.750", "0.250", "0.500"]
     assert spread["tokens per item"] == ["77", "33", "55", "22", "43"]
     pairwise = [c.get_text(" ", strip=True) for c in tables[2].find_all("tr")[1].find_all("td")]
-    assert pairwise == ["#0 vs #1", "2", "0", "1", "1", "-0.250", "[-0.500, 0.000]", "1.00", "1.00"]
+    assert pairwise == ["#0 vs #1", "2", "0", "1", "1", "-0.250", "[-0.500, 0.000]", "1.00", "1.00", "1.00"]  # Wilcoxon p, its Holm p, sign p
     consistency = [[c.get_text(" ", strip=True) for c in tr.find_all("td")] for tr in tables[3].find_all("tr")[1:]]
     assert consistency == [["0 of 2 replicates", "1"], ["1 of 2 replicates", "1"], ["2 of 2 replicates", "1"]]
     unstable = [[c.get_text(" ", strip=True) for c in tr.find_all("td")] for tr in tables[4].find_all("tr")[1:]]
