@@ -39,6 +39,7 @@ class _Harness(click.Group):
 
     def _load(self) -> None:
         from . import benchmarks
+        from .describe_benchmark import describe_benchmark
         from .errors import AgentHopError
         from .make_benchmark import make_benchmark
         from .run_command import run
@@ -52,6 +53,7 @@ class _Harness(click.Group):
             for command in bench.commands() if bench.commands is not None else ():
                 self.add_command(command)
         self.add_command(make_benchmark)
+        self.add_command(describe_benchmark)
         self.add_command(run)
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,

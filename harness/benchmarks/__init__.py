@@ -61,6 +61,16 @@ class RunOptionDoc:
 
 
 @dataclass(frozen=True, slots=True)
+class Description:
+    """What ``agenthop-harness describe-benchmark`` prints for a release: its statistics (``--json``),
+    the same as aligned text, and warnings about the release (shown on stderr)."""
+
+    stats: dict[str, Any]
+    text: str
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Benchmark:
     """What the core needs from a benchmark. Hooks receive plain paths and return plain objects."""
 
@@ -114,6 +124,9 @@ class Benchmark:
     #: ``episode(*sample_parts, condition=, caps=, seed=, attempt=)``; None for benchmarks whose runs
     #: are imported, not played by the harness
     episode: Callable[..., Any] | None = None
+    #: statistics of a release loaded with ``load_release(root, limit=)`` for ``describe-benchmark``:
+    #: ``describe(release, limit) -> Description`` (``limit``: only the first N items)
+    describe: Callable[[Any, int | None], Description] | None = None
     #: its ``make-benchmark`` command (a click command with its own options); ``agenthop-harness
     #: make-benchmark --benchmark NAME ...`` hands it the rest of the command line
     make_command: Callable[[], Any] | None = None

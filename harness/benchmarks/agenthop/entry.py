@@ -8,7 +8,7 @@ from typing import Any
 from agenthop.schemas import agenthop as tables
 from agenthop.schemas.trajectory import CONDITIONS
 
-from .. import Benchmark, ReleaseTables
+from .. import Benchmark, Description, ReleaseTables
 from . import prompts
 from .episode import episode
 from .generator import write_release
@@ -53,10 +53,12 @@ def sample_parts(release: Any, item: Any) -> tuple[Any, ...]:
     return item, release.graphs[item.id], release.papers, release.labels.get(item.id, [])
 
 
-def commands() -> list[Any]:
-    from .commands import describe_benchmark
+def describe(release: Any, limit: int | None) -> Description:
+    """``describe-benchmark`` on an AgentHop release (loaded with its first ``limit`` items)."""
+    from .describe import describe as stats, format_description
 
-    return [describe_benchmark]
+    d = stats(release)
+    return Description(d, format_description(d), tuple(release.warnings))
 
 
 def make_command() -> Any:
@@ -87,6 +89,6 @@ BENCHMARK = Benchmark(
     conditions=CONDITIONS,
     condition_kind="ablation conditions",
     episode=episode,
-    commands=commands,
     make_command=make_command,
+    describe=describe,
 )
