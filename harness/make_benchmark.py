@@ -10,7 +10,7 @@ import click
 
 from . import benchmarks
 from .errors import AgentHopError
-from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+from agenthop.schemas.names import DEFAULT_BENCHMARK
 
 HELP_FLAGS = ("-h", "--help")
 

@@ -18,11 +18,12 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentHopError
+
+if TYPE_CHECKING:  # the registry is imported by every command: pyarrow loads when a benchmark needs it
+    import pyarrow as pa
 
 #: benchmark name -> the package that defines its ``BENCHMARK`` (one line per benchmark).
 ENTRIES: dict[str, str] = {
