@@ -287,7 +287,7 @@ def _csv_cell(v: Any) -> Any:
         return ""
     if isinstance(v, (int, float)):  # a negative number is a number, not a formula
         return v
-    return spreadsheet_safe(control_pictures(v if isinstance(v, str) else str(v)))
+    return spreadsheet_safe(v if isinstance(v, str) else str(v))  # control pictures: csv_document
 
 
 def format_rows(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, max_rows: int = 1000) -> str:

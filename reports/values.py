@@ -46,14 +46,15 @@ def spreadsheet_safe(text: str) -> str:
 def csv_document(rows: Iterable[Sequence[Any]]) -> str:
     """Rows as CSV text, one ``\\n``-ended line each, a cell quoted when it holds a comma, a quote, a line
     feed or a carriage return (``csv.writer`` with a ``\\n`` line end leaves a lone CR unquoted, which
-    splits the row for every reader)."""
+    splits the row for every reader). The one CSV writer of the reports: every text cell shows its control
+    characters as :func:`control_pictures` (a NUL in an id as '␀'), whichever caller made the cell."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")  # CR is then a line-end character: quoted wherever it occurs
     lines = []
     for row in rows:
         buf.seek(0)
         buf.truncate()
-        w.writerow(row)
+        w.writerow([control_pictures(c) if isinstance(c, str) else c for c in row])
         lines.append(buf.getvalue()[:-2] + "\n")
     return "".join(lines)
 
