@@ -53,8 +53,8 @@ def describe_release(location: Path | str, name: str | None, limit: int | None) 
 @click.command("describe-benchmark", epilog=epilog("agenthop-harness describe-benchmark"))
 @click.argument("release_dir", type=Location(path_type=Path, resolve_path=True))
 @click.option("--benchmark", "benchmark", default=None, metavar="NAME",
-              help="The release's benchmark (default: detected from its files; the benchmarks: "
-                   "agenthop-harness run --help, --benchmark).")
+              help=f"The release's benchmark, one of {', '.join(benchmarks.names())} (default: detected from "
+                   "the release's files).")
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Only the first N items.")
 @cli_errors
