@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from . import benchmarks
+from .cli_examples import epilog
 from .errors import AgentHopError
 from agenthop.schemas.names import DEFAULT_BENCHMARK
 
@@ -69,4 +70,7 @@ def grouped_help(ctx: click.Context) -> str:
                    and not set(p.opts) & set(HELP_FLAGS)]
         with fmt.section(f"Options with --benchmark {name}"):
             fmt.write_dl(records)
+    fmt.write_paragraph()
+    with fmt.indentation():
+        fmt.write_text(epilog("agenthop-harness make-benchmark"))
     return fmt.getvalue()
