@@ -63,8 +63,11 @@ def test_make_benchmark_help_shows_every_benchmarks_options() -> None:
     assert res.exit_code == 0, res.output
     out = res.stdout
     agenthop, sciexplore = out.index("Options with --benchmark agenthop"), out.index("Options with --benchmark sciexplore")
-    assert "--items" in out[agenthop:sciexplore] and "--items" not in out[sciexplore:]
-    assert "--responses" in out[sciexplore:] and "--judgments" in out[sciexplore:] and "--responses" not in out[:sciexplore]
+    examples = out.index("Examples (on the demo")
+    assert agenthop < sciexplore < examples
+    assert "--items" in out[agenthop:sciexplore] and "--items" not in out[sciexplore:examples]
+    assert "--responses" in out[sciexplore:examples] and "--judgments" in out[sciexplore:examples]
+    assert "--responses" not in out[:sciexplore]
     assert out.count("--out DIRECTORY") == 2 and "--benchmark NAME" in out
     # one benchmark's help, with its examples, as before
     res = CliRunner().invoke(harness_main, ["make-benchmark", "--benchmark", "sciexplore", "--help"])
