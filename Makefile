@@ -55,11 +55,14 @@ demo-sciexplore: $(STAMP)
 	$(BIN)/agenthop-report sciexplore --out $(DEMO_DIR)/sciexplore/report
 	@echo "sciexplore:  $(abspath $(DEMO_DIR)/sciexplore/report/index.html)"
 
-# Headless Chromium for the report tests (Debian package); the tests skip loudly without it.
+# Headless Chromium for the report tests (Debian package); the tests skip loudly without it. When the
+# install fails (no root, apt's lock held by another process, no network), make goes on and the warning
+# quotes apt's last lines, which say why.
 browser:
-	@command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || \
-	  ( (apt-get update -qq && apt-get install -y -qq chromium-headless-shell) >/dev/null 2>&1 || \
-	    echo "WARNING: could not install chromium-headless-shell; browser tests will be SKIPPED" )
+	@command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || { \
+	  out=$$( (apt-get update -qq && apt-get install -y -qq chromium-headless-shell) 2>&1 ) || { \
+	    echo "WARNING: could not install chromium-headless-shell; browser tests will be SKIPPED. apt-get said:"; \
+	    printf '%s\n' "$$out" | tail -n 15 | sed 's/^/  | /'; }; }
 
 # Two pytest workers, one test file each at a time (session fixtures are built once per worker);
 # TEST_WORKERS=0 runs everything in one process.

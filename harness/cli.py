@@ -21,6 +21,14 @@ EXIT_INTERRUPTED = 130
 INTERRUPTED = "interrupted (Ctrl-C)"
 
 
+#: the core's commands: name -> (module, attribute), imported when the command is run
+_CORE: dict[str, tuple[str, str]] = {
+    "make-benchmark": (".make_benchmark", "make_benchmark"),
+    "describe-benchmark": (".describe_benchmark", "describe_benchmark"),
+    "run": (".run_command", "run"),
+}
+
+
 class _Harness(click.Group):
     """The command group: subcommands registered on first use, Ctrl-C turned into exit code 130."""
 
@@ -37,11 +45,21 @@ class _Harness(click.Group):
     def commands(self, value: dict[str, click.Command]) -> None:
         self._commands = value
 
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """A core command loads its own module only; the benchmarks' registry entries (and their
+        libraries) load when a command needs them, so ``run`` on one benchmark imports no other."""
+        if cmd_name in _CORE and not self._loading:
+            import importlib
+
+            module, attr = _CORE[cmd_name]
+            return getattr(importlib.import_module(module, __package__), attr)
+        return super().get_command(ctx, cmd_name)
+
     def _load(self) -> None:
+        import importlib
+
         from . import benchmarks
         from .errors import AgentHopError
-        from .make_benchmark import make_benchmark
-        from .run_command import run
 
         for name in benchmarks.names():  # every benchmark's own subcommands (its registry entry)
             try:
@@ -51,8 +69,8 @@ class _Harness(click.Group):
                 continue
             for command in bench.commands() if bench.commands is not None else ():
                 self.add_command(command)
-        self.add_command(make_benchmark)
-        self.add_command(run)
+        for module, attr in _CORE.values():
+            self.add_command(getattr(importlib.import_module(module, __package__), attr))
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:

@@ -10,6 +10,9 @@ so that importing this module (every CLI does, at start-up) loads no benchmark.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Any
+
+import click
 
 #: the command whose examples come from the benchmark registry
 RUN = "agenthop-harness run"
@@ -88,4 +91,17 @@ def epilog(command: str) -> str:
     return f"\b\nExamples (on the demo, after `make demo`):\n{lines}\n"
 
 
-__all__ = ["EXAMPLES", "epilog"]
+class ExamplesCommand(click.Command):
+    """A command whose --help epilog (:func:`epilog` of ``examples``) is built when the help is shown: the
+    examples of ``run`` come from the registry, which the command should not import before it runs."""
+
+    def __init__(self, *args: Any, examples: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.examples = examples
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.epilog = epilog(self.examples)
+        super().format_epilog(ctx, formatter)
+
+
+__all__ = ["EXAMPLES", "ExamplesCommand", "epilog"]

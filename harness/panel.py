@@ -29,18 +29,16 @@ Every problem is an ``AgentHopError`` naming the file, the line and the key.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ..schemas.trajectory import CONDITIONS
-from .backends.native_search import refusal as native_search_refusal
+from ..schemas.names import CONDITIONS
 from .errors import AgentHopError
-from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+from agenthop.schemas.names import DEFAULT_BENCHMARK
 
 BACKENDS: tuple[str, ...] = ("sim", "openai", "anthropic", "google", "responses")
 TIERS: tuple[str, ...] = ("closed_frontier", "open_frontier", "compute_efficient")
@@ -155,33 +153,38 @@ class _LineDict(dict):  # type: ignore[type-arg]
         self.lines: dict[Any, int] = {}
 
 
-class _Loader(yaml.SafeLoader):
-    pass
+@functools.cache
+def _loader() -> Any:
+    """The YAML loader of panels: safe, with line numbers and duplicate keys refused (PyYAML is imported
+    here, when a panel is read, not when the command line starts)."""
+    import yaml
 
+    class _Loader(yaml.SafeLoader):
+        pass
 
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _LineDict:
-    loader.flatten_mapping(node)
-    out = _LineDict()
-    out.line = node.start_mark.line + 1
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        line = key_node.start_mark.line + 1
-        try:
-            duplicate = key in out
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"unhashable key at line {line}", key_node.start_mark
-            ) from None
-        if duplicate:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        out[key] = loader.construct_object(value_node, deep=True)
-        out.lines[key] = line
-    return out
+    def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _LineDict:
+        loader.flatten_mapping(node)
+        out = _LineDict()
+        out.line = node.start_mark.line + 1
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                duplicate = key in out
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"unhashable key at line {line}", key_node.start_mark
+                ) from None
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            out[key] = loader.construct_object(value_node, deep=True)
+            out.lines[key] = line
+        return out
 
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    return _Loader
 
 
 class _Ctx:
@@ -208,8 +211,10 @@ def load_panel(path: str | Path) -> Panel:
         raise AgentHopError(f"{p}: panel file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise AgentHopError(f"{p}: cannot read panel file ({exc})") from None
+    import yaml
+
     try:
-        doc = yaml.load(text, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+        doc = yaml.load(text, Loader=_loader())  # noqa: S506 - SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
@@ -380,6 +385,8 @@ def _parse_model(ctx: _Ctx, entry: dict, defaults: dict, where: str,  # type: ig
         raise ctx.error(src_opt, where, "options", f"benchmark {getattr(bench, 'name', DEFAULT_BENCHMARK)!r} takes no "
                         "run options")
     if bench is not None and bench.run_options is not None:
+        from .backends.native_search import refusal as native_search_refusal
+
         for c in conditions:
             try:
                 problem = native_search_refusal(bench, backend, c, bench.run_options(c, dict(options)))

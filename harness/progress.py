@@ -41,16 +41,32 @@ class NullProgress:
         pass
 
 
+class _NoBar:
+    """What :class:`BarProgress` uses of a tqdm bar when none is shown: lines go to stderr as they are."""
+
+    total: int | None = None
+    initial = n = last_print_n = 0
+
+    def write(self, msg: str, file: Any = None) -> None:
+        print(msg, file=file or sys.stderr)
+
+    def close(self) -> None:
+        pass
+
+
 class BarProgress:
     """One live tqdm line: items done/total, rate, ETA, accuracy so far, tokens and (real backends) the
     estimated USD of this invocation's samples. ``fixed_total`` for panels."""
 
     def __init__(self, desc: str, enabled: bool, fixed_total: int | None = None,
                  position: int | None = None) -> None:
-        from tqdm import tqdm
+        if enabled:  # tqdm loads only when a bar is shown
+            from tqdm import tqdm
 
-        self.bar = tqdm(total=fixed_total, desc=desc, unit="item", disable=not enabled, file=sys.stderr,
-                        mininterval=0.5, dynamic_ncols=True, smoothing=0.05, position=position)
+            self.bar: Any = tqdm(total=fixed_total, desc=desc, unit="item", file=sys.stderr, mininterval=0.5,
+                                 dynamic_ncols=True, smoothing=0.05, position=position)
+        else:
+            self.bar = _NoBar()
         self.enabled = enabled
         self.fixed = fixed_total is not None
         self.done = self.correct = self.tokens = 0

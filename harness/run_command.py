@@ -9,10 +9,10 @@ from pathlib import Path
 import click
 
 from . import benchmarks
-from .cli_examples import epilog
+from .cli_examples import ExamplesCommand
 from .errors import AgentHopError, cli_errors
 from .panel import BACKENDS, ModelSpec, RunSpec, load_panel, looks_like_real_model
-from .run_help import option_help, option_values
+from .run_help import RegistryChoice, RegistryHelpOption
 from .run_identity import RunCaps
 from .run_options import DEFAULT_MAX_SAMPLE_SECONDS, DEFAULT_REQUEST_TIMEOUT_S
 from .run_result import SHARD_DONE
@@ -26,10 +26,6 @@ EXIT_TERMINATED = 143
 EXIT_TOKEN_CAP = 3
 EXIT_FAILED = 1
 
-#: the help of the options whose meaning depends on the benchmark, from the registry (harness/run_help.py)
-_BENCHMARKS = benchmarks.available()
-HELP = option_help(_BENCHMARKS)
-_SEARCH_VALUES = option_values(_BENCHMARKS, "search")
 
 _MODEL_OPTIONS = ("backend", "model_id", "base_url", "api_key_env", "sim_archetype", "condition", "replicate")
 
@@ -37,7 +33,7 @@ _MODEL_OPTIONS = ("backend", "model_id", "base_url", "api_key_env", "sim_archety
 def _benchmark_of(given: str | None, panel: str | None, data: Path | None) -> str:
     """The benchmark of a run command: ``--benchmark``, else the panel's, else the release's (local
     ``--data``), else the default; a contradiction is an error."""
-    from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+    from agenthop.schemas.names import DEFAULT_BENCHMARK
 
     if given is not None and given not in benchmarks.names():
         raise AgentHopError(f"--benchmark: unknown benchmark {given!r}; known: {', '.join(benchmarks.names())}")
@@ -69,7 +65,7 @@ def _single_model(name: str, backend: str | None, model_id: str | None, base_url
         if looks_like_real_model(name):
             raise AgentHopError(f"--model {name!r} looks like a real model's name; simulated models must not carry "
                                 "one (for a real model pass --backend)")
-        from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+        from agenthop.schemas.names import DEFAULT_BENCHMARK
 
         ARCHETYPES = benchmarks.get(benchmark or DEFAULT_BENCHMARK).policies  # noqa: N806 - the simulated agents
 
@@ -125,10 +121,10 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
     return replace(run, model=replace(m, rpm=m.rpm or rpm, tpm=m.tpm or tpm))
 
 
-@click.command("run", epilog=epilog("agenthop-harness run"))
+@click.command("run", cls=ExamplesCommand, examples="agenthop-harness run")
 @click.option("--data", "data", type=Location(file_okay=False, path_type=Path, resolve_path=True),
-              help=HELP["data"])
-@click.option("--model", "model", help=HELP["model"])
+              cls=RegistryHelpOption, help_key="data")
+@click.option("--model", "model", cls=RegistryHelpOption, help_key="model")
 @click.option("--panel", "panel_file", type=LocalPath(dir_okay=False, path_type=Path, resolve_path=True),
               help="Panel YAML: run several models / conditions / replicates.")
 @click.option("--backend", type=click.Choice(BACKENDS),
@@ -145,11 +141,11 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               help="Tokens per minute of the endpoint (with --panel: for models that set no tpm:).")
 @click.option("--sim-archetype", help="Policy archetype of a sim --model (default: the model name).")
 @click.option("--benchmark", "benchmark", metavar="NAME",
-              help=HELP["benchmark"])
-@click.option("--condition", help=HELP["condition"])
-@click.option("--paradigm", help=HELP["paradigm"])
-@click.option("--search", "search", type=click.Choice(_SEARCH_VALUES) if _SEARCH_VALUES else None,
-              help=HELP["search"])
+              cls=RegistryHelpOption, help_key="benchmark")
+@click.option("--condition", cls=RegistryHelpOption, help_key="condition")
+@click.option("--paradigm", cls=RegistryHelpOption, help_key="paradigm")
+@click.option("--search", "search", type=RegistryChoice("search"),
+              cls=RegistryHelpOption, help_key="search")
 @click.option("--replicate", type=click.IntRange(min=0), help="Replicate number of --model (default 0).")
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(min=1),
               help="Concurrent samples of a real-backend run.")
@@ -166,7 +162,7 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               type=click.FloatRange(min=0, min_open=True),
               help="Seconds one model call may take before it is abandoned and retried (as a transient error).")
 @click.option("--max-sample-seconds", default=None, type=click.FloatRange(min=0),
-              help=HELP["max_sample_seconds"])
+              cls=RegistryHelpOption, help_key="max_sample_seconds")
 @click.option("--processes", type=click.IntRange(min=1),
               help="Worker processes for simulated runs of a panel (default: CPU count).")
 @click.option("--limit", type=click.IntRange(min=1),
@@ -176,11 +172,11 @@ def with_limits(run: RunSpec, rpm: float | None, tpm: float | None) -> RunSpec:
               type=Location(file_okay=False, path_type=Path),
               help="Output root, a directory or s3://bucket/prefix; one directory per run.")
 @click.option("--budget", default=None, type=click.IntRange(min=1),
-              help=HELP["budget"])
+              cls=RegistryHelpOption, help_key="budget")
 @click.option("--max-turns", default=None, type=click.IntRange(min=1),
-              help=HELP["max_turns"])
+              cls=RegistryHelpOption, help_key="max_turns")
 @click.option("--max-total-tokens", default=None, type=click.IntRange(min=1),
-              help=HELP["max_total_tokens"])
+              cls=RegistryHelpOption, help_key="max_total_tokens")
 @click.option("--max-run-tokens", default=0, show_default=True, type=click.IntRange(min=0),
               help="Run-wide token cap, resumed samples included (0 = off).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Base seed (part of the run identity).")

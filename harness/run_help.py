@@ -4,14 +4,20 @@ describes its own run options (``run_option_docs``), names its simulated archety
 sets its caps per condition (``default_caps``), so a new benchmark shows up in ``run --help`` through its
 folder and its registry entry alone.
 
-:func:`option_help` is a pure function of the benchmarks it is given; ``run_command`` calls it once,
-at import, with every benchmark that loads.
+:func:`option_help` is a pure function of the benchmarks it is given; ``run_command``'s options call it
+(:func:`registry_help`) when help is shown, with every benchmark that loads, so starting a run imports
+no benchmark it does not run.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from typing import Any
 
+import click
+
+from . import benchmarks
 from .benchmarks import Benchmark
 from .run_identity import RunCaps
 from .run_options import DEFAULT_MAX_SAMPLE_SECONDS
@@ -102,3 +108,34 @@ def option_help(benches: Sequence[Benchmark]) -> dict[str, str]:
                               "them it ends as terminated_by 'time_limit' (0 = no cap; default: "
                               f"{d['max_sample_seconds']}{_per_condition(benches, 'max_sample_seconds')}).",
     }
+
+
+@functools.cache
+def registry_help() -> dict[str, str]:
+    """:func:`option_help` of every benchmark that loads (imported on the first call)."""
+    return option_help(benchmarks.available())
+
+
+class RegistryHelpOption(click.Option):
+    """A ``run`` option whose help text comes from the registry (:func:`registry_help`), built when the
+    help is shown rather than when the command is imported."""
+
+    def __init__(self, *args: Any, help_key: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help_key = help_key
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = registry_help()[self.help_key]
+        return super().get_help_record(ctx)
+
+
+class RegistryChoice(click.Choice):
+    """The values of a benchmark run option (``--search``) over every benchmark, looked up on first use."""
+
+    def __init__(self, option: str) -> None:  # noqa: D107 - click.Choice's own set-up, values deferred
+        self.option = option
+        self.case_sensitive = True
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return tuple(option_values(benchmarks.available(), self.option))

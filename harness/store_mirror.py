@@ -25,15 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from . import storage
-from .completion import run_is_complete
 from .errors import AgentHopError
 from .temp_dirs import keep, make_temp_dir, temp_dir
-from .writer import LOCK_FILE, SUCCESS_FILE, TMP_PREFIX, finish_from_disk
 
 PUSH_EVERY_S = 15.0
 
 
 def _order(rel: str) -> tuple[int, str]:
+    from .writer import SUCCESS_FILE  # the writer (pyarrow) loads when a run is mirrored, not at start-up
+
     name = rel.rsplit("/", 1)[-1]
     if name == SUCCESS_FILE:
         return 3, rel
@@ -64,6 +64,8 @@ class StoreMirror:
         return len(files)
 
     def _local_files(self) -> dict[str, tuple[int, int]]:
+        from .writer import LOCK_FILE, TMP_PREFIX
+
         out = {}
         for d in self.run_dirs:
             root = self.local / d
@@ -98,6 +100,9 @@ class StoreMirror:
     def settle(self, run_id: str, scope: list[str]) -> bool:
         """Whether run ``run_id`` is complete in the store, counting what other shards uploaded
         meanwhile; if so and nobody has marked it yet, mark it (``_SUCCESS``) and upload that."""
+        from .completion import run_is_complete
+        from .writer import SUCCESS_FILE, finish_from_disk
+
         remote = storage.list_files(f"{self.url}/{run_id}")
         if SUCCESS_FILE in remote:
             return True
@@ -205,6 +210,9 @@ class StoreRun:
 
     def settle(self, run_id: str, scope: list[str]) -> bool:
         """After a shard's own last write: is the run complete in the store? (marks it if so)."""
+        from .completion import run_is_complete
+        from .writer import SUCCESS_FILE, finish_from_disk
+
         if self.mirror is None:
             run_dir = self.root / run_id
             if not run_is_complete(run_dir, scope):

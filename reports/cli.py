@@ -276,8 +276,8 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="An aligned table, CSV or JSON. In the table and CSV a boolean is true/false and a list, struct "
               "or map its JSON text ([\"a\", 1], {\"k\": \"v\"}), in JSON a JSON boolean, array or object; "
-              "dates and times are ISO 8601 (2024-01-02T03:04:05), intervals ISO 8601 durations (P1DT2H; DuckDB "
-              "counts a month as 30 days), BLOBs as DuckDB spells them (\\xAA). In CSV a text cell (or header) beginning with =, +, -, @, a tab "
+              "dates and times are ISO 8601 (2024-01-02T03:04:05), intervals exact ISO 8601 durations, months "
+              "kept (P1M, P1DT2H), BLOBs as DuckDB spells them (\\xAA). In CSV a text cell (or header) beginning with =, +, -, @, a tab "
               "or a CR gets a leading ' so a spreadsheet shows it as text instead of running it as a formula; "
               "numbers (and a text that is just a number, such as -3) are written as they are.")
 @click.option("--max-rows", default=1000, show_default=True, type=click.IntRange(1),
@@ -285,8 +285,8 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
 @db_option
 @cli_errors
 def sql(query: str, fmt: str, max_rows: int, db: str | None) -> None:
-    """Run a query on a read-only connection and print the result (with a warning on stderr when the
-    marts are stale)."""
+    """Run one SQL statement on a read-only connection and print its result (with a warning on stderr when
+    the marts are stale). Several statements (SELECT 1; SELECT 2) are refused: run each on its own."""
     from .freshness import stale_warning
 
     with Warehouse(db) as wh:
@@ -306,7 +306,7 @@ def _csv_cell(v: Any) -> Any:
         return ""
     if isinstance(v, (int, float)):  # a negative number is a number, not a formula
         return v
-    return spreadsheet_safe(control_pictures(v if isinstance(v, str) else str(v)))
+    return spreadsheet_safe(v if isinstance(v, str) else str(v))  # control pictures: csv_document
 
 
 def format_rows(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, max_rows: int = 1000) -> str:

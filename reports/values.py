@@ -10,7 +10,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 #: Control characters a page or a table file must not hold raw (tab, newline and CR are text).
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -46,14 +46,15 @@ def spreadsheet_safe(text: str) -> str:
 def csv_document(rows: Iterable[Sequence[Any]]) -> str:
     """Rows as CSV text, one ``\\n``-ended line each, a cell quoted when it holds a comma, a quote, a line
     feed or a carriage return (``csv.writer`` with a ``\\n`` line end leaves a lone CR unquoted, which
-    splits the row for every reader)."""
+    splits the row for every reader). The one CSV writer of the reports: every text cell shows its control
+    characters as :func:`control_pictures` (a NUL in an id as '␀'), whichever caller made the cell."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")  # CR is then a line-end character: quoted wherever it occurs
     lines = []
     for row in rows:
         buf.seek(0)
         buf.truncate()
-        w.writerow(row)
+        w.writerow([control_pictures(c) if isinstance(c, str) else c for c in row])
         lines.append(buf.getvalue()[:-2] + "\n")
     return "".join(lines)
 
@@ -69,20 +70,49 @@ def jsonable(v: Any) -> Any:
     return v
 
 
-def iso_duration(td: dt.timedelta) -> str:
-    """An interval as an ISO 8601 duration: 1 day 02:03:04.5 -> "P1DT2H3M4.5S", minus one second -> "-PT1S",
-    zero -> "PT0S". DuckDB hands Python an INTERVAL as a timedelta, a month counted as 30 days."""
-    us = td // dt.timedelta(microseconds=1)
-    sign, us = ("-" if us < 0 else ""), abs(us)
-    days, us = divmod(us, 86_400_000_000)
-    hours, us = divmod(us, 3_600_000_000)
-    minutes, us = divmod(us, 60_000_000)
-    seconds, us = divmod(us, 1_000_000)
-    sec = f"{seconds}.{us:06d}".rstrip("0") if us else str(seconds) if seconds else ""
-    clock = (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "") + (f"{sec}S" if sec else "")
-    if not days and not clock:
+class Interval(NamedTuple):
+    """A DuckDB INTERVAL exactly as stored: months, days and nanoseconds, each with its own sign (a month is
+    not a number of days). ``agenthop-report sql`` reads intervals through Arrow (month_day_nano) into it."""
+
+    months: int
+    days: int
+    nanoseconds: int
+
+
+def _signed(n: int, unit: str) -> str:
+    return f"{n}{unit}" if n else ""
+
+
+def iso_interval(months: int, days: int, nanoseconds: int) -> str:
+    """An interval as an ISO 8601 duration, months kept: 1 month -> "P1M", 14 months 3 days -> "P1Y2M3D",
+    2 hours 3.5 seconds -> "PT2H3.5S", minus one second -> "-PT1S", zero -> "PT0S". When the parts have
+    different signs (DuckDB allows 1 month -3 days) each part carries its own: "P1M-3D"."""
+    parts = (months, days, nanoseconds)
+    sign = "-" if all(x <= 0 for x in parts) and any(parts) else ""
+    if sign:
+        months, days, nanoseconds = -months, -days, -nanoseconds
+    years, months = (abs(months) // 12) * (1 if months >= 0 else -1), (abs(months) % 12) * (1 if months >= 0 else -1)
+    tsign, ns = (-1 if nanoseconds < 0 else 1), abs(nanoseconds)
+    hours, ns = divmod(ns, 3_600_000_000_000)
+    minutes, ns = divmod(ns, 60_000_000_000)
+    seconds, ns = divmod(ns, 1_000_000_000)
+    sec = (f"{seconds}.{ns:09d}".rstrip("0") if ns else str(seconds)) if ns or seconds else ""
+    neg = "-" if tsign < 0 else ""
+    clock = "".join(f"{neg}{text}{unit}" for text, unit in ((str(hours) if hours else "", "H"),
+                                                            (str(minutes) if minutes else "", "M"), (sec, "S")) if text)
+    date = _signed(years, "Y") + _signed(months, "M") + _signed(days, "D")
+    if not date and not clock:
         return "PT0S"
-    return f"{sign}P{f'{days}D' if days else ''}{f'T{clock}' if clock else ''}"
+    return f"{sign}P{date}{f'T{clock}' if clock else ''}"
+
+
+def iso_duration(td: dt.timedelta) -> str:
+    """A Python timedelta as an ISO 8601 duration: 1 day 02:03:04.5 -> "P1DT2H3M4.5S", minus one second ->
+    "-PT1S", zero -> "PT0S" (whole days as days, the rest as the time part)."""
+    us = td // dt.timedelta(microseconds=1)
+    days, rest = divmod(abs(us), 86_400_000_000)
+    sign = -1 if us < 0 else 1
+    return iso_interval(0, sign * days, sign * rest * 1000)
 
 
 def blob_text(b: bytes) -> str:
@@ -96,6 +126,8 @@ def sql_value(v: Any) -> Any:
     8601, intervals as ISO 8601 durations, UUIDs as text, BLOBs in DuckDB's spelling. Never a Python repr."""
     if v is None or isinstance(v, (str, bool, int)):
         return v
+    if isinstance(v, Interval):
+        return iso_interval(*v)
     if isinstance(v, (list, tuple)):
         return [sql_value(x) for x in v]
     if isinstance(v, dict):

@@ -17,6 +17,7 @@ import duckdb
 from agenthop.harness.errors import AgentHopError
 
 from .sql_suggest import suggestion
+from .values import Interval
 
 DEFAULT_DB = Path("warehouse") / "agenthop.duckdb"
 
@@ -133,25 +134,71 @@ class Warehouse:
         return [dict(zip(names, r)) for r in cur.fetchall()]
 
     def execute_user_sql(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Run ad-hoc SQL on the read-only connection; DuckDB errors become user errors.
+        """Run one ad-hoc SQL statement on the read-only connection; DuckDB errors become user errors.
 
+        Several statements (``SELECT 1; SELECT 2``) are refused before any runs: DuckDB would run them all
+        and return only the last result. Intervals come back exact (months kept, values.Interval).
         Besides the read-only warehouse, file-system access is switched off for this connection, so a
         query cannot write files either (``COPY ... TO``) or read anything but the warehouse."""
         try:
             self.con.execute("SET enable_external_access = false")
-            cur = self.con.execute(sql)
-            if cur is None:  # DuckDB returns no cursor for an empty or comment-only query
+            self.con.execute("SET arrow_lossless_conversion = true")  # for _fetch_exact_intervals
+            statements = duckdb.extract_statements(sql)
+            if not statements:  # an empty or comment-only query
                 raise AgentHopError("sql: the query is empty; give a statement, e.g. \"SELECT * FROM model_summary\"")
-            if cur.description is None:
+            if len(statements) > 1:
+                raise AgentHopError(f"sql: the query holds {len(statements)} statements; give one statement per "
+                                    "call (DuckDB would run them all and print only the last result)")
+            cur = self.con.execute(sql)
+            if cur is None or cur.description is None:
                 return [], []
             names = [d[0] for d in cur.description]
+            if any("INTERVAL" in str(d[1]) for d in cur.description):
+                return names, self._fetch_exact_intervals(cur)
             return names, cur.fetchall()
         except duckdb.Error as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            hint = suggestion(str(exc), self.catalogue())
-            raise AgentHopError(f"query failed on {self.path} (read-only): {first}"
-                                + (f"; {hint}" if hint else "")) from None
+            raise AgentHopError(self._failure(exc)) from None
+
+    def _failure(self, exc: Exception) -> str:
+        """A failed user query in one line: DuckDB's first line, then the project's "did you mean" hint or,
+        when it finds nothing, DuckDB's own (``Candidate bindings: ...``, ``Did you mean "t"?``)."""
+        lines = [line.strip() for line in str(exc).strip().splitlines()]
+        first = lines[0] if lines and lines[0] else type(exc).__name__
+        hint = suggestion(str(exc), self.catalogue())
+        if hint is None:
+            hint = next((line for line in lines[1:] if line.startswith(("Candidate bindings", "Did you mean"))), None)
+        return f"query failed on {self.path} (read-only): {first}" + (f"; {hint}" if hint else "")
+
+    def _fetch_exact_intervals(self, cur: Any) -> list[tuple[Any, ...]]:
+        """The rows of a result holding intervals, each interval as values.Interval (months, days,
+        nanoseconds) instead of the timedelta DuckDB hands Python (a month as 30 days): the result is
+        fetched once through Arrow (month_day_nano), the other values read back from it as fetchall
+        gives them (lossless Arrow types: HUGEINT and UUID come back as they were)."""
+        import warnings
+
+        with warnings.catch_warnings():  # "an extra copy of the rows": one result, read once
+            warnings.simplefilter("ignore", UserWarning)
+            table = cur.to_arrow_table()
+        rows = self.con.from_arrow(table).fetchall()
+        exact = table.to_pylist()
+        names = table.column_names
+        return [tuple(_with_intervals(v, e[n]) for v, n in zip(row, names)) for row, e in zip(rows, exact)]
 
     def catalogue(self) -> dict[str, tuple[str, ...]]:
         """Every user relation with its columns: marts by name, other schemas as ``schema.table``."""
         return self._columns_of("table_schema NOT IN ('information_schema', 'pg_catalog')", qualify=True)
+
+
+def _with_intervals(value: Any, exact: Any) -> Any:
+    """``value`` (as fetchall gives it) with every interval replaced by the Arrow value ``exact`` holds at
+    the same place (a month_day_nano as values.Interval); maps come from Arrow as (key, value) pairs."""
+    if exact is None or value is None:
+        return value
+    if hasattr(exact, "months") and hasattr(exact, "nanoseconds"):
+        return Interval(exact.months, exact.days, exact.nanoseconds)
+    if isinstance(value, dict):
+        pairs = exact.values() if isinstance(exact, dict) else (v for _, v in exact)
+        return {k: _with_intervals(v, e) for (k, v), e in zip(value.items(), pairs)}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_with_intervals(v, e) for v, e in zip(value, exact))
+    return value

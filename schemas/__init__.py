@@ -1,5 +1,18 @@
-"""Arrow schemas: the single source of truth for file formats and raw warehouse tables."""
+"""Arrow schemas: the single source of truth for file formats and raw warehouse tables.
 
-from . import agenthop, catalogue, evolution, trajectory
+The submodules load on first use (``agenthop.schemas.trajectory``), so importing ``schemas.names``
+does not load pyarrow.
+"""
 
-__all__ = ["agenthop", "catalogue", "evolution", "trajectory"]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["agenthop", "catalogue", "evolution", "names", "trajectory"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(name)

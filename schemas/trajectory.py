@@ -48,11 +48,7 @@ HARNESS_BACKENDS: tuple[str, ...] = ("sim", "openai", "anthropic", "google", "re
 IMPORTED_BACKENDS: tuple[str, ...] = ("reference-json", "inspect-log", "responses-file")
 BACKENDS: tuple[str, ...] = HARNESS_BACKENDS + IMPORTED_BACKENDS
 
-#: ``runs.benchmark`` of run files written before the column existed (all of them AgentHop runs).
-DEFAULT_BENCHMARK = "agenthop"
-
-#: Allowed values of ``runs.condition`` (docs/harness.md#deliberate-differences).
-CONDITIONS: tuple[str, ...] = ("full", "no_search", "closed_book")
+from .names import CONDITIONS, DEFAULT_BENCHMARK  # noqa: E402,F401 (defined without pyarrow, re-exported)
 
 #: Allowed values of ``turns.role``.
 TURN_ROLES: tuple[str, ...] = ("assistant", "error")

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agenthop.harness.benchmarks.agenthop.commands import describe_benchmark, make_benchmark as make_cmd
+from agenthop.harness.benchmarks.agenthop.commands import make_benchmark as make_cmd
+from agenthop.harness.describe_benchmark import describe_benchmark
 from agenthop.harness.benchmarks.agenthop.describe import describe
 from agenthop.harness.benchmarks.agenthop.generator import (
     CELL_COUNTS, REASONING_COUNTS, RELEASE_FILES, is_synthetic_release, make_benchmark, scale_counts,

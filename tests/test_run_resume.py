@@ -275,9 +275,9 @@ models:
 def test_panel_in_a_process_pool(release: Release, tmp_path: Path) -> None:
     import yaml
 
-    from agenthop.harness.panel import _Loader
+    from agenthop.harness.panel import _loader
 
-    panel = parse_panel(yaml.load(PANEL, Loader=_Loader), "panel.yaml")
+    panel = parse_panel(yaml.load(PANEL, Loader=_loader()), "panel.yaml")
     results = run_panel(panel, release.root, tmp_path, OPTS, processes=2, limit=6)
     assert [(r.model, r.condition, r.replicate) for r in results] == [
         ("early-committer", "full", 0), ("looper", "full", 0), ("looper", "closed_book", 0),

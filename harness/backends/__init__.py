@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..errors import AgentHopError
-from agenthop.schemas.trajectory import DEFAULT_BENCHMARK
+from agenthop.schemas.names import DEFAULT_BENCHMARK
 
 if TYPE_CHECKING:
     from ..panel import ModelSpec

@@ -18,11 +18,12 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentHopError
+
+if TYPE_CHECKING:  # the registry is imported by every command: pyarrow loads when a benchmark needs it
+    import pyarrow as pa
 
 #: benchmark name -> the package that defines its ``BENCHMARK`` (one line per benchmark).
 ENTRIES: dict[str, str] = {
@@ -58,6 +59,16 @@ class RunOptionDoc:
 
     values: tuple[str, ...]
     help: str
+
+
+@dataclass(frozen=True, slots=True)
+class Description:
+    """What ``agenthop-harness describe-benchmark`` prints for a release: its statistics (``--json``),
+    the same as aligned text, and warnings about the release (shown on stderr)."""
+
+    stats: dict[str, Any]
+    text: str
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +125,9 @@ class Benchmark:
     #: ``episode(*sample_parts, condition=, caps=, seed=, attempt=)``; None for benchmarks whose runs
     #: are imported, not played by the harness
     episode: Callable[..., Any] | None = None
+    #: statistics of a release loaded with ``load_release(root, limit=)`` for ``describe-benchmark``:
+    #: ``describe(release, limit) -> Description`` (``limit``: only the first N items)
+    describe: Callable[[Any, int | None], Description] | None = None
     #: its ``make-benchmark`` command (a click command with its own options); ``agenthop-harness
     #: make-benchmark --benchmark NAME ...`` hands it the rest of the command line
     make_command: Callable[[], Any] | None = None

@@ -133,4 +133,5 @@ def derive_from_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict
     insert_arrow(con, "sciexplore_responses", pa.Table.from_pylist(responses, schema=sx.RESPONSES))
     insert_arrow(con, "sciexplore_trace", pa.Table.from_pylist(trace, schema=sx.TRACE))
     insert_arrow(con, "judgments", pa.Table.from_pylist(verdicts, schema=sx.JUDGMENTS))
-    return {"sciexplore_responses": len(responses), "sciexplore_trace": len(trace), "judgments": len(verdicts)}
+    return {"sciexplore_runs": len(run_rows), "sciexplore_responses": len(responses), "sciexplore_trace": len(trace),
+            "judgments": len(verdicts)}

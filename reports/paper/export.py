@@ -25,9 +25,9 @@ def csv_value(v: Any) -> str:
 
 
 def csv_text(text: str) -> str:
-    """A text cell as the CSV holds it: control characters as the page shows them (a NUL in an id is
-    '␀', values.control_pictures), and never read as a formula (spreadsheet_safe)."""
-    return spreadsheet_safe(control_pictures(text))
+    """A text cell as the CSV holds it: never read as a formula (spreadsheet_safe); the writer
+    (values.csv_document) shows its control characters as the page does (a NUL in an id is '␀')."""
+    return spreadsheet_safe(text)
 
 
 def csv_cell(v: Any) -> str:

@@ -1,8 +1,7 @@
-"""AgentHop's ``make-benchmark`` (reached through harness/make_benchmark.py) and ``describe-benchmark``."""
+"""AgentHop's ``make-benchmark`` (reached through harness/make_benchmark.py)."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -10,11 +9,8 @@ import click
 
 from ...cli_examples import epilog
 from ...errors import AgentHopError, cli_errors
-from .describe import describe, format_description
 from .generator import FULL_SCALE_ITEMS, clear_release, is_synthetic_release, write_release
-from .loader import load_release
 from ...release_dir import release_output
-from ...release_store import load_at
 from ...storage import Location
 
 
@@ -39,23 +35,3 @@ def make_benchmark(out: Path | str, items: int, seed: int, force: bool) -> None:
         cells = ", ".join(f"{k} {v}" for k, v in made.cells.items())
         click.echo(f"wrote synthetic release {out}: {made.items} items ({cells}), {made.papers} papers, "
                    f"{made.nodes} nodes, {made.edges} edges, seed {seed} in {elapsed:.1f}s")
-
-
-@click.command("describe-benchmark", epilog=epilog("agenthop-harness describe-benchmark"))
-@click.argument("release_dir", type=Location(path_type=Path, resolve_path=True))
-@click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-@click.option("--limit", type=click.IntRange(min=0), default=None, help="Only the first N items.")
-@cli_errors
-def describe_benchmark(release_dir: Path, as_json: bool, limit: int | None) -> None:
-    """Validate a release (synthetic or real) and print its statistics."""
-    # an s3:// release is read from a checked temporary copy; its root and errors name the URL
-    release = load_at(release_dir, lambda local: load_release(local, limit=limit))
-    stats = describe(release)
-    if as_json:
-        click.echo(json.dumps(stats, indent=2, ensure_ascii=False))
-    else:
-        click.echo(format_description(stats))
-    for warning in release.warnings[:20]:
-        click.secho(f"warning: {warning}", fg="yellow", err=True)
-    if len(release.warnings) > 20:
-        click.secho(f"warning: ... and {len(release.warnings) - 20} more", fg="yellow", err=True)

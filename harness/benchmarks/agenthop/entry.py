@@ -8,12 +8,10 @@ from typing import Any
 from agenthop.schemas import agenthop as tables
 from agenthop.schemas.trajectory import CONDITIONS
 
-from .. import Benchmark, ReleaseTables
+from .. import Benchmark, Description, ReleaseTables
 from . import prompts
 from .episode import episode
-from .generator import write_release
 from .loader import benchmark_sha256, load_release
-from .policies.agent import SimAgent
 from .policies.archetypes import ARCHETYPES, policy_from_spec
 from .tools import TOOL_NAMES
 
@@ -48,15 +46,31 @@ def release_tables(root: Path, content_sha256: str) -> ReleaseTables:
     )
 
 
+def generate(out_dir: Path, n_items: int, seed: int) -> Any:
+    """A synthetic release (the generator loads when one is written, not with the entry)."""
+    from .generator import write_release
+
+    return write_release(out_dir, n_items, seed)
+
+
+def simulated_agent(params: Any, ctx: Any, rng: Any) -> Any:
+    """The simulated agent of one attempt (its module loads when a simulated run starts)."""
+    from .policies.agent import SimAgent
+
+    return SimAgent(params, ctx, rng)
+
+
 def sample_parts(release: Any, item: Any) -> tuple[Any, ...]:
     """What an attempt of ``item`` needs: its neighbourhood, the paper pool, its labels (simulated agents)."""
     return item, release.graphs[item.id], release.papers, release.labels.get(item.id, [])
 
 
-def commands() -> list[Any]:
-    from .commands import describe_benchmark
+def describe(release: Any, limit: int | None) -> Description:
+    """``describe-benchmark`` on an AgentHop release (loaded with its first ``limit`` items)."""
+    from .describe import describe as stats, format_description
 
-    return [describe_benchmark]
+    d = stats(release)
+    return Description(d, format_description(d), tuple(release.warnings))
 
 
 def make_command() -> Any:
@@ -78,15 +92,15 @@ BENCHMARK = Benchmark(
     load_release=load_release,
     release_sha256=benchmark_sha256,
     sample_parts=sample_parts,
-    generate=write_release,
+    generate=generate,
     tool_names=TOOL_NAMES,
     prompts=prompts,
     policies=ARCHETYPES,
     simulated_policy=policy_from_spec,
-    simulated_agent=SimAgent,
+    simulated_agent=simulated_agent,
     conditions=CONDITIONS,
     condition_kind="ablation conditions",
     episode=episode,
-    commands=commands,
     make_command=make_command,
+    describe=describe,
 )

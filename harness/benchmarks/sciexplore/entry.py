@@ -13,7 +13,7 @@ from typing import Any
 from agenthop.harness.errors import AgentHopError
 from agenthop.schemas import sciexplore as tables
 
-from .. import Benchmark, ImportOutcome, ReleaseTables, RunOptionDoc
+from .. import Benchmark, Description, ImportOutcome, ReleaseTables, RunOptionDoc
 from . import NAME, PARADIGMS, prompts
 from .episode import SEARCH_MODES, TOOL_NAMES, episode, uses_native_search
 from .paradigms import CAPS
@@ -127,6 +127,14 @@ def on_runs_deleted(con: Any, run_ids: list[str]) -> dict[str, int]:
     return delete_runs(con, run_ids)
 
 
+def describe(release: Any, limit: int | None) -> Description:
+    """``describe-benchmark`` on a SciExplore release: its tasks, citations, tables and corpus."""
+    from .describe import describe as stats, format_description, warnings
+
+    d = stats(release, limit)
+    return Description(d, format_description(d), tuple(warnings(release)))
+
+
 def make_command() -> Any:
     from .commands import make_benchmark
 
@@ -158,6 +166,7 @@ BENCHMARK = Benchmark(
     condition_kind="paradigms",
     episode=episode,
     make_command=make_command,
+    describe=describe,
     default_caps=default_caps,
     run_options=run_options,
     run_option_docs=RUN_OPTION_DOCS,
