@@ -54,6 +54,9 @@ DEFAULT_BENCHMARK = "agenthop"
 #: Allowed values of ``runs.condition`` (docs/harness.md#deliberate-differences).
 CONDITIONS: tuple[str, ...] = ("full", "no_search", "closed_book")
 
+#: ``runs.condition`` of a run that has none: imported runs of benchmarks without conditions (Inspect logs).
+NO_CONDITION = ""
+
 #: Allowed values of ``turns.role``.
 TURN_ROLES: tuple[str, ...] = ("assistant", "error")
 

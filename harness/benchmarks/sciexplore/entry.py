@@ -127,6 +127,12 @@ def on_runs_deleted(con: Any, run_ids: list[str]) -> dict[str, int]:
     return delete_runs(con, run_ids)
 
 
+def metric_defs(con: Any) -> list[dict[str, Any]]:
+    from .metrics import metric_rows
+
+    return metric_rows(con)
+
+
 def make_command() -> Any:
     from .commands import make_benchmark
 
@@ -168,4 +174,5 @@ BENCHMARK = Benchmark(
     load_imports=load_imports,
     imported_runs=imported_runs,
     on_runs_deleted=on_runs_deleted,
+    metric_defs=metric_defs,
 )
