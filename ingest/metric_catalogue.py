@@ -152,20 +152,17 @@ def resolve_everywhere(known: dict[str, list[str]], name: str, flag: str) -> lis
 
 
 def _inferred_row(con: duckdb.DuckDBPyConnection, benchmark: str, metric: str) -> dict[str, Any]:
-    """A catalogue row for a score with no row yet (runs loaded before the catalogue existed): kind
-    from its values, higher is better."""
-    from .sources.inspect_metrics import kind_of  # the rule Inspect's rows follow
+    """A catalogue row for a score with no row yet (runs loaded before the catalogue existed), by the
+    rule of an imported log's rows (ingest/sources/inspect_metrics.py)."""
+    from .sources.inspect_metrics import score_metric_row
 
+    scorer, key = con.execute(
+        f"SELECT DISTINCT s.scorer, s.\"key\" FROM {ddl.RAW}.scores s JOIN {ddl.RAW}.runs r USING (run_id) "
+        "WHERE r.benchmark = ? AND s.scorer || '.' || s.\"key\" = ?", [benchmark, metric]).fetchall()[0]
     values = [v for (v,) in con.execute(
         f"SELECT s.value_num FROM {ddl.RAW}.scores s JOIN {ddl.RAW}.runs r USING (run_id) "
-        "WHERE r.benchmark = ? AND s.scorer || '.' || s.\"key\" = ?", [benchmark, metric]).fetchall()]
-    kind = kind_of(values)
-    scorer, _, key = metric.partition(".")
-    return {"benchmark": benchmark, "metric": metric, "kind": kind,
-            "direction": m.NO_DIRECTION if kind == "categorical" else m.HIGHER, "is_primary": False,
-            "label": scorer if key == "value" else key, "source": m.USER_SOURCE,
-            "description": None, "min_value": 0.0 if kind == "binary" else None,
-            "max_value": 1.0 if kind == "binary" else None}
+        "WHERE r.benchmark = ? AND s.scorer = ? AND s.\"key\" = ?", [benchmark, scorer, key]).fetchall()]
+    return score_metric_row(benchmark, scorer, key, values, False, m.USER_SOURCE)
 
 
 def apply_settings(con: duckdb.DuckDBPyConnection, directions: Sequence[tuple[str, str]],

@@ -37,6 +37,25 @@ def _primary(scores: list[dict[str, Any]], choice: tuple[str, str | None] | None
     return None
 
 
+def score_metric_row(benchmark: str, scorer: str, key: str, values: Iterable[float | None], is_primary: bool,
+                     source: str = SOURCE) -> dict[str, Any]:
+    """The catalogue row of the score (scorer, key) with numeric ``values`` (module docstring)."""
+    kind = kind_of(values)
+    single = key == inspect_map.SINGLE_KEY
+    return {
+        "benchmark": benchmark,
+        "metric": metric_name(scorer, key),
+        "kind": kind,
+        "direction": m.NO_DIRECTION if kind == "categorical" else m.HIGHER,
+        "is_primary": is_primary,
+        "label": scorer if single else key,
+        "source": source,
+        "description": f"Inspect scorer {scorer}" + ("" if single else f", key {key} of its value"),
+        "min_value": 0.0 if kind == "binary" else None,
+        "max_value": 1.0 if kind == "binary" else None,
+    }
+
+
 def metric_rows(mapped: inspect_map.MappedLog, score: str | None) -> list[dict[str, Any]]:
     """A ``raw.metric_defs`` row per scorer and key of ``mapped`` (in the order first seen)."""
     scores = [row for run in mapped.runs for row in run.scores]
@@ -45,20 +64,5 @@ def metric_rows(mapped: inspect_map.MappedLog, score: str | None) -> list[dict[s
     values: dict[tuple[str, str], list[float | None]] = {}
     for row in scores:
         values.setdefault((row["scorer"], row["key"]), []).append(row["value_num"])
-    out = []
-    for (scorer, key), vals in values.items():
-        kind = kind_of(vals)
-        single = key == inspect_map.SINGLE_KEY
-        out.append({
-            "benchmark": mapped.benchmark,
-            "metric": metric_name(scorer, key),
-            "kind": kind,
-            "direction": m.NO_DIRECTION if kind == "categorical" else m.HIGHER,
-            "is_primary": metric_name(scorer, key) == primary,
-            "label": scorer if single else key,
-            "source": SOURCE,
-            "description": f"Inspect scorer {scorer}" + ("" if single else f", key {key} of its value"),
-            "min_value": 0.0 if kind == "binary" else None,
-            "max_value": 1.0 if kind == "binary" else None,
-        })
-    return out
+    return [score_metric_row(mapped.benchmark, scorer, key, vals, metric_name(scorer, key) == primary)
+            for (scorer, key), vals in values.items()]

@@ -181,3 +181,17 @@ def test_the_agentdojo_shapes_catalogue(built):
                         "WHERE benchmark = 'inspect:inspect_evals/agentdojo' ORDER BY metric") == [
         ("injection_task_scorer.security", "security", False), ("injection_task_scorer.utility", "utility", True)]
     assert fx.AGENTDOJO_MODEL in {m for (m,) in _rows(built, "SELECT model FROM run_coverage")}
+
+
+def test_a_warehouse_from_before_the_catalogue_gains_it_with_the_setting(built, tmp_path):
+    db = tmp_path / "w.duckdb"
+    shutil.copy(built, db)
+    con = duckdb.connect(str(db))
+    con.execute("DROP TABLE raw.metric_defs")
+    con.close()
+    proc = _ingest(db, "--metric-direction", "grade.security=lower")
+    assert proc.returncode == 0, proc.stderr
+    # the row is made from the loaded scores, by the rule of an imported log's rows
+    assert _rows(db, "SELECT * FROM raw.metric_defs") == [
+        ("inspect:toolbox", "grade.security", "binary", "lower_is_better", False, "security", "user",
+         "Inspect scorer grade, key security of its value", 0.0, 1.0)]
