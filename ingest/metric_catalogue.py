@@ -57,6 +57,14 @@ def merge_kind(old: str, new: str) -> str:
     return new
 
 
+def _with_kind(row: dict[str, Any], other: str) -> dict[str, Any]:
+    """``row`` seen also as ``other``: the merged kind, without bounds that held for its own kind only."""
+    kind = merge_kind(other, row["kind"])
+    if kind == row["kind"]:
+        return row
+    return {**row, "kind": kind, "min_value": None, "max_value": None}
+
+
 def _existing(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], dict[str, Any]]:
     cur = con.execute(f"SELECT {', '.join(_COLS)} FROM {ddl.RAW}.metric_defs")
     return {(r[0], r[1]): dict(zip(_COLS, r)) for r in cur.fetchall()}
@@ -90,7 +98,7 @@ def upsert_source_rows(con: duckdb.DuckDBPyConnection, rows: Iterable[dict[str, 
     for row in rows:
         key = (row["benchmark"], row["metric"])
         prev = merged.get(key)
-        merged[key] = row if prev is None else {**row, "kind": merge_kind(prev["kind"], row["kind"]),
+        merged[key] = row if prev is None else {**_with_kind(row, prev["kind"]),
                                                  "is_primary": prev["is_primary"] or row["is_primary"]}
     if not merged:
         return 0
@@ -99,11 +107,7 @@ def upsert_source_rows(con: duckdb.DuckDBPyConnection, rows: Iterable[dict[str, 
     out = []
     for key, row in merged.items():
         old = existing.get(key)
-        row = dict(row)
-        if old is not None:
-            row["kind"] = merge_kind(old["kind"], row["kind"])
-            if old["kind"] != row["kind"] and row["kind"] != "binary":
-                row["min_value"] = row["max_value"] = None
+        row = dict(row) if old is None else _with_kind(dict(row), old["kind"])
         if old is not None and old["source"] == m.USER_SOURCE:
             row.update(direction=old["direction"], is_primary=old["is_primary"], source=m.USER_SOURCE)
         elif row["benchmark"] in user_primary:
