@@ -29,6 +29,7 @@ _FIXED: dict[str, tuple[str, ...]] = {
     "agenthop-ingest": (
         "agenthop-ingest --db warehouse/agenthop.duckdb --benchmark out/demo/benchmark --runs out/demo/runs",
         "agenthop-ingest --db warehouse/agenthop.duckdb --runs out/demo/runs --quiet",
+        "agenthop-ingest --db warehouse/agenthop.duckdb --primary-metric correct --metric-direction correct=higher",
     ),
     "agenthop-report compare": (
         "agenthop-report compare --models early-committer,verifier --out out/demo/compare.html",

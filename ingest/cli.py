@@ -15,6 +15,7 @@ from agenthop.harness.storage import LocalPath, Location, is_remote
 
 from .build_step import build_option
 from .core import run_ingest
+from .metric_catalogue import parse_direction
 from .progress import Progress
 from .remove import remove_runs
 from .warehouse import default_db_path
@@ -68,6 +69,12 @@ _FILE = Location(path_type=Path, dir_okay=False, exists=True, resolve_path=True)
 )
 @click.option("--score", "inspect_score", default=None, metavar="SCORER[.KEY]",
               help="The Inspect score that becomes trajectories.score (default: the first scorer, its first key).")
+@click.option("--metric-direction", "metric_directions", multiple=True, metavar="NAME=lower|higher|none",
+              help="Which way a metric is better (docs/metrics.md#metric-catalogue); alone on a loaded warehouse "
+              "or beside inputs; kept through later imports. Repeatable.")
+@click.option("--primary-metric", "primary_metrics", multiple=True, metavar="NAME",
+              help="The metric pages show by default for its benchmark; alone on a loaded warehouse or beside "
+              "inputs; kept through later imports. Repeatable.")
 @click.option("--inspect-reader", type=click.Choice(["auto", "builtin", "inspect"]), default="auto",
               show_default=True, help="How Inspect logs are read (docs/inspect.md#readers).")
 @click.option("--replace-changed", "inspect_replace_changed", is_flag=True,
@@ -101,6 +108,8 @@ def main(
     judgments: tuple[Path, ...],
     inspect_log: tuple[Path, ...],
     inspect_score: str | None,
+    metric_directions: tuple[str, ...],
+    primary_metrics: tuple[str, ...],
     inspect_reader: str,
     inspect_replace_changed: bool,
     partial: bool,
@@ -116,16 +125,19 @@ def main(
     """
     path = db if db is not None else Path(default_db_path()).absolute()
     if delete_runs:
-        if benchmark is not None or runs or reference_json or responses or judgments or inspect_log:
+        if benchmark is not None or runs or reference_json or responses or judgments or inspect_log \
+                or metric_directions or primary_metrics:
             raise click.UsageError("--delete-run deletes runs in a call of its own, without inputs to load")
         deleted = remove_runs(path, delete_runs)
         if not quiet:
             click.echo(f"deleted {len(delete_runs)} run(s) from {path}: "
                        + " ".join(f"{t}={n}" for t, n in deleted.items()))
         return
-    if benchmark is None and not runs and not reference_json and not responses and not judgments and not inspect_log:
+    directions = [parse_direction(d) for d in metric_directions]
+    if benchmark is None and not runs and not reference_json and not responses and not judgments and not inspect_log \
+            and not directions and not primary_metrics:
         raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json, --responses, "
-                               "--judgments and/or --inspect-log")
+                               "--judgments and/or --inspect-log (or a metric setting)")
     with ExitStack() as stack:
         names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
 
@@ -164,6 +176,8 @@ def main(
                 progress=Progress(quiet=quiet),
                 rename=rename if names else None,
                 imports={"responses": [local(r) for r in responses], "judgments": [local(j) for j in judgments]},
+                metric_directions=directions,
+                primary_metrics=primary_metrics,
             )
         except AgentHopError as exc:  # a message naming a temporary copy of an s3:// input names its URL
             if rename(str(exc)) == str(exc):

@@ -34,6 +34,7 @@ from agenthop.harness.errors import AgentHopError
 from agenthop.schemas.trajectory import DEFAULT_BENCHMARK, KEYS
 
 from .conform import IngestError, find_duplicate
+from .metric_catalogue import write_catalogue
 from .progress import Progress
 from .sources import inspect_ingest
 from .sources.agenthop_release import reference_lookup
@@ -111,6 +112,9 @@ class _Plan:
     force: bool = False
     #: benchmark -> kind -> paths of the inputs benchmarks load themselves (``load_imports``)
     imports: dict[str, dict[str, list[Path]]] = field(default_factory=dict)
+    #: the user's metric settings: (name, direction) and primary metric names (ingest/metric_catalogue.py)
+    metric_directions: Sequence[tuple[str, str]] = ()
+    primary_metrics: Sequence[str] = ()
 
 
 def _dedupe(paths: Sequence[Path]) -> list[Path]:
@@ -387,22 +391,30 @@ def run_ingest(
     progress: Progress | None = None,
     rename: Callable[[str], str] | None = None,
     imports: Mapping[str, Sequence[Path]] | None = None,
+    metric_directions: Sequence[tuple[str, str]] = (),
+    primary_metrics: Sequence[str] = (),
 ) -> IngestResult:
     """Load the given inputs into the warehouse at ``db`` in one transaction (module docstring).
 
     ``imports``: inputs of a kind that one benchmark loads itself (``--responses`` files: kind
     ``responses``), by the ``load_imports`` hook of the benchmark that declares the kind, inside the
     same transaction. ``rename`` maps the text of a local path to the name the user gave (an ``s3://`` URL read
-    through a temporary copy) in recorded sources and in error messages.
+    through a temporary copy) in recorded sources and in error messages. ``metric_directions`` ((name,
+    direction) pairs) and ``primary_metrics`` are the user's metric settings, applied after everything
+    else in the same transaction (ingest/metric_catalogue.py); alone, they need an existing warehouse.
     """
     inspect_args = (inspect_logs, inspect_score, inspect_reader, inspect_replace_changed)
     own = _imports_by_benchmark(imports or {})
+    settings = (tuple(metric_directions), tuple(primary_metrics))
+    if (settings[0] or settings[1]) and not db.exists() and benchmark is None and not runs and not reference_json \
+            and not inspect_logs and not own:
+        raise IngestError(f"warehouse {db} does not exist: metric settings apply to a loaded warehouse")
     if rename is None:
         return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, str, inspect_args,
-                           own)
+                           own, settings)
     try:
         return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, rename,
-                           inspect_args, own)
+                           inspect_args, own, settings)
     except IngestError as exc:
         raise IngestError(rename(str(exc))) from None
 
@@ -433,6 +445,7 @@ def _run_ingest(
     rename: Callable[[str], str],
     inspect_args: tuple[Sequence[Path], str | None, str, bool] = ((), None, "auto", False),
     imports: dict[str, dict[str, list[Path]]] | None = None,
+    settings: tuple[Sequence[tuple[str, str]], Sequence[str]] = ((), ()),
 ) -> IngestResult:
     t0 = time.monotonic()
     progress = progress or Progress(quiet=True)
@@ -456,6 +469,7 @@ def _run_ingest(
                 n_rows += sum(plan.bench.counts().values()) if plan.bench is not None else 0
                 progress.phase(f"writing {n_rows:,} rows to {db}", big=n_rows > BIG_WRITE_ROWS)
                 plan.imports = imports or {}
+                plan.metric_directions, plan.primary_metrics = settings
                 try:
                     _write(con, state, plan, result, early)  # (4)
                 except duckdb.Error as exc:
@@ -688,6 +702,9 @@ def _write_body(con: duckdb.DuckDBPyConnection, plan: _Plan, result: IngestResul
     for benchmark, n in inspect_ingest.write(con, plan.inspect, now).items():
         result.rows[f"items {benchmark}"] = n
     _benchmark_hooks(con, plan, loaded_runs, result, add_log, plan.force)
+    changed = write_catalogue(con, plan.inspect.metric_defs, plan.metric_directions, plan.primary_metrics)
+    if changed:
+        result.imported.append("metric settings: " + "; ".join(changed))
     issues = plan.dq_issues
     result.dq_issues = issues.num_rows
     if issues.num_rows:

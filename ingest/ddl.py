@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from agenthop.harness import benchmarks
 from agenthop.schemas import catalogue
+from agenthop.schemas import metrics as mschema
 from agenthop.schemas import quality as qschema
 from agenthop.schemas import trajectory as tschema
 from agenthop.schemas.evolution import absent
@@ -78,6 +79,8 @@ def warehouse_schema(table: str) -> pa.Schema:
         return qschema.DQ_ISSUES
     if table == "benchmarks":
         return catalogue.BENCHMARKS
+    if table == "metric_defs":
+        return mschema.METRIC_DEFS
     extra = extra_tables()
     if table in extra:
         return extra[table]
@@ -87,13 +90,13 @@ def warehouse_schema(table: str) -> pa.Schema:
 def all_tables() -> tuple[str, ...]:
     """Every table of the raw layout, in creation order."""
     return ("benchmarks", *benchmark_tables(), *RUN_TABLES, "ingest_log", "warehouse_meta", "dq_issues",
-            *extra_tables())
+            "metric_defs", *extra_tables())
 
 
 def later_tables() -> frozenset[str]:
     """Tables a warehouse made by an earlier version (or before a benchmark was added) may lack;
     its next ingest creates them."""
-    return frozenset({"dq_issues", "benchmarks", "scores", *benchmark_tables(), *extra_tables()})
+    return frozenset({"dq_issues", "benchmarks", "scores", "metric_defs", *benchmark_tables(), *extra_tables()})
 
 _SIMPLE: dict[pa.DataType, str] = {
     pa.bool_(): "BOOLEAN",

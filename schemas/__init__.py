@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["agenthop", "catalogue", "evolution", "names", "trajectory"]
+__all__ = ["agenthop", "catalogue", "evolution", "metrics", "names", "trajectory"]
 
 
 def __getattr__(name: str) -> Any:

@@ -113,6 +113,17 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("benchmarks", "sha256"): "the release hash its runs carry in `runs.benchmark_sha256`",
     ("benchmarks", "n_items"): "items (samples, tasks) of the release",
     ("benchmarks", "loaded_at"): "when ingest loaded this release (UTC)",
+    # metric catalogue (raw.metric_defs)
+    ("metric_defs", "benchmark"): "the benchmark the metric belongs to",
+    ("metric_defs", "metric"): "its name (docs/metrics.md#metric-names): `scorer.key` for a score of `raw.scores`",
+    ("metric_defs", "kind"): "`binary`, `continuous`, `ordinal` or `categorical`",
+    ("metric_defs", "direction"): "`higher_is_better`, `lower_is_better` or `none`",
+    ("metric_defs", "is_primary"): "the metric pages show by default (one per benchmark)",
+    ("metric_defs", "label"): "short name for pages (an Inspect dict key, a scorer)",
+    ("metric_defs", "source"): "where the row comes from: the benchmark, `inspect`, or `user` (kept through imports)",
+    ("metric_defs", "description"): "what the metric measures, in words",
+    ("metric_defs", "min_value"): "its lowest possible value where the source gives it (binary: 0)",
+    ("metric_defs", "max_value"): "its highest possible value where the source gives it (binary: 1)",
     # items
     ("items", "sample_id"): "item id (`st_0001`, `mt_0001`, …)",
     ("items", "question_type"): "`single-target` (ST) or `multi-target` (MT)",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from . import agenthop as benchmark, catalogue, quality, trajectory
+from . import agenthop as benchmark, catalogue, metrics, quality, trajectory
 from .column_docs import COLUMN_DOCS
 from .evolution import absent
 
@@ -85,7 +85,8 @@ def render() -> str:
         f"- `tool_calls.status`: {', '.join(f'`{s}`' for s in trajectory.TOOL_CALL_STATUSES)}.",
         f"- `trajectories.terminated_by`: {', '.join(f'`{s}`' for s in trajectory.TERMINATIONS)}.",
         f"- `runs.backend`: {', '.join(f'`{s}`' for s in trajectory.BACKENDS)} (the last three are imported sources).",
-        f"- `runs.condition`: {', '.join(f'`{s}`' for s in trajectory.CONDITIONS)}.",
+        f"- `runs.condition`: {', '.join(f'`{s}`' for s in trajectory.CONDITIONS)}, every benchmark's own "
+        "conditions, or empty (`''`) for imported runs without one (Inspect logs).",
         "",
         '<a id="optional-on-read"></a>',
         "Columns added to the format after its first release are optional on read (column \"in older files\"):",
@@ -99,6 +100,10 @@ def render() -> str:
     out += ['<a id="benchmark-catalogue"></a>', "## Loaded releases: `raw.benchmarks`", "",
             "One row per benchmark name: the release its runs are checked against (docs/ingest.md).", ""]
     out += _table("benchmarks", catalogue.BENCHMARKS, catalogue.KEYS["benchmarks"])
+    out += ['<a id="metric-catalogue"></a>', "## Metric catalogue: `raw.metric_defs`", "",
+            "One row per (benchmark, metric): kind, direction, primary flag and label, from the sources and the",
+            "user (docs/metrics.md#metric-catalogue). Warehouses made before it gain it at their next ingest.", ""]
+    out += _table("metric_defs", metrics.METRIC_DEFS, metrics.KEYS["metric_defs"])
     out += ['<a id="benchmark-tables"></a>', "## Benchmark tables in the warehouse (schema `raw`)", "",
             "The release (docs/benchmark.md) as `agenthop-ingest --benchmark` flattens it (docs/ingest.md).", ""]
     for name, schema in benchmark.TABLES.items():

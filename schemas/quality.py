@@ -37,10 +37,11 @@ RANGE_OVERRIDES: dict[tuple[str, str], tuple[int, int | None]] = {
 }
 
 def _conditions() -> tuple[str, ...]:
-    """``runs.condition``: AgentHop's ablation conditions and every registered benchmark's conditions."""
+    """``runs.condition``: AgentHop's ablation conditions, every registered benchmark's conditions, and
+    the empty condition of imported runs that have none."""
     from agenthop.harness import benchmarks
 
-    out = list(t.CONDITIONS)
+    out = [*t.CONDITIONS, t.NO_CONDITION]
     for bench in benchmarks.available():
         out += [c for c in bench.conditions if c not in out]
     return tuple(out)

@@ -50,6 +50,9 @@ BACKENDS: tuple[str, ...] = HARNESS_BACKENDS + IMPORTED_BACKENDS
 
 from .names import CONDITIONS, DEFAULT_BENCHMARK  # noqa: E402,F401 (defined without pyarrow, re-exported)
 
+#: ``runs.condition`` of a run that has none: imported runs of benchmarks without conditions (Inspect logs).
+NO_CONDITION = ""
+
 #: Allowed values of ``turns.role``.
 TURN_ROLES: tuple[str, ...] = ("assistant", "error")
 

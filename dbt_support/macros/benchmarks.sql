@@ -12,3 +12,21 @@
 {% macro benchmark_trajectory_check_models() -%}
 {{ return(['int_agenthop__trajectory_checks']) }}
 {%- endmacro %}
+
+{#- Per benchmark, the model of its own metrics per item (columns run_id, sample_id, metric, value):
+    the metrics its scores do not carry in raw.scores (docs/metrics.md#metric-catalogue). The shared mart
+    item_metric_values reads the union; a benchmark without one gets its trajectories.score as `score`. -#}
+{% macro benchmark_item_metric_models() -%}
+{{ return({'agenthop': 'int_agenthop__item_metric_values', 'sciexplore': 'int_sciexplore__item_metric_values'}) }}
+{%- endmacro %}
+
+{#- Per benchmark that imports runs without a raw.runs row (SciExplore's responses files), its models of
+    those runs (run_id, benchmark, model, backend, condition, replicate) and of their final items
+    (run_id, sample_id, is_error); int_core_runs and int_core_items_final add them to the loaded runs. -#}
+{% macro benchmark_imported_run_models() -%}
+{{ return(['int_sciexplore__imported_runs']) }}
+{%- endmacro %}
+
+{% macro benchmark_imported_item_models() -%}
+{{ return(['int_sciexplore__imported_items']) }}
+{%- endmacro %}

@@ -123,8 +123,8 @@ create table if not exists {{ incremental_state_relation() }} (
 {%- endmacro %}
 
 {% macro incremental_decide() -%}
-    {#- a table without its contract's checks is created again from every run (table_in_place.sql) -#}
-    {%- if not is_incremental() or not table_checks_match(this) -%}
+    {#- a table without its contract's checks or columns is created again from every run (table_in_place.sql) -#}
+    {%- if not is_incremental() or not table_shape_matches(this) -%}
         {{ return({'mode': 'all', 'build': [], 'gone': []}) }}
     {%- endif -%}
     {%- set snapshot = incremental_snapshot() -%}

@@ -36,10 +36,10 @@
         {%- if table_in_place_matches(existing_relation, sql, wanted) -%}
             {{ return(table_in_place(existing_relation, sql, wanted, clear=false)) }}
         {%- endif -%}
-        {#- a table without the checks its contract declares (written by an earlier version of the project):
+        {#- a table without the checks or columns its contract declares (written by an earlier version of the project):
             the plan has recomputed every run (incremental_decide), so the table is created again from them,
             in the same transaction as the drop of the old one -#}
-        {%- if existing_relation.is_table and not table_checks_match(existing_relation) -%}
+        {%- if existing_relation.is_table and not table_shape_matches(existing_relation) -%}
             {%- do adapter.drop_relation(existing_relation) -%}
         {%- endif -%}
     {%- endif -%}
@@ -140,6 +140,22 @@
         {%- endfor -%}
     {%- endif -%}
     {{ return(wanted | sort == existing | sort) }}
+{%- endmacro %}
+
+{#- True when table `relation` has the checks (table_checks_match) and the column names, in order, that the
+    model's enforced contract declares. A table written by an earlier version of the project with fewer
+    columns (a mart that gained one) does not match: an incremental model creates it again from every run
+    (incremental_decide), as for other checks. -#}
+{% macro table_shape_matches(relation) -%}
+    {%- if not table_checks_match(relation) -%}{{ return(false) }}{%- endif -%}
+    {%- set contract = config.get('contract') -%}
+    {%- if not (contract and contract.enforced) or not model.columns -%}{{ return(true) }}{%- endif -%}
+    {%- set existing = table_in_place_columns().get(relation.schema ~ '.' ~ relation.identifier, []) -%}
+    {%- set have = [] -%}
+    {%- for row in existing -%}{%- do have.append(row[0] | lower) -%}{%- endfor -%}
+    {%- set want = [] -%}
+    {%- for name in model.columns -%}{%- do want.append(name | lower) -%}{%- endfor -%}
+    {{ return(have == want) }}
 {%- endmacro %}
 
 {#- The expressions of the check constraints of `node` (its model-level ones, then its columns'). -#}

@@ -165,6 +165,10 @@ class Benchmark:
     #: (``on_runs_loaded``, ``load_imports``) and created (empty) with the warehouse layout so that
     #: dbt always finds them; names are global, as for ``raw_tables``
     extra_tables: Mapping[str, pa.Schema] = field(default_factory=dict)
+    #: its rows of the metric catalogue (``raw.metric_defs``, docs/metrics.md#metric-catalogue) for the
+    #: metrics its loaded runs carry: ``metric_defs(con) -> [row, ...]`` (none without runs); called by
+    #: ingest inside its transaction, after the runs and imports were written
+    metric_defs: Callable[[Any], list[dict[str, Any]]] | None = None
 
 
 @dataclass(slots=True)

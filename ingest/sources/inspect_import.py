@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from agenthop.ingest.quality import Segments
 from agenthop.ingest.runs import RunData
 from agenthop.schemas import trajectory as tschema
 
-from . import inspect_map, inspect_read
+from . import inspect_map, inspect_metrics, inspect_read
 
 KIND = "inspect-log"
 
@@ -88,6 +88,8 @@ class LogTables:
     items: pa.Table | None
     runs: list[RunData]
     notes: list[str]
+    #: its rows of the metric catalogue (``raw.metric_defs``; none for a log loaded before, unchanged)
+    metric_defs: list[dict[str, Any]] = field(default_factory=list)
 
 
 def content_sha256(path: Path, score: str | None) -> str:
@@ -154,7 +156,8 @@ def read_log(path: Path, score: str | None = None, reader: str = "auto",
             {k: v.num_rows for k, v in tables.items()}, segments,
         ))
     items = items_table(mapped) if mapped.items else None
-    return LogTables(path, mapped.benchmark, mapped.benchmark_sha256, items, runs, notes)
+    return LogTables(path, mapped.benchmark, mapped.benchmark_sha256, items, runs, notes,
+                     inspect_metrics.metric_rows(mapped, score))
 
 
 def discover(paths: Sequence[Path]) -> list[Path]:

@@ -37,6 +37,8 @@ class InspectPlan:
     items: dict[str, pa.Table] = field(default_factory=dict)
     #: reasons samples were loaded incompletely (also in each run's config_json import_notes)
     notes: list[str] = field(default_factory=list)
+    #: the logs' rows of the metric catalogue (``raw.metric_defs``), in log order
+    metric_defs: list[dict] = field(default_factory=list)
 
 
 def items_ddl() -> str:
@@ -121,6 +123,7 @@ def prepare(
         check_replacements(con, lt, loaded_hashes, replace_changed)
         plan.notes += [f"{path}: {n}" for n in lt.notes]
         plan.datas += lt.runs
+        plan.metric_defs += lt.metric_defs
         if lt.benchmark == inspect_map.AGENTHOP:
             for rd in lt.runs:
                 if rd.tables is not None:

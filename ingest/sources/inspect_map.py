@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenthop.ingest.reference_json import _parse_time as parse_time
+from agenthop.schemas.trajectory import NO_CONDITION
 
 from .inspect_check import SAMPLE_FIELDS
 
@@ -565,7 +566,7 @@ def runs_row(header: dict[str, Any], source: str, epoch: int, bench_sha: str, co
         "run_id": run_id_of(str(ev.get("eval_id")), epoch),
         "model": str(ev.get("model") or "unknown"),
         "backend": BACKEND,
-        "condition": "full",
+        "condition": NO_CONDITION,  # an Inspect task has no AgentHop condition
         "replicate": epoch - 1,
         "benchmark_sha256": bench_sha,
         "budget_total": 0,

@@ -94,3 +94,49 @@ def test_dbt_build_works_on_a_warehouse_without_sciexplore_tables(tmp_path: Path
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM main.sciexplore_summary").fetchall() == [(0,)]
         assert con.execute("SELECT n_runs, last_load_id FROM main.sciexplore_build_info").fetchall() == [(0, 0)]
+
+
+def test_a_partial_responses_file_has_its_coverage_and_per_task_metrics(tmp_path: Path, release: Path, ingest) -> None:
+    """3 of the release's 4 tasks answered (d1 missing), a second judge on a1. By hand, normalized-match:
+    a1 correct (1), b1 abstains (0), c1 F_cite (0.5 + 0) / 2 = 0.25; the human judge calls a1 incorrect."""
+    db = tmp_path / "w.duckdb"
+    resp = write_jsonl(tmp_path / "r.jsonl", GOOD[:3])
+    judg = write_jsonl(tmp_path / "j.jsonl", [
+        {"model": "m", "paradigm": "search", "replicate": 0, "task_id": "a1", "unit": "answer",
+         "verdict": "incorrect", "judge": "human", "judge_version": "1", "rationale": "strict"}])
+    assert ingest("--db", db, "--benchmark", release, "--responses", resp, "--judgments", judg).exit_code == 0
+    proc = run_dbt_build(db, tmp_path, "--select", "+run_coverage", "+pass_k", "+item_metric_values", "+metric_defs")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT benchmark, model, n_scope, n_final, n_scored, n_error, n_missing "
+                           "FROM main.run_coverage").fetchall() == [("sciexplore", "m", 4, 3, 3, 0, 1)]
+        values = con.execute("SELECT sample_id, metric, value, condition, epoch FROM main.item_metric_values "
+                             "ORDER BY metric, sample_id").fetchall()
+        # the human judge covers the run: a unit it gave no verdict is not correct, as in every SciExplore mart
+        assert values == [
+            ("a1", "human.answer_correct", 0.0, "search", 1),
+            ("b1", "human.answer_correct", 0.0, "search", 1),
+            ("c1", "human.t3_f", 0.0, "search", 1),
+            ("a1", "human.task_score", 0.0, "search", 1),
+            ("b1", "human.task_score", 0.0, "search", 1),
+            ("c1", "human.task_score", 0.0, "search", 1),
+            ("a1", "normalized-match.answer_correct", 1.0, "search", 1),
+            ("b1", "normalized-match.answer_correct", 0.0, "search", 1),
+            ("c1", "normalized-match.t3_f", 0.25, "search", 1),
+            ("a1", "normalized-match.task_score", 1.0, "search", 1),
+            ("b1", "normalized-match.task_score", 0.0, "search", 1),
+            ("c1", "normalized-match.task_score", 0.25, "search", 1),
+        ]
+        defs = con.execute("SELECT metric, kind, direction, is_primary, source FROM main.metric_defs "
+                           "ORDER BY metric").fetchall()
+        assert defs == [
+            ("human.answer_correct", "binary", "higher_is_better", False, "sciexplore"),
+            ("human.t3_f", "continuous", "higher_is_better", False, "sciexplore"),
+            ("human.task_score", "continuous", "higher_is_better", False, "sciexplore"),
+            ("normalized-match.answer_correct", "binary", "higher_is_better", False, "sciexplore"),
+            ("normalized-match.t3_f", "continuous", "higher_is_better", False, "sciexplore"),
+            ("normalized-match.task_score", "continuous", "higher_is_better", True, "sciexplore"),
+        ]
+        # one repeat: pass@1 of the binary metrics over the T1/T2 items answered
+        assert con.execute("SELECT metric, k, n_items, pass_at_k FROM main.pass_k ORDER BY metric").fetchall() == [
+            ("human.answer_correct", 1, 2, 0.0), ("normalized-match.answer_correct", 1, 2, 0.5)]

@@ -65,6 +65,19 @@ def sample_parts(release: Any, item: Any) -> tuple[Any, ...]:
     return item, release.graphs[item.id], release.papers, release.labels.get(item.id, [])
 
 
+#: its metric (``trajectories.score``, named so in ``item_metric_values``; docs/metrics.md#metric-catalogue)
+CORRECT: dict[str, Any] = {
+    "metric": "correct", "kind": "binary", "direction": "higher_is_better", "is_primary": True, "label": "correct",
+    "description": "the final answer is the gold option (is_correct)", "min_value": 0.0, "max_value": 1.0,
+}
+
+
+def metric_defs(con: Any) -> list[dict[str, Any]]:
+    """Its catalogue row when the warehouse holds AgentHop runs (harness, reference JSON, its Inspect task)."""
+    n = con.execute("SELECT count(*) FROM raw.runs WHERE benchmark = ?", [NAME]).fetchall()[0][0]
+    return [{"benchmark": NAME, "source": NAME, **CORRECT}] if n else []
+
+
 def describe(release: Any, limit: int | None) -> Description:
     """``describe-benchmark`` on an AgentHop release (loaded with its first ``limit`` items)."""
     from .describe import describe as stats, format_description
@@ -103,4 +116,5 @@ BENCHMARK = Benchmark(
     episode=episode,
     make_command=make_command,
     describe=describe,
+    metric_defs=metric_defs,
 )

@@ -135,6 +135,12 @@ def describe(release: Any, limit: int | None) -> Description:
     return Description(d, format_description(d), tuple(warnings(release)))
 
 
+def metric_defs(con: Any) -> list[dict[str, Any]]:
+    from .metrics import metric_rows
+
+    return metric_rows(con)
+
+
 def make_command() -> Any:
     from .commands import make_benchmark
 
@@ -177,4 +183,5 @@ BENCHMARK = Benchmark(
     load_imports=load_imports,
     imported_runs=imported_runs,
     on_runs_deleted=on_runs_deleted,
+    metric_defs=metric_defs,
 )

@@ -34,6 +34,8 @@ select
     stopping.category::varchar as stopping_category,
     stats.early_submit_after_wrong::boolean as early_submit_after_wrong,
     traj.total_tokens::bigint as total_tokens,
+    (traj.prompt_tokens + traj.cache_read_tokens + traj.cache_creation_tokens + traj.completion_tokens)::bigint
+        as all_tokens,
     traj.prompt_tokens::bigint as prompt_tokens,
     traj.completion_tokens::bigint as completion_tokens,
     traj.cache_read_tokens::bigint as cache_read_tokens,

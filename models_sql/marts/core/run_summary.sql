@@ -1,7 +1,8 @@
 {{ config(materialized="incremental") }}
 {%- set plan = incremental_plan() %}
 -- docs/metrics.md#run-summary: one row per run of any benchmark, over the shared columns of its final
--- trajectories: n, mean score (trajectories with a score), accuracy, tokens, turns, cost, terminations.
+-- trajectories: n, mean score (trajectories with a score), accuracy, tokens (total_tokens, the caps' quantity,
+-- and all_tokens, every token the provider processed: docs/metrics.md#tokens), turns, cost, terminations.
 with per_run as (
     select
         run_id,
@@ -16,6 +17,7 @@ with per_run as (
         avg(score order by sample_id) as mean_score,  -- ordered: the same bits on every build
         avg(is_correct::integer) as accuracy,
         sum(total_tokens) as total_tokens,
+        sum(prompt_tokens + cache_read_tokens + cache_creation_tokens + completion_tokens) as all_tokens,
         avg(total_tokens) as avg_tokens,
         avg(total_turns) as avg_turns,
         count_if(terminated_by = 'answer') as n_answer,
@@ -37,6 +39,7 @@ select
     per_run.mean_score::double as mean_score,
     per_run.accuracy::double as accuracy,
     per_run.total_tokens::bigint as total_tokens,
+    per_run.all_tokens::bigint as all_tokens,
     per_run.avg_tokens::double as avg_tokens,
     per_run.avg_turns::double as avg_turns,
     cost.total_usd::double as total_usd,

@@ -9,23 +9,8 @@ with tasks as (
 responses as (
     select * from {{ ref('stg_sciexplore__responses') }}
 ),
-answers as (
-    select run_id, judge, task_id, verdict
-    from {{ ref('stg_sciexplore__judgments') }}
-    where unit = 'answer'
-),
-t3 as (
-    select run_id, judge, task_id, avg(f order by slot) as t3_f
-    from {{ ref('int_sciexplore_group_f') }}
-    group by run_id, judge, task_id
-),
-t4 as (
-    select run_id, judge, task_id,
-        sum(n_correct) as cells_correct, sum(n_cells) as cells_total,
-        count(*) filter (where row_correct) as rows_correct, count(*) as rows_total,
-        count(*) filter (where pk_matched) as pk_matched
-    from {{ ref('int_sciexplore_t4_rows') }}
-    group by run_id, judge, task_id
+verdicts as (
+    select * from {{ ref('int_sciexplore_task_verdicts') }}
 ),
 searches as (
     select run_id, task_id, count(*) filter (where is_search) as n_search_calls
@@ -41,19 +26,17 @@ select
     tasks.hops::integer as hops,
     coalesce(responses.status, 'not_attempted')::varchar as status,
     (responses.task_id is not null)::boolean as has_response,
-    (case when tasks.type in ('T1', 'T2') then coalesce(answers.verdict, 'not_attempted') end)::varchar as verdict,
-    (case when tasks.type = 'T3' then coalesce(t3.t3_f, 0.0) end)::double as t3_f,
-    (case when tasks.type = 'T4' then coalesce(t4.cells_correct, 0) end)::integer as t4_cells_correct,
-    (case when tasks.type = 'T4' then coalesce(t4.cells_total, 0) end)::integer as t4_cells_total,
-    (case when tasks.type = 'T4' then coalesce(t4.rows_correct, 0) end)::integer as t4_rows_correct,
-    (case when tasks.type = 'T4' then coalesce(t4.rows_total, 0) end)::integer as t4_rows_total,
-    (case when tasks.type = 'T4' then coalesce(t4.pk_matched, 0) end)::integer as t4_pk_matched,
+    (case when tasks.type in ('T1', 'T2') then coalesce(verdicts.verdict, 'not_attempted') end)::varchar as verdict,
+    (case when tasks.type = 'T3' then coalesce(verdicts.t3_f, 0.0) end)::double as t3_f,
+    (case when tasks.type = 'T4' then coalesce(verdicts.cells_correct, 0) end)::integer as t4_cells_correct,
+    (case when tasks.type = 'T4' then coalesce(verdicts.cells_total, 0) end)::integer as t4_cells_total,
+    (case when tasks.type = 'T4' then coalesce(verdicts.rows_correct, 0) end)::integer as t4_rows_correct,
+    (case when tasks.type = 'T4' then coalesce(verdicts.rows_total, 0) end)::integer as t4_rows_total,
+    (case when tasks.type = 'T4' then coalesce(verdicts.pk_matched, 0) end)::integer as t4_pk_matched,
     (case when tasks.type = 'T4' then coalesce(responses.format_ok, false) end)::boolean as t4_format_ok,
     coalesce(searches.n_search_calls, 0)::integer as n_search_calls
 from {{ ref('int_sciexplore_run_judges') }} as rj
 cross join tasks
 left join responses on responses.run_id = rj.run_id and responses.task_id = tasks.task_id
-left join answers on answers.run_id = rj.run_id and answers.judge = rj.judge and answers.task_id = tasks.task_id
-left join t3 on t3.run_id = rj.run_id and t3.judge = rj.judge and t3.task_id = tasks.task_id
-left join t4 on t4.run_id = rj.run_id and t4.judge = rj.judge and t4.task_id = tasks.task_id
+left join verdicts on verdicts.run_id = rj.run_id and verdicts.judge = rj.judge and verdicts.task_id = tasks.task_id
 left join searches on searches.run_id = rj.run_id and searches.task_id = tasks.task_id

@@ -1,0 +1,7 @@
+-- The items of SciExplore's runs with a final outcome: the tasks each run has a response to (a task
+-- without one is missing); is_error: the response's status is error.
+select
+    run_id::varchar as run_id,
+    task_id::varchar as sample_id,
+    (status = 'error')::boolean as is_error
+from {{ ref('stg_sciexplore__responses') }}

@@ -1,0 +1,92 @@
+-- docs/metrics.md#pass-k: reliability over the repeats of a run group, per (benchmark, model, condition,
+-- run_group, metric) of every binary metric (metric_defs.kind) and k = 1 .. the group's repeats (runs).
+-- Per item with n repeats that have a value, c of them 1: pass@k = 1 - C(n-c, k) / C(n, k) (some of k
+-- repeats succeed) and pass^k = C(c, k) / C(n, k) (all of k succeed), the unbiased estimators; a ratio
+-- C(a, k) / C(n, k) is the product over i < k of (a - i) / (n - i), 0 when a < k. An item counts for k
+-- when n >= k; the group's values are means over those items (n_items). Intervals: 95% item bootstrap,
+-- percentiles of the means of {{ var('pass_k_replicates', 1000) }} resamples of the items, each draw
+-- fixed by hash(seed, replicate, position) so every build gives the same bounds. Rounded to 12 decimals.
+{%- set replicates = var('pass_k_replicates', 1000) %}
+{%- set seed = var('pass_k_seed', 20260) %}
+with binary_values as (
+    select v.benchmark, v.model, v.condition, v.run_group, v.metric, v.run_id, v.sample_id, v.value
+    from {{ ref('item_metric_values') }} as v
+    join {{ ref('metric_defs') }} as defs on defs.benchmark = v.benchmark and defs.metric = v.metric
+    where defs.kind = 'binary' and v.value is not null
+),
+items as (
+    select benchmark, model, condition, run_group, metric, sample_id,
+        count(*) as n, sum(case when value = 1 then 1 else 0 end) as c
+    from binary_values
+    group by all
+),
+groups as (
+    select benchmark, model, condition, run_group, metric, count(distinct run_id) as n_repeats
+    from binary_values
+    group by all
+),
+ks as (
+    select *, unnest(range(1, n_repeats + 1)) as k from groups
+),
+per_item as (
+    select
+        items.benchmark, items.model, items.condition, items.run_group, items.metric, ks.k, items.sample_id,
+        1 - list_product(list_transform(range(ks.k), lambda i: greatest(items.n - items.c - i, 0)::double / (items.n - i)))
+            as pass_at,
+        list_product(list_transform(range(ks.k), lambda i: greatest(items.c - i, 0)::double / (items.n - i))) as pass_hat
+    from items
+    join ks
+        on ks.benchmark = items.benchmark and ks.model = items.model and ks.condition = items.condition
+        and ks.run_group = items.run_group and ks.metric = items.metric
+    where items.n >= ks.k
+),
+per_group as (
+    select benchmark, model, condition, run_group, metric, k,
+        count(*) as n_items,
+        avg(pass_at order by sample_id) as pass_at_k,
+        avg(pass_hat order by sample_id) as pass_hat_k,
+        list(pass_at order by sample_id) as at_values,
+        list(pass_hat order by sample_id) as hat_values
+    from per_item
+    group by all
+),
+draws as (
+    select g.benchmark, g.model, g.condition, g.run_group, g.metric, g.k, r.b,
+        list_transform(range(g.n_items), lambda j: (hash({{ seed }}, r.b, j) % g.n_items)::integer + 1) as picks
+    from per_group as g
+    cross join range({{ replicates }}) as r(b)
+),
+boot as (
+    select d.benchmark, d.model, d.condition, d.run_group, d.metric, d.k,
+        list_avg(list_transform(d.picks, lambda p: g.at_values[p])) as at_mean,
+        list_avg(list_transform(d.picks, lambda p: g.hat_values[p])) as hat_mean
+    from draws as d
+    join per_group as g
+        on g.benchmark = d.benchmark and g.model = d.model and g.condition = d.condition
+        and g.run_group = d.run_group and g.metric = d.metric and g.k = d.k
+),
+intervals as (
+    select benchmark, model, condition, run_group, metric, k,
+        quantile_cont(at_mean, 0.025) as at_lo, quantile_cont(at_mean, 0.975) as at_hi,
+        quantile_cont(hat_mean, 0.025) as hat_lo, quantile_cont(hat_mean, 0.975) as hat_hi
+    from boot
+    group by all
+)
+select
+    g.benchmark::varchar as benchmark,
+    g.model::varchar as model,
+    g.condition::varchar as condition,
+    g.run_group::varchar as run_group,
+    g.metric::varchar as metric,
+    g.k::integer as k,
+    g.n_items::integer as n_items,
+    round(g.pass_at_k, 12)::double as pass_at_k,
+    round(i.at_lo, 12)::double as pass_at_k_lo,
+    round(i.at_hi, 12)::double as pass_at_k_hi,
+    round(g.pass_hat_k, 12)::double as pass_hat_k,
+    round(i.hat_lo, 12)::double as pass_hat_k_lo,
+    round(i.hat_hi, 12)::double as pass_hat_k_hi
+from per_group as g
+join intervals as i
+    on i.benchmark = g.benchmark and i.model = g.model and i.condition = g.condition
+    and i.run_group = g.run_group and i.metric = g.metric and i.k = g.k
