@@ -148,6 +148,26 @@ def test_reruns_page_speaks_of_epochs(warehouse: Path, tmp_path: Path) -> None:
     assert f"{BETA} · epoch 1" in text and f"{BETA} · epoch 2" in text
 
 
+@pytest.mark.parametrize("page", ["compare", "reruns", "item"])
+def test_inspect_pages_speak_of_scores_not_right_answers(warehouse: Path, tmp_path: Path, page: str) -> None:
+    """An Inspect score of 1 is what the scorer gave (a security "C" is the bad outcome): the pages say
+    "scored 1", never right, wrong or correct, outside the definitions appendix quoted from the docs."""
+    args = {"compare": ("compare", "--models", f"{ALPHA},{BETA}"), "reruns": ("reruns", "--model", BETA),
+            "item": ("item", "s3", "--models", f"{ALPHA},{BETA}")}[page]
+    soup = _page(warehouse, tmp_path / f"{page}.html", *args)
+    for d in soup.select("section.definition"):
+        d.decompose()
+    text = " ".join(soup.get_text(" ", strip=True).split())
+    for word in ("right", "wrong", "correct", "correctness"):
+        assert f" {word} " not in f" {text} ".replace(".", " ").replace(",", " ").replace(")", " "), (page, word)
+    expected = {"compare": "Accuracy = share of final trajectories that scored 1",
+                "reruns": "(b = first scored 1 only, c = second scored 1 only)",
+                "item": f"{ALPHA} scored 1 score 1.000"}[page]
+    assert expected in text
+    if page == "reruns":
+        assert "1 changed score (1 or 0) between epochs" in text and "(✓ scored 1, ✗ scored 0, · no trajectory)" in text
+
+
 def test_leaderboard_on_an_inspect_only_warehouse(warehouse: Path, tmp_path: Path) -> None:
     for args in ([], ["--benchmark", "inspect:toolbox"]):
         soup = _page(warehouse, tmp_path / "lb.html", "leaderboard", *args)
