@@ -216,7 +216,7 @@ def test_definitions_appendix_holds_what_the_page_links(warehouse: Path, tmp_pat
 
 # --- in a real browser ---------------------------------------------------------------------------------
 
-from test_report_browser import _open, browser  # noqa: E402,F401 (fixture)
+from test_report_browser import LEGEND_CLIPPED_JS, _open, browser  # noqa: E402,F401 (fixture)
 
 
 @pytest.mark.browser
@@ -237,6 +237,9 @@ def test_pages_of_an_inspect_only_warehouse_in_chromium(warehouse: Path, browser
             assert errors == [] and blocked == [], (name, errors, blocked)
             scroll = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
             assert scroll <= 0, f"{name} scrolls sideways by {scroll}px at {width}px"
+            # four runs (two models, two epochs) name every legend entry in full, also in the half-width charts
+            clipped = page.evaluate(LEGEND_CLIPPED_JS)
+            assert not clipped, f"{name} at {width}px: legend labels beyond their chart: {clipped}"
             page.screenshot(path=str(ARTIFACTS / f"inspect-only-{name}-{width}.png"), full_page=True)
         finally:
             page.close()
