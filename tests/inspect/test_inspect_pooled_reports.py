@@ -105,6 +105,8 @@ def test_compare_pools_both_epochs_by_default(warehouse: Path, tmp_path: Path) -
     assert (tmp_path / link).exists()
     # per-run tables have a column per epoch of each side
     assert _rows(_table(soup, "outcomes"))["items"] == ["4", "4", "4", "4"]
+    # four runs: the terminations table has no Δ column, nor does its caption speak of one
+    assert "Δ" not in " ".join(_table(soup, "terminations")[0]) + soup.find(id="terminations").find_next("p").get_text()
 
 
 @pytest.mark.parametrize("flag", ["--epoch", "--replicate"])
@@ -113,7 +115,7 @@ def test_one_epoch_with_epoch_or_replicate(warehouse: Path, tmp_path: Path, flag
     text = soup.get_text(" ", strip=True)
     assert ", epoch 2)" in text and "pooled" not in soup.find(id="summary").find_next("ul").get_text()
     paired = _rows(_table(soup, "paired"))
-    assert paired["exact McNemar on correctness"][:5] == ["4", "1", "0", "+25.0", "1.00"]
+    assert paired["exact McNemar on score (1 or 0)"][:5] == ["4", "1", "0", "+25.0", "1.00"]
 
 
 def test_an_epoch_the_models_lack_and_a_condition_are_handled(warehouse: Path, tmp_path: Path) -> None:
