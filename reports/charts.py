@@ -98,9 +98,13 @@ def _plain(layers: list[dict[str, Any]], rows: list[dict[str, Any]], *, title: s
             "autosize": {"type": "fit-x", "contains": "padding"}}
 
 
-def _run_color_dict(runs: Sequence[str]) -> dict[str, Any]:
+def _run_color_dict(runs: Sequence[str], columns: int = 0) -> dict[str, Any]:
+    """Colour by run, the legend above the chart in one row (or in `columns` columns)."""
+    legend: dict[str, Any] = {"orient": "top", "direction": "horizontal"}
+    if columns:
+        legend["columns"] = columns
     return {"field": "run", "type": "nominal", "sort": list(runs), "scale": {"domain": list(runs)}, "title": None,
-            "legend": {"orient": "top", "direction": "horizontal"}}
+            "legend": legend}
 
 
 def grouped_bars(
@@ -196,7 +200,8 @@ def histogram(rows: list[dict[str, Any]], *, runs: Sequence[str], title: str, x_
         "x2": {"field": "bin_end"},
         "y": {"field": "share", "type": "quantitative", "title": "share of items", "axis": {"format": ".0%"},
               "stack": None},
-        "color": _run_color_dict(runs),
+        # histograms stand two abreast: more than two runs' names do not fit in one legend row
+        "color": _run_color_dict(runs, columns=2 if len(runs) > 2 else 0),
         "tooltip": [{"field": "run", "type": "nominal"}, {"field": "bin_start", "type": "quantitative", "title": "from"},
                     {"field": "bin_end", "type": "quantitative", "title": "to"}, {"field": "n", "type": "quantitative"},
                     {"field": "share", "type": "quantitative", "format": ".1%"}]}}

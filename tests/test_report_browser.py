@@ -148,6 +148,15 @@ OVERLAPS_JS = """() => {
 }"""
 
 
+#: Legend labels outside their chart's box (a one-row legend of four runs' names over a half-width chart
+#: loses the last names at the edge).
+LEGEND_CLIPPED_JS = """() => Array.from(document.querySelectorAll('div.chart')).flatMap((d, i) => {
+  const box = d.getBoundingClientRect();
+  return Array.from(d.querySelectorAll('svg .role-legend-label text')).filter(t => t.textContent.trim())
+    .filter(t => { const r = t.getBoundingClientRect(); return r.right > box.right + 1 || r.left < box.left - 1; })
+    .map(t => `chart ${i}: '${t.textContent}'`); })"""
+
+
 #: Neighbouring tick labels of one axis closer than 4 px (e.g. "90%" and "100%" touching at the end of a
 #: short percentage axis): legible apart only by squinting.
 AXIS_GAPS_JS = """() => {

@@ -59,6 +59,16 @@ def test_compare_adds_the_pooled_replicates(db: Path, tmp_path: Path) -> None:
     assert f"Items the pooled models differ on ({len(differing)})" in text
     # the page's own sections still compare replicate 0 of each, as before
     assert "Four-axis profile" in text and "(run verifier__full__r0" in text
+    # the pooled section (with its long list of items) comes last, as in the page's table of contents;
+    # the summary states its result and links to it
+    headings = [h.get("id") for h in soup.find_all("h2") if h.get("id")]
+    assert headings.index("pooled") > headings.index("winloss")
+    assert [a.get("href") for a in soup.select("nav.toc a")][-1] == "#pooled"
+    line = " ".join(next(li for li in soup.find(id="summary").find_next("ul").find_all("li")
+                         if "pooled" in li.get_text()).get_text(" ", strip=True).split())
+    assert line.startswith("Every replicate pooled (2 runs of A, 1 of B): on the 48 items both scored, "
+                           f"mean A {mean_a:.3f}, B {mean_b:.3f}, A − B = {mean_a - mean_b:+.3f} [")
+    assert "sign-flip permutation p" in line and line.endswith("( last section ).")
 
 
 def test_leaderboard_pools_replicates_above_table_2(db: Path, tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequ
         every = _own_runs(wh, [r for g in groups for r in g.runs])
         shown = every if len(every) <= MAX_ITEM_RUNS else mine
         site.write_item_pages(wh, [d.sample_id for d in rows], shown, prov)  # each replicate's trajectory
-        context = {**context, "pooled": pooled, "pooled_rows": rows}
+        context = {**context, "pooled": pooled, "pooled_rows": rows, "pooled_headline": pooling.summary(pooled)}
     site.write_item_pages(wh, context["item_ids"], mine, prov)
     return site.render_page("compare.html.j2", context, box, prov), context
 

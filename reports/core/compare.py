@@ -126,6 +126,7 @@ def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Ch
     context: dict[str, Any] = {
         "title": f"Compare {ga.label if pooled.pooled else a.label} vs {gb.label if pooled.pooled else b.label}",
         "benchmark": a.benchmark,
+        "oc": registry.outcomes_of(a.benchmark),
         "acc_pm_meaning": stats.ACC_PM_MEANING_SHARED,
         "runs": list(runs),
         "a": a,

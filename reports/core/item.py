@@ -74,6 +74,7 @@ def context(data: ItemData, sample_id: str, runs: Sequence[RunInfo], box: Charts
         "group": data.groups.get(sample_id),
         "header": data.headers.get(sample_id),
         "runs": list(runs),
+        "oc": registry.outcomes_of(runs[0].benchmark if runs else None),
         "missing": [s.run for s in aligned.sides if s.summary is None],
         "aligned": aligned,
         "scores": _score_rows(data.scores.get(sample_id, []), runs),

@@ -73,6 +73,20 @@ class Repeats:
 
 
 @dataclass(frozen=True)
+class Outcomes:
+    """How a benchmark names an item's binary outcome on the shared pages: the harness's and SciExplore's
+    answers are right or wrong; an Inspect score of 1 or 0 is only that (a "C" may be the bad outcome,
+    as AgentDojo's security key is)."""
+
+    right: str = "right"  # b = first right only
+    got_right: str = "got right"  # items only A got right
+    wrong: str = "wrong"
+    correct: str = "correct"  # correct in 2 of 3 replicates; the item page's badge
+    correctness: str = "correctness"  # changed correctness between replicates
+    judged: str = "judged correct"  # share of final trajectories judged correct
+
+
+@dataclass(frozen=True)
 class ReportSections:
     name: str
     compare: SectionsFn | None = None
@@ -83,6 +97,8 @@ class ReportSections:
     mart_columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: how its repeats of one configuration are named on the pages (``epoch 1`` or ``replicate 0``)
     repeats: Repeats = field(default_factory=Repeats)
+    #: how it names an item's binary outcome (right/wrong, or an Inspect score of 1 or 0)
+    outcomes: Outcomes = field(default_factory=Outcomes)
 
 
 _REGISTERED: dict[str, ReportSections] = {}
@@ -128,6 +144,12 @@ def repeats_of(benchmark: str | None) -> Repeats:
     """How `benchmark` names its repeats (the default, replicates, without an entry)."""
     s = sections_for(benchmark)
     return s.repeats if s is not None else Repeats()
+
+
+def outcomes_of(benchmark: str | None) -> Outcomes:
+    """How `benchmark` names an item's binary outcome (right and wrong without an entry)."""
+    s = sections_for(benchmark)
+    return s.outcomes if s is not None else Outcomes()
 
 
 def mart_columns() -> dict[str, tuple[str, ...]]:

@@ -81,7 +81,7 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> di
     hist = [{"n_correct": k, "n_runs": len(runs), "n_items": n} for k, n in sorted(tally.items())]
     hist_chart = box.add(charts.simple_bars(
         [{"correct in": f"{h['n_correct']} of {h['n_runs']}", "items": h["n_items"]} for h in hist],
-        x="correct in", y="items", x_title=f"correct in k of n {repeats_of(runs[0].benchmark).plural}", y_title="items",
+        x="correct in", y="items", x_title=f"{registry.outcomes_of(runs[0].benchmark).correct} in k of n {repeats_of(runs[0].benchmark).plural}", y_title="items",
         title="Per-item consistency" + (f" ({condition})" if condition else ""), integer=True) if hist else None)
     floor = stats.noise_floor([int(f["n_correct"]) for f in complete], len(runs))
 
@@ -139,6 +139,7 @@ def build(wh: Warehouse, model: str, benchmark: str | None = None) -> tuple[dict
         "model": model,
         "benchmark": bench,
         "rep": rep,
+        "oc": registry.outcomes_of(bench),
         "acc_pm_meaning": stats.ACC_PM_MEANING_SHARED,
         "has_conditions": has_conditions,
         "simulated": any(r.simulated for r in runs),

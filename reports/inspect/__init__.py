@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..core.registry import Repeats, ReportSections, Section
+from ..core.registry import Outcomes, Repeats, ReportSections, Section
 from ..core.runs import RunInfo
 from ..warehouse import Warehouse
 
@@ -48,6 +48,10 @@ def item_sections(wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunIn
             for r in rows}
 
 
-SECTIONS = ReportSections(name="inspect:", item=item_sections, repeats=Repeats("epoch", "epochs", 1))
+#: an Inspect score of 1 is what its scorer gave, not a right answer (a security "C" is the bad outcome)
+SCORED = Outcomes(right="scored 1", got_right="scored 1", wrong="scored 0", correct="scored 1", correctness="score (1 or 0)",
+                  judged="that scored 1")
+SECTIONS = ReportSections(name="inspect:", item=item_sections, repeats=Repeats("epoch", "epochs", 1),
+                          outcomes=SCORED)
 
 __all__ = ["SECTIONS", "item_sections"]

@@ -105,6 +105,8 @@ def test_compare_pools_both_epochs_by_default(warehouse: Path, tmp_path: Path) -
     assert (tmp_path / link).exists()
     # per-run tables have a column per epoch of each side
     assert _rows(_table(soup, "outcomes"))["items"] == ["4", "4", "4", "4"]
+    # four runs: the terminations table has no Δ column, nor does its caption speak of one
+    assert "Δ" not in " ".join(_table(soup, "terminations")[0]) + soup.find(id="terminations").find_next("p").get_text()
 
 
 @pytest.mark.parametrize("flag", ["--epoch", "--replicate"])
@@ -113,7 +115,7 @@ def test_one_epoch_with_epoch_or_replicate(warehouse: Path, tmp_path: Path, flag
     text = soup.get_text(" ", strip=True)
     assert ", epoch 2)" in text and "pooled" not in soup.find(id="summary").find_next("ul").get_text()
     paired = _rows(_table(soup, "paired"))
-    assert paired["exact McNemar on correctness"][:5] == ["4", "1", "0", "+25.0", "1.00"]
+    assert paired["exact McNemar on score (1 or 0)"][:5] == ["4", "1", "0", "+25.0", "1.00"]
 
 
 def test_an_epoch_the_models_lack_and_a_condition_are_handled(warehouse: Path, tmp_path: Path) -> None:
@@ -146,6 +148,26 @@ def test_reruns_page_speaks_of_epochs(warehouse: Path, tmp_path: Path) -> None:
     assert "2 epochs" in text and "Epochs compared pairwise" in text and "1 of 2 epochs" in text
     assert "replicate" not in text.split("Definitions The definitions")[0].lower()
     assert f"{BETA} · epoch 1" in text and f"{BETA} · epoch 2" in text
+
+
+@pytest.mark.parametrize("page", ["compare", "reruns", "item"])
+def test_inspect_pages_speak_of_scores_not_right_answers(warehouse: Path, tmp_path: Path, page: str) -> None:
+    """An Inspect score of 1 is what the scorer gave (a security "C" is the bad outcome): the pages say
+    "scored 1", never right, wrong or correct, outside the definitions appendix quoted from the docs."""
+    args = {"compare": ("compare", "--models", f"{ALPHA},{BETA}"), "reruns": ("reruns", "--model", BETA),
+            "item": ("item", "s3", "--models", f"{ALPHA},{BETA}")}[page]
+    soup = _page(warehouse, tmp_path / f"{page}.html", *args)
+    for d in soup.select("section.definition"):
+        d.decompose()
+    text = " ".join(soup.get_text(" ", strip=True).split())
+    for word in ("right", "wrong", "correct", "correctness"):
+        assert f" {word} " not in f" {text} ".replace(".", " ").replace(",", " ").replace(")", " "), (page, word)
+    expected = {"compare": "Accuracy = share of final trajectories that scored 1",
+                "reruns": "(b = first scored 1 only, c = second scored 1 only)",
+                "item": f"{ALPHA} scored 1 score 1.000"}[page]
+    assert expected in text
+    if page == "reruns":
+        assert "1 changed score (1 or 0) between epochs" in text and "(✓ scored 1, ✗ scored 0, · no trajectory)" in text
 
 
 def test_leaderboard_on_an_inspect_only_warehouse(warehouse: Path, tmp_path: Path) -> None:
@@ -196,7 +218,7 @@ def test_definitions_appendix_holds_what_the_page_links(warehouse: Path, tmp_pat
 
 # --- in a real browser ---------------------------------------------------------------------------------
 
-from test_report_browser import _open, browser  # noqa: E402,F401 (fixture)
+from test_report_browser import LEGEND_CLIPPED_JS, _open, browser  # noqa: E402,F401 (fixture)
 
 
 @pytest.mark.browser
@@ -217,6 +239,9 @@ def test_pages_of_an_inspect_only_warehouse_in_chromium(warehouse: Path, browser
             assert errors == [] and blocked == [], (name, errors, blocked)
             scroll = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
             assert scroll <= 0, f"{name} scrolls sideways by {scroll}px at {width}px"
+            # four runs (two models, two epochs) name every legend entry in full, also in the half-width charts
+            clipped = page.evaluate(LEGEND_CLIPPED_JS)
+            assert not clipped, f"{name} at {width}px: legend labels beyond their chart: {clipped}"
             page.screenshot(path=str(ARTIFACTS / f"inspect-only-{name}-{width}.png"), full_page=True)
         finally:
             page.close()
