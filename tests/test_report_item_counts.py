@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agenthop.reports.core.registry import Outcomes
 from agenthop.reports.render import environment
 
 
@@ -17,7 +18,8 @@ def _summary(template: str, turns: int, calls: int) -> str:
             "summary": {"is_correct": True, "terminated_by": "answer", "total_turns": turns, "budget_used": 1,
                         "total_tokens": 10, "paper_recall": False, "score": 1.0, "predicted_answer": "A",
                         "wall_time_s": None, "n_attempts": 1, "attempt": 0}}
-    return " ".join(str(macro(side)).split())
+    args = (side, Outcomes()) if template == "_core_macros.html.j2" else (side,)  # the shared page names outcomes
+    return " ".join(str(macro(*args)).split())
 
 
 @pytest.mark.parametrize("template", ["_macros.html.j2", "_core_macros.html.j2"])
