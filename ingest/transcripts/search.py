@@ -372,6 +372,7 @@ class _Search:
 
     def close(self) -> None:
         self.con.execute("DROP TABLE IF EXISTS __search_hits")
+        self.con.execute("DROP TABLE IF EXISTS __search_page")
 
     def n_matches(self) -> int:
         return int(self.con.execute("SELECT count(*) FROM __search_hits").fetchall()[0][0])
@@ -418,14 +419,21 @@ class _Search:
             params += ["^((?s:.*?))((?:" + _args_regex(q) + "))"] * 2
             args_locate = ("length(regexp_extract(u.text, ?, 1)) AS a_at, "
                            "length(regexp_extract(u.text, ?, 2)) AS a_n")
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE __search_page AS SELECT * FROM __search_hits "
+                         f"ORDER BY run_id, sample_id, attempt, turn, {SOURCE_RANK_SQL}, pos, kind {lim}")
+        # the units of the listed matches, named by value so that the scan skips the row groups without them
+        keys = self.con.execute("SELECT list(DISTINCT run_id), list(DISTINCT sample_id), list(DISTINCT source) "
+                                "FROM __search_page WHERE kind IN ('text', 'calls')").fetchall()[0]
+        params = [keys[0] or [], keys[1] or [], keys[2] or []] + params
         rows = self.con.execute(f"""
-            WITH page AS (
-                SELECT * FROM __search_hits
-                ORDER BY run_id, sample_id, attempt, turn, {SOURCE_RANK_SQL}, pos, kind {lim}
+            WITH texts AS (
+                SELECT * FROM {units} u
+                WHERE u.run_id IN (SELECT unnest(?::VARCHAR[])) AND u.sample_id IN (SELECT unnest(?::VARCHAR[]))
+                  AND u.source IN (SELECT unnest(?::VARCHAR[]))
             ),
             located AS (
                 SELECT page.*, u.text, {locate}, {args_locate}
-                FROM page LEFT JOIN {units} u
+                FROM __search_page page LEFT JOIN texts u
                   ON u.run_id = page.run_id AND u.sample_id = page.sample_id AND u.attempt = page.attempt
                  AND u.source = page.source AND u.pos = page.pos AND page.kind IN ('text', 'calls')
             )
