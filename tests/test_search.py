@@ -363,3 +363,16 @@ def test_html_page_in_chromium(wh: Path, tmp_path: Path) -> None:
     assert summary == [["run-a", "m1", "3", "2", "66.7%"], ["run-c", "m1", "3", "1", "33.3%"],
                        ["run-b", "m2", "3", "1", "33.3%"]]
     assert "Timeout paper" in item_text  # the item page shows the matched message
+
+
+def test_a_warehouse_search_cannot_read_is_one_line_error() -> None:
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA raw")
+    for table in ("trajectories", "turns", "tool_calls", "messages", "ingest_log"):
+        con.execute(f"CREATE TABLE raw.{table} (x INTEGER)")
+    with pytest.raises(SearchError, match=r"^the search could not run on this warehouse .*Binder Error") as err:
+        find_matches(con, TranscriptQuery(text="x"))
+    assert "\n" not in str(err.value)
+    empty = duckdb.connect()
+    with pytest.raises(SearchError, match="no transcripts loaded"):
+        find_matches(empty, TranscriptQuery(text="x"))

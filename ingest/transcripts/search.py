@@ -29,6 +29,8 @@ metric and item group filters read the dbt marts. The summary has a row per run 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -469,22 +471,39 @@ def snippet_of(text: str, at: int, n: int, context: int = CONTEXT_CHARS) -> tupl
     return text[lo:hi], at - lo, at - lo + n
 
 
+@contextmanager
+def _searched(con: duckdb.DuckDBPyConnection, query: TranscriptQuery) -> Iterator[_Search]:
+    """A query's hits while the block runs; a warehouse error is a SearchError of one line."""
+    try:
+        s = _Search(con, query)
+    except duckdb.Error as exc:
+        raise SearchError(_failed(exc)) from None
+    try:
+        yield s
+    except duckdb.Error as exc:
+        raise SearchError(_failed(exc)) from None
+    finally:
+        try:
+            s.close()
+        except duckdb.Error:
+            pass
+
+
+def _failed(exc: duckdb.Error) -> str:
+    return ("the search could not run on this warehouse (made by another version? load it again with "
+            f"agenthop-ingest): {str(exc).splitlines()[0]}")
+
+
 def find_matches(con: duckdb.DuckDBPyConnection, query: TranscriptQuery) -> SearchResult:
     """Every match of ``query`` across the loaded runs: the first ``query.limit`` listed, all counted."""
-    s = _Search(con, query)
-    try:
+    with _searched(con, query) as s:
         n = s.n_matches()
         matches = s.listed(query.limit)
         return SearchResult(matches=matches, summary=s.summary(), n_matches=n,
                             truncated=query.limit is not None and n > query.limit)
-    finally:
-        s.close()
 
 
 def matching_attempts(con: duckdb.DuckDBPyConnection, query: TranscriptQuery) -> list[AttemptHit]:
     """Every attempt ``query`` finds (``limit`` ignored), with the turns and calls of its matches."""
-    s = _Search(con, query)
-    try:
+    with _searched(con, query) as s:
         return s.attempts()
-    finally:
-        s.close()
