@@ -376,3 +376,33 @@ def test_a_warehouse_search_cannot_read_is_one_line_error() -> None:
     empty = duckdb.connect()
     with pytest.raises(SearchError, match="no transcripts loaded"):
         find_matches(empty, TranscriptQuery(text="x"))
+
+
+def test_the_docs_examples_run_on_the_demo(messages_warehouse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every example at the top of docs/search.md runs on the end-to-end warehouse with recorded messages."""
+    import shlex
+
+    from agenthop.reports.cli import main
+    from conftest import REPO
+
+    text = (REPO / "docs" / "search.md").read_text(encoding="utf-8")
+    block = text.split("```\n", 2)[1]
+    lines = [ln.split("  #")[0].strip() for ln in block.splitlines() if ln.startswith("agenthop-report search")]
+    assert len(lines) == 6
+    runner = CliRunner()
+    found = 0
+    for line in lines:
+        args = shlex.split(line)[2:]
+        if "--out" in args:
+            k = args.index("--out") + 1
+            args[k] = str(tmp_path / args[k])
+        res = runner.invoke(main, ["search", *args, "--db", str(messages_warehouse.db)])
+        assert res.exit_code == 0, (line, res.output)
+        if "--format" in args and args[args.index("--format") + 1] == "json":
+            data = json.loads((tmp_path / "repeats.json").read_text())
+            assert list(data) == ["matches", "summary", "n_matches", "truncated"]
+            found += data["n_matches"] > 0
+        elif "--format" not in args:
+            found += not res.output.startswith("0 matches")
+    assert (tmp_path / "search.html").exists() and (tmp_path / "search_files").is_dir()
+    assert found >= 3  # the demo's transcripts have such calls and texts
