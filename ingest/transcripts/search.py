@@ -288,6 +288,26 @@ def _require(con: duckdb.DuckDBPyConnection, relation: str, option: str) -> None
 _HIT_COLS = "run_id, sample_id, attempt, turn, source, role, tool, pos, kind, label"
 
 
+def _call_filters(q: TranscriptQuery, params: list[Any]) -> list[str]:
+    """Conditions of ``tool``, ``status`` and ``tool_args`` on units (the last two keep calls' arguments only)."""
+    where = []
+    if q.tool is not None:
+        where.append("u.tool = ?")
+        params.append(q.tool)
+    if q.status is not None:
+        where.append("u.source = 'tool_args' AND u.status = ?")
+        params.append(q.status)
+    if q.tool_args is not None:
+        where.append("u.source = 'tool_args' AND regexp_matches(u.text, ?)")
+        params.append(_args_regex(q))
+    return where
+
+
+def _unit_hits(kind: str, where: list[str]) -> str:
+    return (f"SELECT run_id, sample_id, attempt, turn, source, role, tool, pos, '{kind}' AS kind, "
+            f"NULL::VARCHAR AS label FROM units u WHERE {' AND '.join(where)}")
+
+
 def _criteria_sql(q: TranscriptQuery, params: list[Any]) -> dict[str, str]:
     """criterion -> SELECT of its hits over ``units`` (columns _HIT_COLS)."""
     out: dict[str, str] = {}
@@ -297,30 +317,9 @@ def _criteria_sql(q: TranscriptQuery, params: list[Any]) -> dict[str, str]:
         if q.role != "any":
             where.append("u.role = ?")
             params.append(q.role)
-        if q.tool is not None:
-            where.append("u.tool = ?")
-            params.append(q.tool)
-        if q.status is not None:
-            where.append("u.source = 'tool_args' AND u.status = ?")
-            params.append(q.status)
-        if q.tool_args is not None:
-            where.append("u.source = 'tool_args' AND regexp_matches(u.text, ?)")
-            params.append(_args_regex(q))
-        out["text"] = (f"SELECT run_id, sample_id, attempt, turn, source, role, tool, pos, 'text' AS kind, "
-                       f"NULL::VARCHAR AS label FROM units u WHERE {' AND '.join(where)}")
+        out["text"] = _unit_hits("text", where + _call_filters(q, params))
     if "calls" in crit:
-        where = ["u.source = 'tool_args'"]
-        if q.tool is not None:
-            where.append("u.tool = ?")
-            params.append(q.tool)
-        if q.status is not None:
-            where.append("u.status = ?")
-            params.append(q.status)
-        if q.tool_args is not None:
-            where.append("regexp_matches(u.text, ?)")
-            params.append(_args_regex(q))
-        out["calls"] = (f"SELECT run_id, sample_id, attempt, turn, source, role, tool, pos, 'calls' AS kind, "
-                        f"NULL::VARCHAR AS label FROM units u WHERE {' AND '.join(where)}")
+        out["calls"] = _unit_hits("calls", ["u.source = 'tool_args'"] + _call_filters(q, params))
     if "sequence" in crit:
         n = len(q.sequence)
         leads = ", ".join(f"lead(tool, {k}) OVER w AS t{k}" for k in range(1, n))
