@@ -289,49 +289,51 @@ class SiteBuilder:
         return self.out / "index.html"
 
     def _index(self, plan: Plan) -> None:
+        from .core import marts
         from .core import runs as core_runs
         from .core.model_page import COVERAGE
-        from .core import marts
 
         wh = self.wh
         runs = core_runs.shared_runs(wh)
         cov: dict[str, dict[str, Any]] = {}
-        if marts.has(wh, COVERAGE):
-            cov = {str(r["run_id"]): r for r in wh.rows(f"SELECT * FROM {COVERAGE}")}
+        if marts.has(wh, COVERAGE):  # every run of any benchmark, also those without shared trajectories
+            cov = {str(r["run_id"]): r for r in wh.rows(f"SELECT * FROM {COVERAGE} ORDER BY benchmark, model, run_id")}
         site = self.page_site("index.html")
         site.index = None
         written = [e for e in plan.entries if e.written]
+        run_rows = [{"run_id": r.run_id, "benchmark": str(r.benchmark), "model": r.model, "condition": r.condition,
+                     "repeat": core_runs.registry.repeats_of(r.benchmark).name(r), "simulated": r.simulated,
+                     "cov": cov.get(r.run_id)} for r in runs]
+        shown = {r.run_id for r in runs}
+        run_rows += [{"run_id": rid, "benchmark": str(c["benchmark"]), "model": str(c["model"]), "condition": "",
+                      "repeat": "", "simulated": False, "cov": c} for rid, c in cov.items() if rid not in shown]
+        names = sorted({r["benchmark"] for r in run_rows} | set(core_runs.benchmarks_held(wh)))
         benches = []
-        for b in sorted({str(r.benchmark) for r in runs}):
-            mine = [r for r in runs if r.benchmark == b]
-            c = [cov[r.run_id] for r in mine if r.run_id in cov]
+        for b in names:
+            mine = [r for r in run_rows if r["benchmark"] == b]
+            c = [r["cov"] for r in mine if r["cov"] is not None]
             benches.append({
-                "benchmark": b, "n_models": len({r.model for r in mine}), "n_runs": len(mine),
-                "n_scope": sum(int(x["n_scope"]) for x in c) if c else None,
-                "n_scored": sum(int(x["n_scored"]) for x in c) if c else None,
-                "n_error": sum(int(x["n_error"]) for x in c) if c else None,
-                "n_missing": sum(int(x["n_missing"]) for x in c) if c else None,
+                "benchmark": b, "n_models": len({r["model"] for r in mine}), "n_runs": len(mine),
+                **{k: (sum(int(x[k]) for x in c) if c else None) for k in ("n_scope", "n_scored", "n_error", "n_missing")},
                 "pages": [e for e in written if e.benchmark == b and e.kind in ("leaderboard", "specific")],
                 "compares": [e for e in written if e.benchmark == b and e.kind == "compare"],
                 "unrendered": plan.unrendered_pairs.get(b, []),
             })
         models = []
-        for m in sorted({r.model for r in runs}):
-            mine = [r for r in runs if r.model == m]
+        for m in sorted({r["model"] for r in run_rows}):
+            mine = [r for r in run_rows if r["model"] == m]
             models.append({
-                "model": m, "simulated": any(r.simulated for r in mine), "n_runs": len(mine),
-                "benchmarks": sorted({str(r.benchmark) for r in mine}),
+                "model": m, "simulated": any(r["simulated"] for r in mine), "n_runs": len(mine),
+                "benchmarks": sorted({r["benchmark"] for r in mine}),
                 "page": next((e for e in written if e.kind == "model" and e.model == m), None),
                 "reruns": [e for e in written if e.kind == "reruns" and e.model == m],
             })
-        run_rows = [{"run": r, "cov": cov.get(r.run_id)} for r in runs]
         context = {
             "title": "AgentHop Warehouse · site",
             "benchmarks": benches, "models": models, "run_rows": run_rows,
             "problems": [e for e in plan.entries if e.problem],
             "href": lambda e: _relative(self.root / e.rel, site.out),
             "max_pairs": self.max_pairs,
-            "repeats_of": core_runs.registry.repeats_of,
         }
         prov = Provenance.build(wh.path, runs)
         html = site.render_page("site_index.html.j2", context, Charts(), prov)

@@ -8,7 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import pytest
 from bs4 import BeautifulSoup
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 
 
 @dataclass
@@ -70,3 +73,30 @@ def representative(pages: list[Path], root: Path) -> list[Path]:
             folders.add(p.parent)
         out.append(p)
     return out
+
+
+def in_chromium(root: Path, pages: list[Path], prefix: str) -> None:
+    """Open the site's pages (item pages: one per folder) offline at 1,024 px: no console or page error, no
+    request outside file://, no sideways scroll; a screenshot of every page but item pages in test-artifacts/."""
+    from playwright.sync_api import sync_playwright
+    from test_report_browser import _browser_binary
+
+    exe = _browser_binary()
+    if exe is None:
+        pytest.skip("!!! NO CHROMIUM BINARY FOUND: the site browser test is SKIPPED !!!")
+    ARTIFACTS.mkdir(exist_ok=True)
+    problems = []
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            for path in representative(pages, root):
+                page, errors, blocked, scroll = browse(b, path, 1024)
+                name = str(path.relative_to(root.resolve())).replace("/", "__")
+                if errors or blocked or scroll > 0:
+                    problems.append((name, errors, blocked, scroll))
+                if "/items/" not in str(path):
+                    page.screenshot(path=str(ARTIFACTS / f"{prefix}-{name}.png"), full_page=True)
+                page.close()
+        finally:
+            b.close()
+    assert problems == [], problems

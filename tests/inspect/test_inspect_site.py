@@ -33,10 +33,9 @@ from inspect_fixtures import inspect_logs, query_rows  # noqa: E402,F401  (the s
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 ALPHA, BETA = "mockllm/alpha", "mockllm/beta"
-ARTIFACTS = REPO / "test-artifacts"
 sys.path.insert(0, str(REPO / "tests"))
 
-from site_crawl import browse, crawl, representative  # noqa: E402
+from site_crawl import crawl, in_chromium  # noqa: E402
 
 
 def _run(db: Path, *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
@@ -144,29 +143,5 @@ def test_site_of_an_inspect_only_warehouse_in_chromium(warehouse: Path, tmp_path
     assert any("/items/" in r for r in rel)  # item pages reached from compare and reruns
     assert not any(r.startswith(("paper/", "sciexplore/")) for r in rel)  # no AgentHop or SciExplore runs
     assert len(found.scripts) == 1 and next(iter(found.scripts)).parent == (out / "assets").resolve()
-    _in_chromium(out, found.pages, "inspect-site")
+    in_chromium(out, found.pages, "inspect-site")
 
-
-def _in_chromium(root: Path, pages: list[Path], prefix: str) -> None:
-    from playwright.sync_api import sync_playwright
-    from test_report_browser import _browser_binary
-
-    exe = _browser_binary()
-    if exe is None:
-        pytest.skip("!!! NO CHROMIUM BINARY FOUND: the site browser test is SKIPPED !!!")
-    ARTIFACTS.mkdir(exist_ok=True)
-    problems = []
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
-        try:
-            for path in representative(pages, root):
-                page, errors, blocked, scroll = browse(b, path, 1024)
-                name = str(path.relative_to(root.resolve())).replace("/", "__")
-                if errors or blocked or scroll > 0:
-                    problems.append((name, errors, blocked, scroll))
-                if "/items/" not in str(path):
-                    page.screenshot(path=str(ARTIFACTS / f"{prefix}-{name}.png"), full_page=True)
-                page.close()
-        finally:
-            b.close()
-    assert problems == [], problems
