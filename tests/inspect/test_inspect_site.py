@@ -145,3 +145,29 @@ def test_site_of_an_inspect_only_warehouse_in_chromium(warehouse: Path, tmp_path
     assert len(found.scripts) == 1 and next(iter(found.scripts)).parent == (out / "assets").resolve()
     in_chromium(out, found.pages, "inspect-site")
 
+
+
+PROVENANCE_COLUMNS = ("source_packages_json", "task_version", "task_args_json", "message_limit", "time_limit_s",
+                      "working_limit_s")
+
+
+def test_a_warehouse_built_before_provenance_was_kept_still_renders(warehouse: Path, tmp_path: Path) -> None:
+    """Marts built by the version before: the runs' staged view lacks the provenance columns. The pages
+    render as before, their footers without the imported runs' record."""
+    import duckdb
+
+    old = tmp_path / "old.duckdb"
+    old.write_bytes(warehouse.read_bytes())
+    con = duckdb.connect(str(old))
+    cols = ", ".join(PROVENANCE_COLUMNS)
+    con.execute(f"CREATE TABLE staging.runs_before AS SELECT * EXCLUDE ({cols}) FROM staging.stg_harness__runs")
+    con.execute("DROP VIEW staging.stg_harness__runs")
+    con.execute("ALTER TABLE staging.runs_before RENAME TO stg_harness__runs")
+    con.close()
+    out = tmp_path / "alpha.html"
+    proc = _run(old, "agenthop-report", "model", ALPHA, "--db", str(old), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    soup = BeautifulSoup(out.read_text(encoding="utf-8"), "html.parser")
+    footer = soup.find("footer").get_text(" ", strip=True)
+    assert "imported" not in footer and "run ids" in footer
+    assert _cells(soup.find(id="summary").find_next("table"))[1][2] == "0.750"
