@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
@@ -34,7 +33,7 @@ from agenthop.harness.errors import AgentHopError
 
 from .bundle import javascript_bundle
 from .render import Charts, Provenance, write_html
-from .site import ItemNames, Site, _relative
+from .site import ItemNames, Site, _relative, swap_folder
 from .warehouse import Warehouse
 
 #: The file that marks a folder as a site written by this command (so a later run may replace it).
@@ -136,20 +135,7 @@ class SiteBuilder:
             raise AgentHopError(f"--out {self.out}: cannot write the site ({exc.strerror or exc})") from None
 
     def _swap_in(self) -> None:
-        old = None
-        try:
-            mask = os.umask(0)
-            os.umask(mask)
-            os.chmod(self.root, 0o777 & ~mask)
-            if self.out.exists():
-                old = Path(tempfile.mkdtemp(dir=self.root.parent, prefix=f".{self.out.name}.", suffix=".old"))
-                os.replace(self.out, old / "x")
-            os.replace(self.root, self.out)
-        except OSError as exc:
-            raise AgentHopError(f"--out {self.out}: cannot write the site ({exc.strerror or exc})") from None
-        finally:
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
+        swap_folder(self.root, self.out, f"--out {self.out}: cannot write the site")
         self.root = self.out
 
     def page_site(self, rel: str) -> SitePage:
@@ -206,7 +192,7 @@ class SiteBuilder:
                                       lambda s, m=m, links_for=links_for: model_page.page(wh, s, m, links_for(s))[0],
                                       model=m))
         held = benchmarks_held(wh)
-        plan.entries += [e for e in self._specific(held)]
+        plan.entries += self._specific(held)
         self.reruns = reruns
         return plan
 
