@@ -264,7 +264,8 @@ class SiteBuilder:
             (self.root / MARKER).write_text("written by agenthop-report site\n", encoding="utf-8")
             n = len(plan.entries) + 1
             for i, entry in enumerate(plan.entries, 1):
-                self.progress(f"[{i}/{n}] {entry.kind}: {entry.title}")
+                where = f" ({entry.benchmark})" if entry.benchmark and entry.kind == "compare" else ""
+                self.progress(f"[{i}/{n}] {entry.kind}: {entry.title}{where}")
                 self._render(entry)
             self.progress(f"[{n}/{n}] index")
             self._index(plan)
