@@ -117,3 +117,24 @@ def test_site_of_the_demo_warehouse_in_chromium(built_warehouse, tmp_path: Path)
     assert res.exit_code == 0, res.output
     assert res.output.strip() == str(out / "index.html") and not (out / "leaderboard" / "stale.html").exists()
     assert not list(out.glob("compare/**/*.html"))
+
+
+def test_a_page_the_warehouse_cannot_give_is_listed_with_its_reason(tmp_path: Path) -> None:
+    from agenthop.harness.errors import AgentHopError
+    from agenthop.reports.site_build import Entry, SiteBuilder
+
+    builder = SiteBuilder(None, tmp_path / "site")  # type: ignore[arg-type]  # no page here reads it
+    builder.root = tmp_path
+
+    def fails(site) -> str:  # type: ignore[no-untyped-def]
+        site._write_folder_file("half", site.items_dir / "a.html")  # an item page, then the failure
+        raise AgentHopError("model 'x' has no 'full' run")
+
+    entry = Entry("compare", "x vs y", "compare/b/x--y.html", fails, benchmark="b")
+    builder._render(entry)
+    assert (entry.written, entry.problem) == (False, "model 'x' has no 'full' run")
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []  # nor its half-written folder
+
+    ok = Entry("leaderboard", "L", "leaderboard/b.html", lambda site: "<html></html>", benchmark="b")
+    builder._render(ok)
+    assert ok.written and (tmp_path / "leaderboard" / "b.html").read_text() == "<html></html>"
