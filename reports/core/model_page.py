@@ -90,13 +90,12 @@ def _primary_metric(wh: Warehouse, benchmark: str) -> str | None:
 def benchmark_block(wh: Warehouse, model: str, board: Mapping[str, Any]) -> dict[str, Any] | None:
     """The model's figures on one benchmark's board beside the panel's median (None: not on the board)."""
     rows = list(board["rows"])
-    all_ids = [rid for r in rows for rid in r["group"].run_ids]
-    usage = queries.tool_usage(wh, all_ids)
-    for r in rows:
-        r.update(tool_behaviour(usage, r["group"].run_ids, r["n_trajectories"]))
     mine = next((r for r in rows if r["model"] == model), None)
     if mine is None:
         return None
+    usage = queries.tool_usage(wh, [rid for r in rows for rid in r["group"].run_ids])
+    for r in rows:
+        r.update(tool_behaviour(usage, r["group"].run_ids, r["n_trajectories"]))
     cov = _coverage(wh, mine["group"].run_ids)
     n_scope = max((int(c["n_scope"]) for c in cov.values()), default=None)
     measures = []
