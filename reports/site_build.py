@@ -117,6 +117,9 @@ class SiteBuilder:
         self.root: Path = self.out  # the staging folder while building
         self.dq: Sequence[Any] = ()
         self.bundle: Path | None = None
+        self.leaderboards: dict[str, str] = {}  # benchmark -> its leaderboard page (relative to the root)
+        self.model_pages: dict[str, str] = {}
+        self.written: set[str] = set()  # the pages written so far (relative to the root): links go to these only
 
     # -- the folder ---------------------------------------------------------------------------------
     def _check_out(self) -> None:
@@ -193,15 +196,14 @@ class SiteBuilder:
                                       model=m))
         held = benchmarks_held(wh)
         plan.entries += self._specific(held)
-        self.reruns = reruns
         return plan
 
     def _model_links(self, model: str, reruns: dict[tuple[str, str], str]) -> Callable[[SitePage], dict[str, Any]]:
         def links(site: SitePage) -> dict[str, Any]:
             rel = lambda p: _relative(self.root / p, site.out)  # noqa: E731
             return {"index": rel("index.html"),
-                    "leaderboard": {b: rel(p) for b, p in self.leaderboards.items()},
-                    "reruns": {b: rel(p) for (b, m), p in reruns.items() if m == model}}
+                    "leaderboard": {b: rel(p) for b, p in self.leaderboards.items() if p in self.written},
+                    "reruns": {b: rel(p) for (b, m), p in reruns.items() if m == model and p in self.written}}
         return links
 
     def _specific(self, held: Sequence[str]) -> list[Entry]:
@@ -250,6 +252,7 @@ class SiteBuilder:
             entry.problem = str(exc)
             return
         entry.written = True
+        self.written.add(entry.rel)
 
     def build(self) -> Path:
         """Write the whole site; returns the index page's path."""
