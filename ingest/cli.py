@@ -96,6 +96,9 @@ _FILE = Location(path_type=Path, dir_okay=False, exists=True, resolve_path=True)
 @click.option("--delete-run", "delete_runs", multiple=True, metavar="RUN_ID",
               help="Delete a loaded run (every row of it), alone in its call; the next dbt build drops its "
               "mart rows (docs/ingest.md#incremental-builds). Repeatable.")
+@click.option("--labels", "labels", type=_FILE, multiple=True,
+              help="Human labels of scanner findings (JSONL; docs/scanners.md#labels) into raw.human_labels, alone "
+              "in its call. Repeatable.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no summary line (errors only).")
 @cli_errors
 @build_option  # --build: the dbt build after the load (build_step.py)
@@ -116,6 +119,7 @@ def main(
     force: bool,
     accept_dq: bool,
     delete_runs: tuple[str, ...],
+    labels: tuple[Path, ...],
     quiet: bool,
 ) -> None:
     """Load the benchmark and trajectories into the warehouse, in one transaction.
@@ -132,6 +136,20 @@ def main(
         if not quiet:
             click.echo(f"deleted {len(delete_runs)} run(s) from {path}: "
                        + " ".join(f"{t}={n}" for t, n in deleted.items()))
+        return
+    if labels:
+        if benchmark is not None or runs or reference_json or responses or judgments or inspect_log \
+                or metric_directions or primary_metrics:
+            raise click.UsageError("--labels loads labels in a call of its own, without other inputs to load")
+        from .labels import load_labels
+
+        with ExitStack() as stack:
+            from agenthop.harness.store_mirror import local_copy
+
+            files = [Path(stack.enter_context(local_copy(f))) for f in labels]
+            n = load_labels(path, files)
+        if not quiet:
+            click.echo(f"loaded {n} label(s) into raw.human_labels of {path}")
         return
     directions = [parse_direction(d) for d in metric_directions]
     if benchmark is None and not runs and not reference_json and not responses and not judgments and not inspect_log \
