@@ -82,7 +82,8 @@ def build(db: Path, *, with_scanner_tables: bool = True) -> Path:
             if with_scanner_tables or not any(f'"{t}"' in stmt for t in ("scanner_results", "scanner_runs",
                                                                           "human_labels")):
                 con.execute(stmt)
-        insert(con, "runs", [{"run_id": r, "model": m, "backend": "sim", "condition": "full", "benchmark": "agenthop"}
+        insert(con, "runs", [{"run_id": r, "model": m, "backend": "sim", "condition": "full", "benchmark": "agenthop",
+                             "config_json": "{}"}
                              for r, m, _ in RUNS])
         insert(con, "ingest_log", [{"load_id": i, "kind": "runs", "source": r, "run_id": r, "content_sha256": h,
                                     "action": "inserted", "row_counts": "{}"} for i, (r, _, h) in enumerate(RUNS, 1)])

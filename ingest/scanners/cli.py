@@ -13,8 +13,9 @@ from agenthop.harness.storage import LocalPath
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="agenthop-warehouse", prog_name="agenthop-scan")
-@click.option("--scanners", "scanner_file", required=True, type=LocalPath(dir_okay=False, exists=True, path_type=Path),
-              help="Scanner file (YAML with a top-level 'scanners:' list; docs/scanners.md#scanner-files).")
+@click.option("--scanners", "scanner_path", required=True, metavar="FILE|shipped:NAME",
+              help="Scanner file (YAML with a top-level 'scanners:' list; docs/scanners.md#scanner-files), or one the "
+                   "project ships: shipped:common (every benchmark), shipped:agenthop, shipped:sciexplore.")
 @click.option("--runs", "runs", multiple=True, metavar="RUN_ID", help="Only this run (repeatable; default: every run).")
 @click.option("--models", "models", multiple=True, metavar="MODEL", help="Only the runs of this model (repeatable).")
 @click.option("--db", type=LocalPath(dir_okay=False, path_type=Path), default=None,
@@ -30,7 +31,7 @@ from agenthop.harness.storage import LocalPath
               help="Scan only this 1/n of the samples (k/n, k from 0), so n machines share a scan.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @cli_errors
-def main(scanner_file: Path, runs: tuple[str, ...], models: tuple[str, ...], db: Path | None, cache: Path | None,
+def main(scanner_path: str, runs: tuple[str, ...], models: tuple[str, ...], db: Path | None, cache: Path | None,
          max_cost_usd: float, concurrency: int, shard: Shard | None, quiet: bool) -> None:
     """Run every scanner of a file over the loaded runs and store the results in raw.scanner_results
     (then run dbt build for the scanner marts).
@@ -39,17 +40,17 @@ def main(scanner_file: Path, runs: tuple[str, ...], models: tuple[str, ...], db:
 
     \b
     Example:
-      agenthop-scan --scanners scanners/agenthop.yml --models gpt-4o
+      agenthop-scan --scanners shipped:common --models gpt-4o
     """
     from agenthop.ingest.warehouse import default_db_path
 
-    from .definitions import load_scanners
+    from .definitions import load_scanners, scanner_file
     from .scan import LlmSettings, run_scan
 
     if runs and models:
         raise click.UsageError("give --runs or --models, not both")
     path = (db or Path(default_db_path())).absolute()
-    scanners = load_scanners(scanner_file)
+    scanners = load_scanners(scanner_file(scanner_path))
 
     def progress(done: int, total: int) -> None:
         if not quiet and (done == total or done % 50 == 0):

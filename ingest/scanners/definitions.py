@@ -32,7 +32,7 @@ DEFAULT_MAX_CHARS = 20_000
 WHERE_NOT_WHAT = frozenset({"base_url", "api_key_env"})
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
-_COMMON = ("name", "version", "kind", "description")
+_COMMON = ("name", "version", "kind", "description", "benchmark")
 _FIELDS: dict[str, tuple[str, ...]] = {
     "sql": ("query",),
     "llm": ("prompt", "backend", "model", "answer", "base_url", "api_key_env", "max_chars", "system"),
@@ -49,6 +49,8 @@ class Scanner:
     version: str
     kind: str
     description: str | None
+    #: scan only the runs of this benchmark (None: every run)
+    benchmark: str | None = None
     #: the kind's own fields as the file gives them (checked)
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -145,7 +147,26 @@ def parse_entry(path: Path, index: int, entry: Any) -> Scanner:
         raise e.fail(unknown[0], f"not a field of a {kind} scanner (fields: {', '.join(_COMMON + _FIELDS[kind])})")
     options = {"sql": _sql_options, "llm": _llm_options}[kind](e)
     return Scanner(name=name, version=str(version), kind=kind, description=e.text("description", required=False),
-                   options=options)
+                   benchmark=e.text("benchmark", required=False), options=options)
+
+
+SHIPPED = Path(__file__).resolve().parent / "shipped"
+SHIPPED_PREFIX = "shipped:"
+
+
+def scanner_file(text: str) -> Path:
+    """The file ``--scanners`` names: a path, or ``shipped:NAME`` for a scanner file the project ships."""
+    if text.startswith(SHIPPED_PREFIX):
+        name = text[len(SHIPPED_PREFIX):]
+        known = sorted(p.stem for p in SHIPPED.glob("*.yml"))
+        if name not in known:
+            raise ScannerFileError(f"--scanners {text}: no shipped scanner file {name!r} (shipped: "
+                                   f"{', '.join(SHIPPED_PREFIX + k for k in known)})")
+        return SHIPPED / f"{name}.yml"
+    path = Path(text)
+    if not path.is_file():
+        raise ScannerFileError(f"--scanners {text}: no such file (or give shipped:NAME)")
+    return path
 
 
 def load_scanners(path: Path) -> list[Scanner]:

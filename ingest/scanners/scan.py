@@ -140,9 +140,10 @@ def run_scan(db: Path, scanners: Sequence[Scanner], *, runs: Sequence[str] = (),
         done = done_runs(con)
         for scanner in scanners:
             version = scanner.recorded_version
-            todo = [r for r in run_shas
-                    if not is_current(done.get((scanner.name, r), []), shard_text, version, run_shas[r])]
-            result.unchanged += len(run_shas) - len(todo)
+            mine = [r for r, (_, bench) in run_shas.items() if scanner.benchmark in (None, bench)]
+            todo = [r for r in mine
+                    if not is_current(done.get((scanner.name, r), []), shard_text, version, run_shas[r][0])]
+            result.unchanged += len(mine) - len(todo)
             if not todo:
                 continue
             work = [u for r in todo for u in units[r]]
@@ -152,7 +153,7 @@ def run_scan(db: Path, scanners: Sequence[Scanner], *, runs: Sequence[str] = (),
                 assert llm is not None
                 rows = _llm_rows(con, scanner, work, llm, result)
             for r in todo:
-                scan = RunScan(scanner.name, version, r, run_shas[r], units[r])
+                scan = RunScan(scanner.name, version, r, run_shas[r][0], units[r])
                 scan.rows = [rows[u] for u in units[r] if u in rows]
                 scans.append(scan)
     finally:

@@ -31,14 +31,15 @@ def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
                             "AND table_name = ?", [table]).fetchall()[0][0])
 
 
-def select_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str], models: Sequence[str]) -> dict[str, str]:
-    """run_id -> content hash of the runs to scan: the ones named by ``runs`` or of the ``models`` (every
+def select_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str],
+                models: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """run_id -> (content hash, benchmark) of the runs to scan: the ones named by ``runs`` or of the ``models`` (every
     run when neither is given); an unknown run or model is an error."""
     if not table_exists(con, "runs"):
         raise AgentHopError("the warehouse holds no runs: load some with agenthop-ingest first")
     rows = con.execute(
         """
-        SELECT r.run_id, r.model, coalesce(l.content_sha256, '')
+        SELECT r.run_id, r.model, coalesce(l.content_sha256, ''), r.benchmark
         FROM raw.runs AS r
         LEFT JOIN (
             SELECT run_id, arg_max(content_sha256, load_id) AS content_sha256
@@ -57,7 +58,7 @@ def select_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str], models: Seq
         if model not in models_known:
             raise AgentHopError(f"--models {model}: no run of this model in the warehouse "
                                 f"(models: {', '.join(sorted(models_known)) or 'none'})")
-    return {r[0]: r[2] for r in rows
+    return {r[0]: (r[2], r[3]) for r in rows
             if (not runs and not models) or r[0] in runs or r[1] in models}
 
 
