@@ -2,7 +2,7 @@
 -- (int_core_scanner_label_pairs), positive = scanner rows, human = columns. raw agreement p_o = (tp + tn) / n;
 -- chance agreement p_e = p_scanner+ * p_human+ + p_scanner- * p_human-; Cohen's kappa = (p_o - p_e) / (1 - p_e),
 -- its standard error the large-sample one of Fleiss, Cohen & Everitt (1969) and a 95% Wald interval
--- kappa +- 1.959964 se (NULL when p_e = 1: every rating the same); sensitivity = tp / (tp + fn) and
+-- kappa +- 1.959964 se clipped to [-1, 1] (NULL when p_e = 1: every rating the same); sensitivity = tp / (tp + fn) and
 -- specificity = tn / (tn + fp), the human label being the truth (NULL without positives / negatives).
 with counts as (
     select
@@ -58,8 +58,9 @@ select
     round(p_o, 12)::double as raw_agreement,
     round(k, 12)::double as kappa,
     round(kappa_se, 12)::double as kappa_se,
-    round(k - 1.959964 * kappa_se, 12)::double as kappa_lo,
-    round(k + 1.959964 * kappa_se, 12)::double as kappa_hi,
+    -- the Wald limits clipped to kappa's range [-1, 1] (greatest/least skip NULLs: only defined ones)
+    round(case when kappa_se is not null then greatest(-1, k - 1.959964 * kappa_se) end, 12)::double as kappa_lo,
+    round(case when kappa_se is not null then least(1, k + 1.959964 * kappa_se) end, 12)::double as kappa_hi,
     round(case when tp + fn > 0 then tp / (tp + fn) end, 12)::double as sensitivity,
     round(case when tn + fp > 0 then tn / (tn + fp) end, 12)::double as specificity
 from standard_error
