@@ -85,4 +85,4 @@ def test_a_bad_label_line_names_file_line_field_and_writes_nothing(db: Path, tmp
 def test_labels_load_alone(db: Path, tmp_path: Path) -> None:
     f = _write(tmp_path / "l.jsonl", [GOOD])
     r = ingest("--db", db, "--labels", f, "--runs", tmp_path)
-    assert r.exit_code == 2 and "--labels loads labels in a call of its own" in r.output
+    assert r.exit_code == 2 and "--labels and --scout-results each load in a call of their own" in r.output
