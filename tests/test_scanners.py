@@ -287,3 +287,14 @@ def test_load_scanners_reads_a_good_file(tmp_path: Path) -> None:
     assert (s.name, s.kind, s.version) == ("repeated_call", "sql", "1")
     with pytest.raises(ScannerFileError):
         load_scanners(tmp_path / "missing.yml")
+
+
+def test_deleting_a_run_deletes_its_scanner_results(db: Path, tmp_path: Path) -> None:
+    from agenthop.ingest.cli import main as ingest_main
+
+    f = tmp_path / "s.yml"
+    f.write_text(REPEAT)
+    assert scan("--scanners", f, "--db", db).exit_code == 0
+    r = CliRunner().invoke(ingest_main, ["--db", str(db), "--delete-run", "r2"])
+    assert r.exit_code == 0 and "scanner_results=2 scanner_runs=1" in r.output, r.output
+    assert {x[0] for x in results(db)} == {"r1"}
