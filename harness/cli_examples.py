@@ -30,6 +30,7 @@ _FIXED: dict[str, tuple[str, ...]] = {
         "agenthop-ingest --db warehouse/agenthop.duckdb --benchmark out/demo/benchmark --runs out/demo/runs",
         "agenthop-ingest --db warehouse/agenthop.duckdb --runs out/demo/runs --quiet",
         "agenthop-ingest --db warehouse/agenthop.duckdb --primary-metric correct --metric-direction correct=higher",
+        "agenthop-ingest --db warehouse/agenthop.duckdb --reindex",
     ),
     "agenthop-report compare": (
         "agenthop-report compare --models early-committer,verifier --out out/demo/compare.html",
@@ -57,6 +58,12 @@ _FIXED: dict[str, tuple[str, ...]] = {
     "agenthop-report behaviours": (
         "agenthop-report behaviours --out out/demo/behaviours.html",
         "agenthop-report behaviours --adjust bh --single-file --out out/demo/behaviours-one.html",
+    ),
+    "agenthop-report search": (
+        "agenthop-report search --tool read_section --status section_not_found --limit 20",
+        'agenthop-report search --sequence "search_papers>read_section>read_section" --model verifier',
+        "agenthop-report search --repeat 3 --format json --out out/demo/repeats.json",
+        "agenthop-report search --tool read_section --metric correct --value 0 --limit 20 --format html --out out/demo/search.html",
     ),
     "agenthop-report sql": (
         'agenthop-report sql "SELECT model, condition, accuracy, paper_recall FROM model_summary ORDER BY accuracy DESC"',

@@ -102,6 +102,9 @@ _FILE = Location(path_type=Path, dir_okay=False, exists=True, resolve_path=True)
 @click.option("--scout-results", "scout_results", type=_DIR, multiple=True,
               help="Inspect Scout scan results (a scan_id=<id>/ folder or a folder of them; docs/scanners.md#inspect-scout) "
               "into raw.scanner_results, alone in its call. Repeatable.")
+@click.option("--reindex", is_flag=True,
+              help="Rebuild the search index of the transcripts from the loaded runs, alone in its call "
+              "(ingest keeps it up to date; docs/search.md#index).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no summary line (errors only).")
 @cli_errors
 @build_option  # --build: the dbt build after the load (build_step.py)
@@ -124,6 +127,7 @@ def main(
     delete_runs: tuple[str, ...],
     labels: tuple[Path, ...],
     scout_results: tuple[Path, ...],
+    reindex: bool,
     quiet: bool,
 ) -> None:
     """Load the benchmark and trajectories into the warehouse, in one transaction.
@@ -132,6 +136,16 @@ def main(
     A bad input leaves the warehouse exactly as it was and names the file and the problem.
     """
     path = db if db is not None else Path(default_db_path()).absolute()
+    if reindex:
+        if delete_runs or benchmark is not None or runs or reference_json or responses or judgments or inspect_log \
+                or metric_directions or primary_metrics:
+            raise click.UsageError("--reindex rebuilds the search index in a call of its own, without inputs to load")
+        from .transcripts.index import reindex_warehouse
+
+        done = reindex_warehouse(path)
+        if not quiet:
+            click.echo(f"search index of {path} rebuilt: {done.runs_added} run(s), {done.units_added:,} text units")
+        return
     if delete_runs:
         if benchmark is not None or runs or reference_json or responses or judgments or inspect_log \
                 or metric_directions or primary_metrics:

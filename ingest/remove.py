@@ -21,6 +21,7 @@ from agenthop.schemas import scanners as sschema
 
 from . import ddl
 from .conform import IngestError
+from .transcripts.index import sync_index
 from .warehouse import insert_arrow, json_counts, open_warehouse, read_state, transaction
 
 
@@ -75,4 +76,5 @@ def _delete(con: duckdb.DuckDBPyConnection, load_id: int, run_ids: list[str]) ->
             for f, v in zip(ddl.INGEST_LOG, row):
                 log[f.name].append(v)
         insert_arrow(con, "ingest_log", pa.table(log, schema=ddl.INGEST_LOG))
+        sync_index(con)  # the deleted runs leave the search index
     return deleted
