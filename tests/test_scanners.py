@@ -298,3 +298,64 @@ def test_deleting_a_run_deletes_its_scanner_results(db: Path, tmp_path: Path) ->
     r = CliRunner().invoke(ingest_main, ["--db", str(db), "--delete-run", "r2"])
     assert r.exit_code == 0 and "scanner_results=2 scanner_runs=1" in r.output, r.output
     assert {x[0] for x in results(db)} == {"r1"}
+
+
+# ------------------------------------------------------------------------------------------------------------
+# pattern scanners (the transcript search)
+
+PATTERNS = """\
+scanners:
+  - {name: rep, version: 1, kind: pattern, repeat: 2}
+  - {name: not_sure, version: 1, kind: pattern, text: "NOT SURE", role: assistant}
+  - {name: not_sure_cased, version: 1, kind: pattern, text: "NOT SURE", role: assistant, case_sensitive: true}
+  - {name: search_submit, version: 1, kind: pattern, sequence: "search>submit"}
+  - {name: failed, version: 1, kind: pattern, status: tool_error}
+  - {name: quoted_a, version: 1, kind: pattern, tool: search, tool_args: '"q": "[ab]"'}
+  - {name: fetch_word, version: 1, kind: pattern, text: 'fe?tch', regex: true}
+"""
+
+
+def test_pattern_scanners_by_hand(db: Path, tmp_path: Path) -> None:
+    f = tmp_path / "p.yml"
+    f.write_text(PATTERNS)
+    r = scan("--scanners", f, "--db", db)
+    assert r.exit_code == 0, r.output
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT scanner, run_id, sample_id, attempt, value, evidence FROM raw.scanner_results "
+                           "WHERE value > 0 ORDER BY ALL").fetchall()
+        n = con.execute("SELECT scanner, count(*) FROM raw.scanner_results GROUP BY ALL ORDER BY ALL").fetchall()
+    assert {c for _, c in n} == {6}  # every attempt classified, zeros included
+    got = {(s, r, sa, a): (v, ev) for s, r, sa, a, v, ev in rows}
+    assert got == {
+        # one distinct call made twice: search {"q": "a"} (first at turn 1, seq 0), fetch {"id": 1}
+        ("rep", "r1", "s1", 0): (1.0, [{"turn": 1, "seq": 0}]),
+        ("rep", "r1", "s3", 0): (1.0, [{"turn": 1, "seq": 0}]),
+        # the last assistant message of r1/s1 (its second assistant turn); case matters only when asked
+        ("not_sure", "r1", "s1", 0): (1.0, [{"turn": 2, "seq": None}]),
+        # search then submit, consecutive: from seq 1 in both runs
+        ("search_submit", "r1", "s1", 0): (1.0, [{"turn": 2, "seq": 1}]),
+        ("search_submit", "r2", "s1", 0): (1.0, [{"turn": 2, "seq": 1}]),
+        ("failed", "r1", "s3", 0): (1.0, [{"turn": 1, "seq": 0}]),
+        # searches for a or b: r1/s1 twice, r2/s1 twice ("c" in r2/s2 does not match)
+        ("quoted_a", "r1", "s1", 0): (2.0, [{"turn": 1, "seq": 0}, {"turn": 2, "seq": 1}]),
+        ("quoted_a", "r2", "s1", 0): (2.0, [{"turn": 1, "seq": 0}, {"turn": 2, "seq": 1}]),
+        # fetch_word: "fetch" is in no message, argument or output text (a call's tool name is not its text)
+    }
+    assert "0 run scan(s) written (0 units), 14 unchanged" in scan("--scanners", f, "--db", db).output
+
+
+@pytest.mark.parametrize(("entry", "reason"), [
+    ("{name: x, version: 1, kind: pattern, text: '(', regex: true}", "field 'text':"),
+    ("{name: x, version: 1, kind: pattern, text: a, role: robot}", "field 'role': 'robot' is not one of"),
+    ("{name: x, version: 1, kind: pattern, repeat: 1}", "field 'repeat': 1 is not 2 or more"),
+    ("{name: x, version: 1, kind: pattern, repeat: two}", "field 'repeat': expected int, got str"),
+    ("{name: x, version: 1, kind: pattern, regex: true}", "nothing to search for"),
+    ("{name: x, version: 1, kind: pattern, text: a, model: m}", "field 'model': not a field of a pattern scanner"),
+])
+def test_a_bad_pattern_scanner_is_one_line(db: Path, tmp_path: Path, entry: str, reason: str) -> None:
+    f = tmp_path / "bad.yml"
+    f.write_text(f"scanners:\n  - {entry}\n")
+    sha = file_sha(db)
+    r = scan("--scanners", f, "--db", db)
+    assert r.exit_code == 2 and reason in r.output and str(f) in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and file_sha(db) == sha

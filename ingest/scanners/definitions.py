@@ -19,7 +19,7 @@ import yaml
 
 from agenthop.harness.errors import AgentHopError
 
-KINDS: tuple[str, ...] = ("sql", "llm")
+KINDS: tuple[str, ...] = ("sql", "llm", "pattern")
 LLM_BACKENDS: tuple[str, ...] = ("openai", "anthropic", "google", "responses")
 #: ``answer`` of an llm scanner: yes/no (value 1/0), a number, or a list of labels
 YES_NO, NUMBER = "yes/no", "number"
@@ -36,6 +36,8 @@ _COMMON = ("name", "version", "kind", "description", "benchmark")
 _FIELDS: dict[str, tuple[str, ...]] = {
     "sql": ("query",),
     "llm": ("prompt", "backend", "model", "answer", "base_url", "api_key_env", "max_chars", "system"),
+    #: the search options (ingest/transcripts/search.py)
+    "pattern": ("text", "regex", "case_sensitive", "role", "tool", "tool_args", "status", "sequence", "repeat"),
 }
 
 
@@ -118,6 +120,16 @@ def _llm_options(e: _Entry) -> dict[str, Any]:
     return out
 
 
+def _pattern_options(e: _Entry) -> dict[str, Any]:
+    from . import pattern_kind  # the search options are checked by the search itself
+
+    opts = {k: e.entry[k] for k in _FIELDS["pattern"] if k in e.entry}
+    problem = pattern_kind.option_problem(opts)
+    if problem is not None:
+        raise e.fail(*problem)
+    return opts
+
+
 def _sql_options(e: _Entry) -> dict[str, Any]:
     from . import sql_kind
 
@@ -145,7 +157,7 @@ def parse_entry(path: Path, index: int, entry: Any) -> Scanner:
     unknown = sorted(set(entry) - set(_COMMON) - set(_FIELDS[kind]))
     if unknown:
         raise e.fail(unknown[0], f"not a field of a {kind} scanner (fields: {', '.join(_COMMON + _FIELDS[kind])})")
-    options = {"sql": _sql_options, "llm": _llm_options}[kind](e)
+    options = {"sql": _sql_options, "llm": _llm_options, "pattern": _pattern_options}[kind](e)
     return Scanner(name=name, version=str(version), kind=kind, description=e.text("description", required=False),
                    benchmark=e.text("benchmark", required=False), options=options)
 

@@ -2,7 +2,7 @@
 
 Two phases. Reading: on a read-only connection that may not touch files, every scanner's units are
 found (the attempts of the selected runs it has not scanned in their current version) and classified:
-``sql`` scanners by their query, ``llm`` scanners by prompts answered through the harness's backends
+``sql`` scanners by their query, ``pattern`` scanners by the transcript search, ``llm`` scanners by prompts answered through the harness's backends
 (harness/ask.py: cached by prompt hash, so an interrupted scan resumes; capped by ``--max-cost-usd``).
 Writing: every result in one transaction (store.py). Nothing is written when a scanner file is bad.
 """
@@ -149,6 +149,10 @@ def run_scan(db: Path, scanners: Sequence[Scanner], *, runs: Sequence[str] = (),
             work = [u for r in todo for u in units[r]]
             if scanner.kind == "sql":
                 rows = {(r[0], r[1], r[2]): r for r in _sql_rows(con, scanner, work)}
+            elif scanner.kind == "pattern":
+                from .pattern_kind import run_pattern
+
+                rows = {(r[0], r[1], r[2]): r for r in run_pattern(con, scanner.options, work)}
             else:
                 assert llm is not None
                 rows = _llm_rows(con, scanner, work, llm, result)
