@@ -65,6 +65,18 @@ def test_behaviours_page_without_scanner_results_says_how_to_scan(tmp_path: Path
     assert "agenthop-scan --scanners shipped:common" in (tmp_path / "b.html").read_text()
 
 
+def test_behaviours_page_refuses_marts_older_than_a_scan(warehouse: Path, tmp_path: Path) -> None:
+    import shutil
+
+    db = tmp_path / "w.duckdb"
+    shutil.copyfile(warehouse, db)
+    f = tmp_path / "s.yml"
+    f.write_text("scanners:\n  - {name: again, version: 1, kind: pattern, repeat: 2}\n")
+    assert CliRunner().invoke(scan_main, ["--scanners", str(f), "--db", str(db)]).exit_code == 0
+    r = CliRunner().invoke(report_main, ["behaviours", "--db", str(db), "--out", str(tmp_path / "b.html")])
+    assert r.exit_code == 2 and "marts are stale: run dbt build" in r.output, r.output
+
+
 @pytest.mark.browser
 def test_behaviours_page_renders_offline(warehouse: Path, tmp_path: Path) -> None:
     from test_report_browser import _browser_binary

@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agenthop.harness.errors import AgentHopError
+
+from ..freshness import STALE
 from ..multiplicity import Method, adjust, caption
 from ..warehouse import Warehouse
 from .runs import RunInfo, label_runs, shared_runs
@@ -36,9 +39,25 @@ def _flagged(wh: Warehouse, scanners: Sequence[str], run_ids: Sequence[str]) -> 
     return out
 
 
+def scanned_since_build(wh: Warehouse) -> bool:
+    """Whether a scan, a Scout import or a labels file was written after the last dbt build (the scanner
+    marts would then show the state before it)."""
+    built = wh.rows("SELECT max(built_at) AS t FROM build_info")[0]["t"]
+    for table, column in (("scanner_runs", "scanned_at"), ("human_labels", "loaded_at")):
+        if wh.con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = ? "
+                          "AND table_catalog = current_database()", [table]).fetchall()[0][0]:
+            latest = wh.con.execute(f"SELECT max({column}) FROM raw.{table}").fetchall()[0][0]
+            if latest is not None and (built is None or latest > built):
+                return True
+    return False
+
+
 def build(wh: Warehouse, method: Method) -> dict[str, Any]:
-    """The page's context (no scanners when the warehouse holds no scanner results: the page says how to scan)."""
+    """The page's context (no scanners when the warehouse holds no scanner results: the page says how to scan);
+    an error when scanner results or labels were written after the last dbt build."""
     wh.require(MARTS)
+    if scanned_since_build(wh):
+        raise AgentHopError(f"{STALE} (scanner results or labels were written to {wh.path} after the last build)")
     prevalence = wh.rows("SELECT * FROM scanner_prevalence ORDER BY scanner, model, run_id")
     if not prevalence:
         return {"title": "Behaviours", "scanners": [], "adjust_caption": "", "method": method, "link_runs": {}}
