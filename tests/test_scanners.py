@@ -359,3 +359,13 @@ def test_a_bad_pattern_scanner_is_one_line(db: Path, tmp_path: Path, entry: str,
     r = scan("--scanners", f, "--db", db)
     assert r.exit_code == 2 and reason in r.output and str(f) in r.output, r.output
     assert len(r.output.strip().splitlines()) == 1 and file_sha(db) == sha
+
+
+def test_llm_scanner_reads_a_warehouse_made_before_turns_had_error_text(db: Path, tmp_path: Path) -> None:
+    with duckdb.connect(str(db)) as con:
+        con.execute("ALTER TABLE raw.turns DROP COLUMN error_text")
+    f = tmp_path / "s.yml"
+    with OpenAIServer(responder=_judge()) as srv:
+        f.write_text(HEDGE.format(model="test-model", url=srv.base_url))
+        r = scan("--scanners", f, "--db", db, "--runs", "r2")
+    assert r.exit_code == 0 and len(results(db)) == 2, r.output

@@ -113,8 +113,11 @@ def transcripts(con: duckdb.DuckDBPyConnection, units: Sequence[Unit]) -> dict[U
                 msgs.setdefault((run_id, sample_id, int(attempt)), []).append(tuple(rest))
         turns: dict[Unit, list[tuple]] = {}
         calls: dict[Unit, list[tuple]] = {}
+        error_text = "t.error_text" if con.execute(  # a column added later: an older warehouse lacks it
+            "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'raw' AND table_name = 'turns' "
+            "AND column_name = 'error_text'").fetchall()[0][0] else "NULL"
         for run_id, sample_id, attempt, *rest in con.execute(
-                "SELECT t.run_id, t.sample_id, t.attempt, t.turn, t.role, t.error_text FROM raw.turns AS t "
+                f"SELECT t.run_id, t.sample_id, t.attempt, t.turn, t.role, {error_text} FROM raw.turns AS t "
                 "SEMI JOIN scan_units AS u USING (run_id, sample_id, attempt) "
                 "ORDER BY t.run_id, t.sample_id, t.attempt, t.turn").fetchall():
             turns.setdefault((run_id, sample_id, int(attempt)), []).append(tuple(rest))
