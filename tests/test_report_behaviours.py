@@ -52,6 +52,10 @@ def test_behaviours_page_numbers_links_and_caption(warehouse: Path, tmp_path: Pa
     assert "0.40 [" in html
     # six scanners x two runs with a primary metric; Fisher tests exist where both groups are non-empty
     assert "Adjusted p: Holm (family-wise error) over the 6 Fisher tests on this page" in html
+    # r1 and r2 share s1 and s2; discordant there: answer_without_tool_call (s2 in r1), limit_reached (s2 in r2),
+    # give_up_or_hedge and repeated_call (s1 in r1): four McNemar tests, each 1 against 0 (p = 1)
+    assert "Adjusted p: Holm (family-wise error) over the 4 McNemar tests of every scanner" in html
+    assert html.count("Paired prevalence between runs") == 4
     assert "Benjamini–Hochberg" in _render(warehouse, tmp_path / "bh.html", "--adjust", "bh")
     links = re.findall(r'<a href="(b_files/items/[^"]+)"', html)
     assert links and all((tmp_path / link.split("#")[0]).is_file() for link in links)

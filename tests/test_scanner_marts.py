@@ -15,7 +15,7 @@ from conftest import run_dbt_build
 from agenthop.ingest.cli import main as ingest_main
 from agenthop.ingest.scanners.cli import main as scan_main
 
-MARTS = ("scanner_agreement", "scanner_prevalence", "behaviour_outcomes")
+MARTS = ("scanner_agreement", "scanner_prevalence", "behaviour_outcomes", "behaviour_paired")
 
 
 def _build(db: Path, work: Path) -> None:
@@ -58,4 +58,7 @@ def test_scanner_marts_empty_then_by_hand(tmp_path: Path) -> None:
     # more probable
     assert _rows(db, "SELECT difference, round(fisher_p, 6) FROM main.behaviour_outcomes WHERE run_id = 'r1' "
                      "AND scanner = 'give_up_or_hedge'") == [(1.0, 0.333333)]
+    # r1 against r2 on their shared items s1 and s2: limit_reached flags s2 in r2 only
+    assert _rows(db, "SELECT run_a, run_b, n_shared, a_only, b_only, difference, mcnemar_p FROM main.behaviour_paired "
+                     "WHERE scanner = 'limit_reached'") == [("r1", "r2", 2, 0, 1, -0.5, 1.0)]
 

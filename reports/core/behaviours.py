@@ -15,7 +15,9 @@ from ..multiplicity import Method, adjust, caption
 from ..warehouse import Warehouse
 from .runs import RunInfo, label_runs, shared_runs
 
-MARTS = ("scanner_prevalence", "scanner_agreement", "behaviour_outcomes", "metric_defs")
+MARTS = ("scanner_prevalence", "scanner_agreement", "behaviour_outcomes", "behaviour_paired", "metric_defs")
+#: run pairs shown per scanner (the smallest p first)
+PAIRS_PER_SCANNER = 10
 #: flagged items linked per run and scanner
 ITEMS_PER_RUN = 12
 
@@ -60,7 +62,8 @@ def build(wh: Warehouse, method: Method) -> dict[str, Any]:
         raise AgentHopError(f"{STALE} (scanner results or labels were written to {wh.path} after the last build)")
     prevalence = wh.rows("SELECT * FROM scanner_prevalence ORDER BY scanner, model, run_id")
     if not prevalence:
-        return {"title": "Behaviours", "scanners": [], "adjust_caption": "", "method": method, "link_runs": {}}
+        return {"title": "Behaviours", "scanners": [], "adjust_caption": "", "pairs_caption": "", "method": method,
+                "link_runs": {}}
     runs = {r.run_id: r for r in shared_runs(wh)}
     shown = [runs[r] for r in dict.fromkeys(p["run_id"] for p in prevalence) if r in runs]
     label_runs(shown)
@@ -73,6 +76,9 @@ def build(wh: Warehouse, method: Method) -> dict[str, Any]:
     for o, a in zip(outcomes, adjusted):
         o["p_adj"] = a
     n_tests = sum(1 for o in outcomes if o["fisher_p"] is not None)
+    paired = wh.rows("SELECT * FROM behaviour_paired WHERE a_only + b_only > 0 ORDER BY scanner, mcnemar_p, run_a, run_b")
+    for pr, a in zip(paired, adjust([pr["mcnemar_p"] for pr in paired], method)):
+        pr["p_adj"] = a
     versions = dict(wh.con.execute("SELECT scanner, string_agg(DISTINCT scanner_version, '; ') FROM raw.scanner_results "
                                    "GROUP BY scanner").fetchall())
     names = sorted({p["scanner"] for p in prevalence})
@@ -89,11 +95,15 @@ def build(wh: Warehouse, method: Method) -> dict[str, Any]:
             "has_corrected": any(r["corrected_prevalence"] is not None for r in rows),
             "agreement": [a for a in agreement if a["scanner"] == name],
             "outcomes": [dict(o, run=runs.get(o["run_id"])) for o in outcomes if o["scanner"] == name],
+            "pairs": [dict(pr, a=runs.get(pr["run_a"]), b=runs.get(pr["run_b"]))
+                      for pr in paired if pr["scanner"] == name][:PAIRS_PER_SCANNER],
+            "n_pairs": sum(1 for pr in paired if pr["scanner"] == name),
         })
     return {
         "title": "Behaviours",
         "scanners": scanners,
         "adjust_caption": caption(method, n_tests, "Fisher test", "on this page (every scanner and run)"),
+        "pairs_caption": caption(method, len(paired), "McNemar test", "of every scanner (pairs with discordant items)"),
         "method": method,
         "link_runs": _item_runs(scanners, runs),
     }
