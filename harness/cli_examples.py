@@ -60,10 +60,10 @@ _FIXED: dict[str, tuple[str, ...]] = {
         "agenthop-report behaviours --adjust bh --single-file --out out/demo/behaviours-one.html",
     ),
     "agenthop-report search": (
-        "agenthop-report search --tool read_section --status section_not_found --limit 20",
-        'agenthop-report search --sequence "search_papers>read_section>read_section" --model verifier',
+        'agenthop-report search "not found" --role tool --limit 20',
+        "agenthop-report search --status ok --epoch 1 --limit 10 --format csv",
         "agenthop-report search --repeat 3 --format json --out out/demo/repeats.json",
-        "agenthop-report search --tool read_section --metric correct --value 0 --limit 20 --format html --out out/demo/search.html",
+        "agenthop-report search --repeat 2 --limit 20 --format html --out out/demo/search.html",
     ),
     "agenthop-report sql": (
         'agenthop-report sql "SELECT model, condition, accuracy, paper_recall FROM model_summary ORDER BY accuracy DESC"',

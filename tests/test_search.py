@@ -196,7 +196,8 @@ def test_limit_keeps_the_summary_whole(wh: Path) -> None:
 
 
 def _units(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
-    return con.execute("SELECT * FROM search.units ORDER BY ALL").fetchall()
+    return con.execute("SELECT * FROM search.units ORDER BY ALL").fetchall() \
+        + con.execute("SELECT 'output', * FROM search.outputs ORDER BY ALL").fetchall()
 
 
 def test_brute_force_equals_search(wh: Path) -> None:
@@ -275,7 +276,10 @@ def test_index_is_incremental(wh: Path, tmp_path: Path) -> None:
         assert versions == {"run-a": 1, "run-b": 1, "run-c": 2, "run-d": 2}  # the loads that wrote them
         after = _units(con)
         assert [u for u in after if u[0] in ("run-a", "run-b")] == [u for u in before if u[0] in ("run-a", "run-b")]
-        assert len([u for u in after if u[0] == "run-d"]) == 3 * 10
+        # per item: four messages (system, user, two assistant) and three calls; the three tool outputs have
+        # their place and turn in search.outputs, their text stays in raw.messages
+        assert len([u for u in after if u[0] == "run-d"]) == 3 * 7
+        assert con.execute("SELECT count(*) FROM search.outputs WHERE run_id = 'run-d'").fetchall() == [(9,)]
         r = find_matches(con, TranscriptQuery(text="timeout"))
         assert summary(r) == {"run-a": (3, 2), "run-b": (3, 1), "run-c": (3, 0), "run-d": (3, 3)}
     finally:
@@ -309,3 +313,96 @@ def test_search_without_index_reads_the_raw_tables(wh: Path, tmp_path: Path) -> 
     for kw in ({"text": "timeout"}, {"sequence": "list_sections>read_section"}, {"repeat": 2},
                {"tool": "read_section", "terminated_by": "max_turns"}):
         assert search(db, **kw) == search(wh, **kw)
+
+
+@pytest.mark.browser
+def test_html_page_in_chromium(wh: Path, tmp_path: Path) -> None:
+    """The HTML form: summary and matches, the match marked, hostile text shown as text, each match linking to
+    an item page that shows the matched text; offline, no sideways scroll at 1,024 px."""
+    from agenthop.reports.cli import main
+    from tests.test_report_browser import ARTIFACTS, _browser_binary
+
+    out = tmp_path / "search.html"
+    res = CliRunner().invoke(main, ["search", "<script>|timeout", "--regex", "--format", "html", "--out", str(out),
+                                    "--db", str(wh)])
+    assert res.exit_code == 0, res.output
+    exe = _browser_binary()
+    if exe is None:
+        pytest.skip("!!! NO CHROMIUM BINARY FOUND: the search page's browser test is SKIPPED !!!")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1024, "height": 900})
+        errors: list[str] = []
+        blocked: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("dialog", lambda d: errors.append("dialog: " + d.message))
+        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:")
+                   else (blocked.append(r.request.url), r.abort()))
+        page.goto(out.resolve().as_uri())
+        rows = page.evaluate("""() => Array.from(document.querySelectorAll('table.matches tbody tr')).map(tr => ({
+            item: tr.cells[0].innerText, href: tr.cells[0].querySelector('a').getAttribute('href'),
+            mark: tr.querySelector('mark').textContent, turn: tr.cells[3].innerText}))""")
+        summary = page.evaluate("""() => Array.from(document.querySelectorAll('table.summary tbody tr')).map(tr =>
+            Array.from(tr.cells).map(c => c.innerText))""")
+        scroll = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "search-1024.png"), full_page=True)
+        page.goto((out.parent / rows[0]["href"].split("#")[0]).resolve().as_uri())
+        item_text = page.inner_text("body")
+        page.screenshot(path=str(ARTIFACTS / "search-item-1024.png"), full_page=False)
+        browser.close()
+    assert not errors and not blocked, (errors, blocked)
+    assert scroll[0] <= scroll[1], scroll
+    # the five "timeout" units and run-b st_0001's tool output with the script tag, in run, item, turn order
+    assert [(r["item"], r["mark"], r["turn"]) for r in rows] == [
+        ("st_0001", "Timeout", "1"), ("st_0002", "timeout", "1"), ("st_0002", "TIMEOUT", "1"),
+        ("st_0001", "<script>", "1"), ("st_0001", "timeout", "2"), ("st_0002", "timeout", "1")]
+    assert all((out.parent / r["href"].split("#")[0]).exists() for r in rows)
+    assert summary == [["run-a", "m1", "3", "2", "66.7%"], ["run-c", "m1", "3", "1", "33.3%"],
+                       ["run-b", "m2", "3", "1", "33.3%"]]
+    assert "Timeout paper" in item_text  # the item page shows the matched message
+
+
+def test_a_warehouse_search_cannot_read_is_one_line_error() -> None:
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA raw")
+    for table in ("trajectories", "turns", "tool_calls", "messages", "ingest_log"):
+        con.execute(f"CREATE TABLE raw.{table} (x INTEGER)")
+    with pytest.raises(SearchError, match=r"^the search could not run on this warehouse .*Binder Error") as err:
+        find_matches(con, TranscriptQuery(text="x"))
+    assert "\n" not in str(err.value)
+    empty = duckdb.connect()
+    with pytest.raises(SearchError, match="no transcripts loaded"):
+        find_matches(empty, TranscriptQuery(text="x"))
+
+
+def test_the_docs_examples_run_on_the_demo(messages_warehouse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every example at the top of docs/search.md runs on the end-to-end warehouse with recorded messages."""
+    import shlex
+
+    from agenthop.reports.cli import main
+    from conftest import REPO
+
+    text = (REPO / "docs" / "search.md").read_text(encoding="utf-8")
+    block = text.split("```\n", 2)[1]
+    lines = [ln.split("  #")[0].strip() for ln in block.splitlines() if ln.startswith("agenthop-report search")]
+    assert len(lines) == 6
+    runner = CliRunner()
+    found = 0
+    for line in lines:
+        args = shlex.split(line)[2:]
+        if "--out" in args:
+            k = args.index("--out") + 1
+            args[k] = str(tmp_path / args[k])
+        res = runner.invoke(main, ["search", *args, "--db", str(messages_warehouse.db)])
+        assert res.exit_code == 0, (line, res.output)
+        if "--format" in args and args[args.index("--format") + 1] == "json":
+            data = json.loads((tmp_path / "repeats.json").read_text())
+            assert list(data) == ["matches", "summary", "n_matches", "truncated"]
+            found += data["n_matches"] > 0
+        elif "--format" not in args:
+            found += not res.output.startswith("0 matches")
+    assert (tmp_path / "search.html").exists() and (tmp_path / "search_files").is_dir()
+    assert found >= 3  # the demo's transcripts have such calls and texts

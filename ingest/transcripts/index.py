@@ -1,14 +1,17 @@
 """The search index: the text units of every loaded run, stored in the warehouse (docs/search.md#index).
 
-Schema ``search`` holds ``units`` (one row per unit, units.py), ``indexed_runs`` (the runs it covers and
-the load that wrote each: the latest ``inserted``/``replaced`` load of ``raw.ingest_log``, 0 for a run
-loaded without a log row) and ``meta`` (the index's format version). Ingest calls :func:`sync_index`
-inside its write transaction (and so does ``--delete-run``): runs deleted or replaced since leave the
-index, runs loaded since enter it; unchanged runs cost nothing. ``agenthop-ingest --reindex`` drops
-and rebuilds it whole (:func:`rebuild_index`).
+Schema ``search`` holds ``units`` (the units other than tool outputs, with their text: units.py),
+``outputs`` (each tool output's place in ``raw.messages`` and its turn; their text, most of a
+transcript's, is read from there rather than copied, so that keeping the index costs an ingest
+little), ``indexed_runs`` (the runs it covers and the load that wrote each: the latest
+``inserted``/``replaced`` load of ``raw.ingest_log``, 0 for a run loaded without a log row) and
+``meta`` (the index's format version). Ingest calls :func:`sync_index` inside its write transaction
+(and so does ``--delete-run``): runs deleted or replaced since leave the index, runs loaded since
+enter it; unchanged runs cost nothing. ``agenthop-ingest --reindex`` drops and rebuilds it whole
+(:func:`rebuild_index`).
 
-Search reads ``search.units`` when the index is current (:func:`is_current`) and otherwise the same
-rows computed from the raw tables (slower, same answers), so a warehouse of an earlier version
+Search reads the units through the index when it is current (:func:`is_current`) and otherwise the
+same rows computed from the raw tables (slower, same answers), so a warehouse of an earlier version
 searches before its next ingest.
 """
 
@@ -19,11 +22,16 @@ from pathlib import Path
 
 import duckdb
 
-from .units import COLUMNS, units_sql
+from .units import COLUMNS, OUTPUT_COLUMNS, indexed_units_sql, outputs_sql, stored_units_sql, units_sql
 
 SCHEMA = "search"
 #: The index's format; an index of another version is rebuilt by the next sync.
-VERSION = "1"
+VERSION = "2"
+
+#: The order units are written in: a search of one source or role (assistant messages) reads only the
+#: row groups that hold it (DuckDB skips the others by their min/max), and within them a run's items
+#: lie together, so fetching the text of the listed matches reads few row groups.
+CLUSTER_ORDER = "source, role, run_id, sample_id, attempt, pos"
 
 _CURRENT_RUNS = """
     SELECT r.run_id, coalesce(l.version, 0)::BIGINT AS version
@@ -73,7 +81,7 @@ def is_current(con: duckdb.DuckDBPyConnection) -> bool:
 def relation(con: duckdb.DuckDBPyConnection) -> str:
     """What search reads units from: the index when current, else the raw tables' units (same rows)."""
     if is_current(con):
-        return f"{SCHEMA}.units"
+        return f"({indexed_units_sql(SCHEMA)})"
     return f"({units_sql()})"
 
 
@@ -81,6 +89,8 @@ def _create(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
     cols = ", ".join(f"{name} {typ}" for name, typ in COLUMNS)
     con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.units ({cols})")
+    outs = ", ".join(f"{name} {typ}" for name, typ in OUTPUT_COLUMNS)
+    con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.outputs ({outs})")
     con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.indexed_runs (run_id VARCHAR NOT NULL, version BIGINT NOT NULL)")
     con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.meta (key VARCHAR NOT NULL, value VARCHAR)")
 
@@ -108,17 +118,21 @@ def sync_index(con: duckdb.DuckDBPyConnection) -> SyncResult:
             f"EXCEPT SELECT run_id, version FROM {SCHEMA}.indexed_runs)").fetchall()]
         if gone:
             con.execute("CREATE OR REPLACE TEMP TABLE __search_gone AS SELECT unnest(?::VARCHAR[]) AS run_id", [gone])
-            for table in ("units", "indexed_runs"):
+            for table in ("units", "outputs", "indexed_runs"):
                 con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE run_id IN (SELECT run_id FROM __search_gone)")
             con.execute("DROP TABLE __search_gone")
         added = 0
         if new:
             con.execute("CREATE OR REPLACE TEMP TABLE __search_new AS SELECT unnest(?::VARCHAR[]) AS run_id", [new])
+            runs = "run_id IN (SELECT run_id FROM __search_new)"
             names = ", ".join(name for name, _ in COLUMNS)
             rows = con.execute(f"INSERT INTO {SCHEMA}.units ({names}) SELECT {names} FROM "
-                               f"({units_sql('run_id IN (SELECT run_id FROM __search_new)')}) "
-                               f"ORDER BY run_id, sample_id, attempt, turn").fetchall()
+                               f"({stored_units_sql(runs)}) ORDER BY {CLUSTER_ORDER}").fetchall()
             added = int(rows[0][0]) if rows else 0
+            outs = ", ".join(name for name, _ in OUTPUT_COLUMNS)
+            rows = con.execute(f"INSERT INTO {SCHEMA}.outputs ({outs}) SELECT {outs} FROM ({outputs_sql(runs)}) "
+                               f"ORDER BY run_id, sample_id, attempt, idx").fetchall()
+            added += int(rows[0][0]) if rows else 0
             con.execute(f"INSERT INTO {SCHEMA}.indexed_runs SELECT run_id, version FROM __search_current "
                         f"WHERE run_id IN (SELECT run_id FROM __search_new)")
             con.execute("DROP TABLE __search_new")

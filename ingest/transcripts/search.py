@@ -29,6 +29,8 @@ metric and item group filters read the dbt marts. The summary has a row per run 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -372,6 +374,7 @@ class _Search:
 
     def close(self) -> None:
         self.con.execute("DROP TABLE IF EXISTS __search_hits")
+        self.con.execute("DROP TABLE IF EXISTS __search_page")
 
     def n_matches(self) -> int:
         return int(self.con.execute("SELECT count(*) FROM __search_hits").fetchall()[0][0])
@@ -418,14 +421,21 @@ class _Search:
             params += ["^((?s:.*?))((?:" + _args_regex(q) + "))"] * 2
             args_locate = ("length(regexp_extract(u.text, ?, 1)) AS a_at, "
                            "length(regexp_extract(u.text, ?, 2)) AS a_n")
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE __search_page AS SELECT * FROM __search_hits "
+                         f"ORDER BY run_id, sample_id, attempt, turn, {SOURCE_RANK_SQL}, pos, kind {lim}")
+        # the units of the listed matches, named by value so that the scan skips the row groups without them
+        keys = self.con.execute("SELECT list(DISTINCT run_id), list(DISTINCT sample_id), list(DISTINCT source) "
+                                "FROM __search_page WHERE kind IN ('text', 'calls')").fetchall()[0]
+        params = [keys[0] or [], keys[1] or [], keys[2] or []] + params
         rows = self.con.execute(f"""
-            WITH page AS (
-                SELECT * FROM __search_hits
-                ORDER BY run_id, sample_id, attempt, turn, {SOURCE_RANK_SQL}, pos, kind {lim}
+            WITH texts AS (
+                SELECT * FROM {units} u
+                WHERE u.run_id IN (SELECT unnest(?::VARCHAR[])) AND u.sample_id IN (SELECT unnest(?::VARCHAR[]))
+                  AND u.source IN (SELECT unnest(?::VARCHAR[]))
             ),
             located AS (
                 SELECT page.*, u.text, {locate}, {args_locate}
-                FROM page LEFT JOIN {units} u
+                FROM __search_page page LEFT JOIN texts u
                   ON u.run_id = page.run_id AND u.sample_id = page.sample_id AND u.attempt = page.attempt
                  AND u.source = page.source AND u.pos = page.pos AND page.kind IN ('text', 'calls')
             )
@@ -461,22 +471,39 @@ def snippet_of(text: str, at: int, n: int, context: int = CONTEXT_CHARS) -> tupl
     return text[lo:hi], at - lo, at - lo + n
 
 
+@contextmanager
+def _searched(con: duckdb.DuckDBPyConnection, query: TranscriptQuery) -> Iterator[_Search]:
+    """A query's hits while the block runs; a warehouse error is a SearchError of one line."""
+    try:
+        s = _Search(con, query)
+    except duckdb.Error as exc:
+        raise SearchError(_failed(exc)) from None
+    try:
+        yield s
+    except duckdb.Error as exc:
+        raise SearchError(_failed(exc)) from None
+    finally:
+        try:
+            s.close()
+        except duckdb.Error:
+            pass
+
+
+def _failed(exc: duckdb.Error) -> str:
+    return ("the search could not run on this warehouse (made by another version? load it again with "
+            f"agenthop-ingest): {str(exc).splitlines()[0]}")
+
+
 def find_matches(con: duckdb.DuckDBPyConnection, query: TranscriptQuery) -> SearchResult:
     """Every match of ``query`` across the loaded runs: the first ``query.limit`` listed, all counted."""
-    s = _Search(con, query)
-    try:
+    with _searched(con, query) as s:
         n = s.n_matches()
         matches = s.listed(query.limit)
         return SearchResult(matches=matches, summary=s.summary(), n_matches=n,
                             truncated=query.limit is not None and n > query.limit)
-    finally:
-        s.close()
 
 
 def matching_attempts(con: duckdb.DuckDBPyConnection, query: TranscriptQuery) -> list[AttemptHit]:
     """Every attempt ``query`` finds (``limit`` ignored), with the turns and calls of its matches."""
-    s = _Search(con, query)
-    try:
+    with _searched(con, query) as s:
         return s.attempts()
-    finally:
-        s.close()
