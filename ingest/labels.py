@@ -25,6 +25,7 @@ from agenthop.schemas import scanners as sschema
 
 from . import ddl
 from .conform import IngestError
+from .text_file import read_utf8
 from .warehouse import insert_arrow, open_warehouse, transaction
 
 _FIELDS = ("run_id", "model", "epoch", "replicate", "sample_id", "attempt", "scanner", "value", "labeler")
@@ -135,12 +136,7 @@ def parse_line(line: _Line, wh: _Warehouse) -> Label:
 
 def read_labels(path: Path, wh: _Warehouse, seen: dict[tuple[str, str, int, str, str], str]) -> list[Label]:
     """The labels of one file; ``seen``: the labels read so far (key -> file:line), to refuse a second one."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise IngestError(f"{path}: labels file is not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise IngestError(f"{path}: cannot read the labels file ({exc.strerror or exc})") from None
+    text = read_utf8(path, "labels file", IngestError)
     out: list[Label] = []
     for no, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():

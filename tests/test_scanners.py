@@ -369,3 +369,15 @@ def test_llm_scanner_reads_a_warehouse_made_before_turns_had_error_text(db: Path
         f.write_text(HEDGE.format(model="test-model", url=srv.base_url))
         r = scan("--scanners", f, "--db", db, "--runs", "r2")
     assert r.exit_code == 0 and len(results(db)) == 2, r.output
+
+
+def test_a_scanner_file_or_cache_that_is_not_utf8_is_one_line(db: Path, tmp_path: Path) -> None:
+    f = tmp_path / "s.yml"
+    f.write_bytes(b"scanners:\n  - {name: \xff}\n")
+    r = scan("--scanners", f, "--db", db)
+    assert r.exit_code == 2 and f"{f}: scanner file is not UTF-8" in r.output
+    cache = tmp_path / "c.jsonl"
+    cache.write_bytes(b"\xff\n")
+    f.write_text(HEDGE.format(model="m", url="http://127.0.0.1:9/v1"))
+    r = scan("--scanners", f, "--db", db, "--cache", cache)
+    assert r.exit_code == 2 and "scanner cache is not UTF-8" in r.output and "give another --cache" in r.output

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from agenthop.harness.errors import AgentHopError
 
+from ..text_file import read_utf8
+
 
 def read_cache(path: Path) -> dict[str, str]:
     """Cached replies (prompt key -> reply). A line that does not parse (cut short by an interruption) is
@@ -14,13 +16,7 @@ def read_cache(path: Path) -> dict[str, str]:
     strings is an error naming the file and line."""
     if not path.exists():
         return {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise AgentHopError(f"{path}: scanner cache is not UTF-8 ({exc.reason} at byte {exc.start}); delete it or "
-                            "give another --cache") from None
-    except OSError as exc:
-        raise AgentHopError(f"{path}: cannot read the scanner cache ({exc.strerror or exc})") from None
+    text = read_utf8(path, "scanner cache", hint="delete it or give another --cache")
     cache: dict[str, str] = {}
     for no, line in enumerate(text.splitlines(), 1):
         try:

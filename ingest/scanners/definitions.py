@@ -19,6 +19,8 @@ import yaml
 
 from agenthop.harness.errors import AgentHopError
 
+from ..text_file import read_utf8
+
 KINDS: tuple[str, ...] = ("sql", "llm", "pattern")
 LLM_BACKENDS: tuple[str, ...] = ("openai", "anthropic", "google", "responses")
 #: ``answer`` of an llm scanner: yes/no (value 1/0), a number, or a list of labels
@@ -183,12 +185,7 @@ def scanner_file(text: str) -> Path:
 
 def load_scanners(path: Path) -> list[Scanner]:
     """Every scanner of the file ``path``, checked; a ScannerFileError names the first problem."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ScannerFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise ScannerFileError(f"{path}: cannot read the scanner file ({exc.strerror or exc})") from None
+    text = read_utf8(path, "scanner file", ScannerFileError)
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
