@@ -55,6 +55,10 @@ _FIXED: dict[str, tuple[str, ...]] = {
         "agenthop-report sciexplore --out out/demo/sciexplore/report",
         "agenthop-report sciexplore --pair sounder-dr,fathom-dr --single-file --out out/demo/sciexplore/one",
     ),
+    "agenthop-report behaviours": (
+        "agenthop-report behaviours --out out/demo/behaviours.html",
+        "agenthop-report behaviours --adjust bh --single-file --out out/demo/behaviours-one.html",
+    ),
     "agenthop-report search": (
         'agenthop-report search "not found" --role tool --limit 20',
         "agenthop-report search --status ok --epoch 1 --limit 10 --format csv",

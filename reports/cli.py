@@ -174,6 +174,27 @@ def reruns(model: str, benchmark: str | None, db: str | None, out: Path | None, 
     click.echo(str(site.write_page(html)))
 
 
+@main.command(epilog=epilog("agenthop-report behaviours"))
+@click.option("--adjust", "method", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
+              help="How the Fisher p-values of every scanner and run are adjusted together (docs/reports.md#multiplicity).")
+@db_option
+@out_option
+@cli_errors
+def behaviours(method: str, db: str | None, out: Path | None, single_file: bool) -> None:
+    """Behaviour scanners (docs/scanners.md): prevalence per model, agreement with human labels, association
+    with the primary metric, and the items each scanner flagged."""
+    from .core import pages
+    from .render import default_out
+
+    with Warehouse(db) as wh:
+        with open_site(wh, out or default_out("behaviours"), single_file) as site:
+            html, context = pages.behaviours(wh, site, method)
+    if not context["scanners"]:
+        click.secho("warning: the warehouse holds no scanner results: run agenthop-scan --scanners shipped:common, "
+                    "then dbt build", fg="yellow", err=True)
+    click.echo(str(site.write_page(html)))
+
+
 @main.command(epilog=epilog("agenthop-report item"))
 @click.argument("sample_id")
 @click.option("--runs", "run_ids", help="Run ids, comma-separated, of any benchmark.")
