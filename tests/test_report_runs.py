@@ -54,7 +54,7 @@ def test_pick_runs_errors(kw: dict, message: str) -> None:
 def test_agenthop_pages_use_the_shared_picker(built_warehouse) -> None:  # type: ignore[no-untyped-def]
     """resolve_runs (model_summary) and select_runs (run_summary) pick the same runs and fail the same way."""
     from agenthop.reports.core.runs import select_runs
-    from agenthop.reports.queries import resolve_runs, runs_of_model
+    from agenthop.reports.agenthop.queries import resolve_runs, runs_of_model
     from agenthop.reports.warehouse import Warehouse
 
     with Warehouse(built_warehouse.db) as wh:

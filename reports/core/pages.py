@@ -49,7 +49,7 @@ def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None) -> tupl
     runs = runs_of(wh, model, benchmark)
     own = registry.own_page(str(runs[0].benchmark), "reruns")
     if own is not None:
-        return own(wh, site, model)
+        return own(wh, site, model, runs)
     context, box, runs = shared_reruns.build(wh, model, benchmark)
     prov = Provenance.build(wh.path, runs)
     for g in context["groups"]:  # one page per unstable item, with the group's replicates (up to six)

@@ -1,8 +1,8 @@
-"""Every SQL statement the reports run, against the dbt marts only (read-only), one module per job.
+"""Every SQL statement AgentHop's reports run, against the dbt marts only (read-only), one module per job.
 
 Aggregation happens in DuckDB: charts receive at most a few hundred rows.
 
-- :mod:`.runs`: the runs of model_summary, their display labels, picking runs by model or run id
+- :mod:`.runs`: the shared picker's runs with their model_summary rows, their display labels
 - :mod:`.outcomes`: accuracy/recall/conversion counts per run and cell, paired discordant counts
 - :mod:`.behaviour`: stopping, wrong-paper reads, terminations, transitions, trigrams, bigrams
 - :mod:`.distributions`: binned tokens, turns and budget
@@ -11,10 +11,10 @@ Aggregation happens in DuckDB: charts receive at most a few hundred rows.
 - :mod:`.reruns`: rerun variance, flips, unstable items
 - :mod:`.sql`: the helpers they share
 
-Every public name is re-exported here, so ``from reports.queries import RunInfo`` keeps working.
+Every public name is re-exported here (``from reports.agenthop.queries import RunInfo``).
 """
 
-from .runs import SUMMARY_METRICS, RunInfo, all_runs, label_runs, resolve_runs, runs_of_model
+from .runs import SUMMARY_METRICS, RunInfo, all_runs, label_runs, resolve_runs, runs_of_model, with_summary
 from .outcomes import (
     CELLS,
     cell_accuracy,
@@ -56,5 +56,5 @@ __all__ = [
     "item_exists", "item_info", "item_papers", "item_rows", "label_runs", "paired_counts", "profile_counts",
     "reasoning_accuracy", "recall_overall", "rerun_flips", "rerun_variance", "resolve_runs", "runs_of_model",
     "runs_with_messages", "stopping", "terminations", "tool_calls", "trajectories", "transition_differences",
-    "transitions", "trigrams", "unstable_items", "win_loss_items", "wrong_reads",
+    "transitions", "trigrams", "unstable_items", "win_loss_items", "with_summary", "wrong_reads",
 ]

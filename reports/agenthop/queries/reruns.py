@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..warehouse import Warehouse
+from ...warehouse import Warehouse
 from .sql import flag, in_list
 
 def rerun_variance(wh: Warehouse, model: str) -> list[dict[str, Any]]:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
-from . import charts, multiplicity, queries, stats
+from .. import charts, multiplicity, stats
+from ..render import Charts
+from ..values import as_float as _f
+from ..warehouse import Warehouse
+from . import queries
 from .conditions import applies
 from .queries import RunInfo
-from .render import Charts
-from .values import as_float as _f
-from .warehouse import Warehouse
 
 MARTS = ("model_summary", "fct_trajectory", "rerun_variance")
 METRIC_ORDER = ("accuracy", "section_recall", "conversion", "avg_tokens_k")
@@ -101,9 +103,10 @@ def _group(wh: Warehouse, model: str, condition: str, runs: list[RunInfo], box: 
 PAIRS_ADJUST: multiplicity.Method = "holm"
 
 
-def build(wh: Warehouse, model: str) -> tuple[dict[str, Any], Charts, list[RunInfo]]:
+def build(wh: Warehouse, model: str, picked: Sequence[RunInfo] = ()) -> tuple[dict[str, Any], Charts, list[RunInfo]]:
+    """The page of `model`'s replicates: `picked` (the shared picker's runs of the model), else all of them."""
     wh.require(MARTS)
-    runs = queries.runs_of_model(wh, model)
+    runs = queries.with_summary(wh, picked) if picked else queries.runs_of_model(wh, model)
     queries.label_runs(runs)
     by_cond: dict[str, list[RunInfo]] = {}
     for r in runs:
