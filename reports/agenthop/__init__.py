@@ -1,14 +1,16 @@
-"""AgentHop's report sections: its own pages for compare, reruns and item, registered in the report
-registry (reports/core/registry.py).
+"""AgentHop's report sections, registered in the report registry (reports/core/registry.py): its own
+pages for compare, item and leaderboard, its sections of the shared reruns page and its item pages.
 
 AgentHop's pages are built from its marts (model_summary, fct_trajectory, fct_tool_call, ...): the
-shared analyses (terminations, transitions and trigrams, tokens, reruns, paired exact tests, item pages)
-as every benchmark gets them, computed for AgentHop's runs by the same definitions, plus its own
-sections (the four-axis profile with recall and conversion, the accuracy split, stopping behaviour,
-wrong-paper reads, evidence contact, bigram effects, cells and reasoning types; on item pages the
-question, options, papers and labelled sections). The modules are here: compare, reruns, item and
-leaderboard (the pages), sections (the blocks they share), conditions (the metrics a condition leaves
-undefined), marts (the marts read) and queries/ (the SQL).
+shared analyses (terminations, transitions and trigrams, tokens, paired exact tests, item pages) as every
+benchmark gets them, computed for AgentHop's runs by the same definitions, plus its own sections (the
+four-axis profile with recall and conversion, the accuracy split, stopping behaviour, wrong-paper reads,
+evidence contact, bigram effects, cells and reasoning types; on item pages the question, options, papers
+and labelled sections). The reruns page is the shared one (reports/core/reruns.py) with Table 17 and the
+unstable items by cell and reasoning type added (reruns.py). The modules are here: compare, item and
+leaderboard (the pages), reruns (the sections), sections (the blocks the pages share), conditions (the
+metrics a condition leaves undefined), marts (the marts read), queries/ (the SQL) and paper/ (the
+`paper` report).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..core.registry import ReportSections
 from ..core.runs import RunInfo
 from ..render import add_template_globals
 from ..warehouse import Warehouse
+from . import item, reruns
 from .conditions import applies
 from .marts import MART_COLUMNS
 
@@ -42,7 +45,7 @@ def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequ
                  ) -> tuple[str, dict[str, Any]]:
     """Two runs (each group's first); with `groups` (models with several replicates) the pooled
     comparison of every replicate is a section of its own (reports/core/pooling.py)."""
-    from . import compare, item
+    from . import compare
     from ..core import pooling
     from ..core.compare import MAX_DIFFERING
     from ..render import Provenance
@@ -62,23 +65,7 @@ def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequ
     return site.render_page("compare.html.j2", context, box, prov), context
 
 
-def reruns_page(wh: Warehouse, site: Any, model: str, runs: Sequence[RunInfo] = ()) -> tuple[str, dict[str, Any]]:
-    """Every replicate of `model` (`runs`, picked by the shared picker; all of the model's when empty)."""
-    from . import item, reruns
-    from ..render import Provenance
-    from ..site import MAX_ITEM_RUNS
-
-    context, box, runs = reruns.build(wh, model, runs)
-    prov = Provenance.build(wh.path, runs)
-    grouped = [r for g in context["groups"] for r in g["runs"]]
-    for g in context["groups"]:  # one page per item: every replicate of every group when they fit
-        shown = grouped if len(grouped) <= MAX_ITEM_RUNS else g["runs"][:MAX_ITEM_RUNS]
-        site.write_item_pages(wh, [u["sample_id"] for u in g["unstable"]], shown, prov, pages=item.PAGES)
-    return site.render_page("reruns.html.j2", context, box, prov), context
-
-
 def item_page(wh: Warehouse, site: Any, sample_id: str, runs: Sequence[RunInfo]) -> tuple[str, dict[str, Any]]:
-    from . import item
     from ..render import Provenance
 
     mine = _own_runs(wh, runs)
@@ -89,7 +76,7 @@ def item_page(wh: Warehouse, site: Any, sample_id: str, runs: Sequence[RunInfo])
 def leaderboard_page(wh: Warehouse, site: Any, condition: str | None, shared: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """AgentHop's leaderboard (Table 2 by tier, accuracy vs recall, condition deltas, reliability) of the
     panel of `condition` (None: its default, full), beneath the shared tables of every benchmark shown."""
-    from . import item, leaderboard
+    from . import leaderboard
     from ..core.runs import default_condition
     from ..render import Provenance
 
@@ -103,6 +90,8 @@ def leaderboard_page(wh: Warehouse, site: Any, condition: str | None, shared: di
 
 SECTIONS = ReportSections(
     name="agenthop",
-    pages={"compare": compare_page, "reruns": reruns_page, "item": item_page, "leaderboard": leaderboard_page},
+    reruns=reruns.sections,
+    item_pages=item.PAGES,
+    pages={"compare": compare_page, "item": item_page, "leaderboard": leaderboard_page},
     mart_columns=MART_COLUMNS,
 )

@@ -13,7 +13,6 @@ from agenthop.harness.errors import AgentHopError
 
 from ...core.runs import RunInfo, label_runs, model_runs, pick_runs, shared_runs
 from ...warehouse import Warehouse
-from .. import BENCHMARK
 from .sql import in_list
 
 __all__ = ["SUMMARY_METRICS", "RunInfo", "all_runs", "label_runs", "resolve_runs", "runs_of_model", "with_summary"]
@@ -62,6 +61,8 @@ def with_summary(wh: Warehouse, runs: Sequence[RunInfo]) -> list[RunInfo]:
 
 def all_runs(wh: Warehouse) -> list[RunInfo]:
     """Every AgentHop run, ordered by model, condition, replicate (with its model_summary row)."""
+    from .. import BENCHMARK  # the package imports its pages, which import this module
+
     wh.require_runs()
     return with_summary(wh, [r for r in shared_runs(wh) if r.benchmark == BENCHMARK])
 
