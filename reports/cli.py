@@ -216,10 +216,10 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
           single_file: bool, db: str | None) -> None:
     """The paper's whole analysis for a panel: DIR/index.html plus every table as CSV and LaTeX."""
     from .core.runs import require_benchmark
-    from .agenthop.paper import BENCHMARK as PAPER_BENCHMARK
-    from .agenthop.paper.build import build, write_report
-    from .agenthop.paper.inputs import read_covariates, read_external
-    from .agenthop.paper.page import render_page
+    from .paper import BENCHMARK as PAPER_BENCHMARK
+    from .paper.build import build, write_report
+    from .paper.inputs import read_covariates, read_external
+    from .paper.page import render_page
     from .render import DEFAULT_OUT_DIR
 
     pair_list = parse_pairs(pairs, "model")

@@ -263,7 +263,7 @@ def test_compare_names_the_actions_after_a_wrong_read_as_the_paper_report_does(t
     of reports/agenthop/sections.py (Recover, Re-nav, ...), the source of the paper report's Table 3 columns too, not
     the mart's ids (recover, renav)."""
     from agenthop.reports.agenthop import sections
-    from agenthop.reports.agenthop.paper import layouts
+    from agenthop.reports.paper import layouts
 
     assert [name for _, name, _ in layouts.T3_ACTIONS] == [sections.WRONG_READ_LABELS[k] for k in
                                                             sections.WRONG_READ_ORDER if k != "other"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import csv
 import io
 
-from agenthop.reports.agenthop.paper.export import to_csv
-from agenthop.reports.agenthop.paper.table import Column, Table
+from agenthop.reports.paper.export import to_csv
+from agenthop.reports.paper.table import Column, Table
 from agenthop.reports.values import csv_document
 
 

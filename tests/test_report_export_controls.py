@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from agenthop.reports.cli import format_rows, main
-from agenthop.reports.agenthop.paper.export import latex_escape, to_csv, to_latex
-from agenthop.reports.agenthop.paper.table import Column, Table
+from agenthop.reports.paper.export import latex_escape, to_csv, to_latex
+from agenthop.reports.paper.table import Column, Table
 from agenthop.reports.values import control_pictures
 
 #: what a hostile answer or label may hold: NUL, ESC (a terminal colour sequence), BEL, DEL, a C1 control

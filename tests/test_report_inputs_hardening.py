@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from agenthop.harness.errors import AgentHopError
-from agenthop.reports.agenthop.paper.export import spreadsheet_safe, to_csv
-from agenthop.reports.agenthop.paper.inputs import MAX_INPUT_BYTES, read_covariates, read_external
-from agenthop.reports.agenthop.paper.table import Column, Table
+from agenthop.reports.paper.export import spreadsheet_safe, to_csv
+from agenthop.reports.paper.inputs import MAX_INPUT_BYTES, read_covariates, read_external
+from agenthop.reports.paper.table import Column, Table
 from ingest_fixtures import run_rows, write_release, write_run
 
 

@@ -602,8 +602,8 @@ def test_every_table_is_a_booktabs_fragment(report: Path) -> None:
 
 
 def test_latex_escapes_hostile_names() -> None:
-    from agenthop.reports.agenthop.paper.export import to_latex
-    from agenthop.reports.agenthop.paper.table import Column, Table
+    from agenthop.reports.paper.export import to_latex
+    from agenthop.reports.paper.table import Column, Table
 
     t = Table("t", "Table X", "x", "paper-x", [Column("model", "text", "Model_&_%"), Column("v", "rate", "v")],
               [{"model": r"a_b & c% $d #e {f} \g ~h ^i <j>", "v": 0.5}, {"model": "plain", "v": None}])
@@ -1065,7 +1065,7 @@ def test_latex_compiles_and_uses_the_papers_symbols(report: Path, tmp_path: Path
 
 
 def test_figure4_buckets_are_the_papers() -> None:
-    from agenthop.reports.agenthop.paper.figures import bucket, bucket_ranges
+    from agenthop.reports.paper.figures import bucket, bucket_ranges
 
     assert bucket_ranges(19) == {"low": "0–6", "mid": "7–12", "high": "13–19"}
     assert [bucket(k, 9) for k in range(10)] == ["low"] * 3 + ["mid"] * 4 + ["high"] * 3
@@ -1136,7 +1136,7 @@ def test_the_demo_has_data_for_figure2_table16_and_the_ablations() -> None:
     """`make demo`'s paper report fills Figure 2 (a family with two generations), Table 16 (the shipped
     example --external file, every row a demo model) and Tables 4/18 (a model with all three conditions)."""
     from agenthop.harness.panel import load_panel
-    from agenthop.reports.agenthop.paper.inputs import read_external
+    from agenthop.reports.paper.inputs import read_external
 
     panel = load_panel(REPO / "panels" / "demo.yaml")
     gens: dict[str, set[str]] = {}
@@ -1153,7 +1153,7 @@ def test_the_demo_has_data_for_figure2_table16_and_the_ablations() -> None:
 
 def test_table8_lists_the_models_in_table2_order(report: Path) -> None:
     """Like the other per-model tables, Table 8 (page and LaTeX) follows Table 2's order: tier, family, accuracy."""
-    from agenthop.reports.agenthop.paper.export import latex_escape
+    from agenthop.reports.paper.export import latex_escape
 
     order = [r["model"] for r in read_csv(report, "table02_main")]
     tex = (report / "tables" / "table08_cost.tex").read_text(encoding="utf-8")

@@ -9,8 +9,8 @@ evidence contact, bigram effects, cells and reasoning types; on item pages the q
 and labelled sections). The reruns page is the shared one (reports/core/reruns.py) with Table 17 and the
 unstable items by cell and reasoning type added (reruns.py). The modules are here: compare, item and
 leaderboard (the pages), reruns (the sections), sections (the blocks the pages share), conditions (the
-metrics a condition leaves undefined), marts (the marts read), queries/ (the SQL) and paper/ (the
-`paper` report).
+metrics a condition leaves undefined), marts (the marts read) and queries/ (the SQL). The `paper` report
+(reports/paper/) builds on them.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from ..values import as_float as _f
 from ..warehouse import Warehouse
 from . import queries
 from .conditions import applicable_summary, applies
-from .paper.layouts import tier_colours, tier_label
+from ..paper.layouts import tier_colours, tier_label
 from .queries import RunInfo
 
 MARTS = ("model_summary", "fct_trajectory")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import item as item_pages
-from ..queries import RunInfo, all_runs, label_runs
-from ...render import Charts, Provenance
-from ...site import Site
-from ...warehouse import Warehouse
+from ..agenthop import item as item_pages
+from ..agenthop.queries import RunInfo, all_runs, label_runs
+from ..render import Charts, Provenance
+from ..site import Site
+from ..warehouse import Warehouse
 from . import figures
 from .analyses import PAPER_TOOLS
 from .build import PaperReport, Section

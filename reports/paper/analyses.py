@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ... import rank_tests, stats
-from ..queries import correctness_matrix
-from ...values import as_float
-from ...warehouse import Warehouse
+from .. import rank_tests, stats
+from ..agenthop.queries import correctness_matrix
+from ..values import as_float
+from ..warehouse import Warehouse
 from . import layouts
 from . import queries as q
 from .inputs import Covariates, ExternalScore

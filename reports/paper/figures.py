@@ -8,9 +8,9 @@ from typing import Any
 
 import altair as alt
 
-from ... import charts
-from ...charts import MAX_ROWS, ChartTooLarge
-from ...values import jsonable
+from .. import charts
+from ..charts import MAX_ROWS, ChartTooLarge
+from ..values import jsonable
 from .layouts import TIER_POINT_COLOURS, bucket, bucket_ranges, tier_label
 
 #: Every figure's rows go to the spec's top-level `datasets` under this name, after Altair has built and

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agenthop.harness.errors import AgentHopError
 
-from ...warehouse import Warehouse
+from ..warehouse import Warehouse
 from . import analyses as an
 from . import layouts as lay
 from .export import to_csv, to_latex

@@ -6,7 +6,7 @@ import math
 import re
 from typing import Any
 
-from ...values import control_pictures, csv_document, jsonable, spreadsheet_safe
+from ..values import control_pictures, csv_document, jsonable, spreadsheet_safe
 from .table import REPEATS, Table
 
 # -- CSV ----------------------------------------------------------------------------------------------

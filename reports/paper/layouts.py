@@ -9,9 +9,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ... import stats
-from ..sections import REASONING_ORDER, WRONG_READ_ACTIONS, in_order
-from ...values import as_float
+from .. import stats
+from ..agenthop.sections import REASONING_ORDER, WRONG_READ_ACTIONS, in_order
+from ..values import as_float
 from .table import REPEATS, Column, Table
 
 #: The paper's names of the capability tiers (group rows) and their short forms (column headers).

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ... import stats
-from ...values import jsonable
+from .. import stats
+from ..values import jsonable
 
 #: How a cell is printed in LaTeX and HTML, by column kind.
 FORMATS: dict[str, Callable[[Any], str]] = {}

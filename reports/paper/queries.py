@@ -7,7 +7,7 @@ from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
-from ...warehouse import Warehouse
+from ..warehouse import Warehouse
 
 #: The marts the paper report reads.
 MARTS: tuple[str, ...] = (
