@@ -49,12 +49,13 @@ def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None) -> tupl
     runs = runs_of(wh, model, benchmark)
     own = registry.own_page(str(runs[0].benchmark), "reruns")
     if own is not None:
-        return own(wh, site, model)
+        return own(wh, site, model, runs)
     context, box, runs = shared_reruns.build(wh, model, benchmark)
     prov = Provenance.build(wh.path, runs)
+    pages = registry.item_pages_of(context["benchmark"], shared_item.PAGES)
     for g in context["groups"]:  # one page per unstable item, with the group's replicates (up to six)
         site.write_item_pages(wh, [u["sample_id"] for u in g["unstable"]], g["runs"][:MAX_ITEM_RUNS], prov,
-                              pages=shared_item.PAGES)
+                              pages=pages)
     return site.render_page("core_reruns.html.j2", context, box, prov), context
 
 

@@ -12,13 +12,14 @@ from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
-from . import charts, queries, stats
+from .. import charts, stats
+from ..render import Charts
+from ..values import as_float as _f
+from ..warehouse import Warehouse
+from . import queries
 from .conditions import applicable_summary, applies
-from .paper.layouts import tier_colours, tier_label
+from ..paper.layouts import tier_colours, tier_label
 from .queries import RunInfo
-from .render import Charts
-from .values import as_float as _f
-from .warehouse import Warehouse
 
 MARTS = ("model_summary", "fct_trajectory")
 TIER_ORDER = ("closed_frontier", "open_frontier", "compute_efficient")

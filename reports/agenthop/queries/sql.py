@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..warehouse import Warehouse
+from ...warehouse import Warehouse
 
 
 def in_list(n: int) -> str:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import charts, queries, stats
+from .. import charts, stats
+from ..render import Charts
+from ..values import as_float as _f
+from ..warehouse import Warehouse
+from . import queries
 from .conditions import applies
 from .queries import RunInfo
-from .render import Charts
-from .values import as_float as _f
-from .warehouse import Warehouse
 
 STOPPING_ORDER = ("read", "immediate", "think", "other", "zero_gold", "explored", "stayed", "premature")
 SCOPE_ORDER = ("ST", "MT-both", "MT-fail")

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..warehouse import Warehouse
+from ...warehouse import Warehouse
 from .sql import in_list
 
 #: column -> (axis title, unit divisor)

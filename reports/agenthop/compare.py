@@ -7,11 +7,12 @@ from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
-from . import charts, multiplicity, queries, sections, stats
+from .. import charts, multiplicity, stats
+from ..render import Charts
+from ..warehouse import Warehouse
+from . import queries, sections
 from .conditions import applies
 from .queries import TOOLS, RunInfo
-from .render import Charts
-from .warehouse import Warehouse
 
 MARTS = (
     "fct_trajectory", "model_summary", "stopping_behavior", "wrong_read_actions", "tool_transitions",

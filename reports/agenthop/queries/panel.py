@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..warehouse import Warehouse
+from ...warehouse import Warehouse
 from .sql import flag, in_list
 
 def correctness_matrix(wh: Warehouse, run_ids: Sequence[str]) -> tuple[list[str], list[list[int]]]:

@@ -1,34 +1,16 @@
-"""Rerun queries: variance across replicates, per-item flips, unstable items."""
+"""Rerun queries: variance across replicates (Table 17), unstable items with their cell and reasoning type."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from ..warehouse import Warehouse
+from ...warehouse import Warehouse
 from .sql import flag, in_list
+
 
 def rerun_variance(wh: Warehouse, model: str) -> list[dict[str, Any]]:
     return wh.rows("SELECT * FROM rerun_variance WHERE model = ? ORDER BY condition, metric", [model])
-
-
-def rerun_flips(wh: Warehouse, model: str) -> list[dict[str, Any]]:
-    if not wh.has("rerun_item_flips"):
-        return []
-    return wh.rows(
-        "SELECT * FROM rerun_item_flips WHERE model = ? ORDER BY condition, sample_id", [model]
-    )
-
-
-def flip_histogram(wh: Warehouse, model: str) -> list[dict[str, Any]]:
-    """Per condition: how many items were correct in k of the n replicates."""
-    if not wh.has("rerun_item_flips"):
-        return []
-    return wh.rows(
-        """SELECT condition, n_runs, n_correct, count(*) AS n_items
-           FROM rerun_item_flips WHERE model = ? GROUP BY ALL ORDER BY condition, n_correct""",
-        [model],
-    )
 
 
 def unstable_items(wh: Warehouse, run_ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -50,15 +32,3 @@ def unstable_items(wh: Warehouse, run_ids: Sequence[str]) -> list[dict[str, Any]
         """,
         [*run_ids, *run_ids],
     )
-
-
-def item_correct_counts(wh: Warehouse, run_ids: Sequence[str]) -> list[int]:
-    """Per item answered by every given run: how many of them were correct."""
-    if not run_ids:
-        return []
-    rows = wh.con.execute(
-        f"""SELECT sum({flag('is_correct')}) FROM fct_trajectory WHERE run_id IN {in_list(len(run_ids))}
-            GROUP BY sample_id HAVING count(DISTINCT run_id) = ? ORDER BY sample_id""",
-        [*run_ids, len(run_ids)],
-    ).fetchall()
-    return [int(r[0]) for r in rows]

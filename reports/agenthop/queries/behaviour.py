@@ -8,7 +8,7 @@ from typing import Any
 
 from agenthop.schemas.quality import TOOL_NAMES
 
-from ..warehouse import Warehouse
+from ...warehouse import Warehouse
 from .sql import in_list, mart_slice
 
 #: Display order of the seven tools: the paper's (Figure 6: metadata, references, sections, search, reading,

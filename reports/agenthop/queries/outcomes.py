@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..warehouse import Warehouse
+from ...warehouse import Warehouse
 from .sql import flag, in_list, mart_slice
 
 CELLS: tuple[str, ...] = ("st_d1", "st_d2", "mt_d1", "mt_d2")

@@ -18,11 +18,12 @@ from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
-from . import charts, queries
+from .. import charts
+from ..render import Charts
+from ..trajectories import align, budget_curve
+from ..warehouse import Warehouse
+from . import queries
 from .queries import RunInfo
-from .render import Charts
-from .trajectories import align, budget_curve
-from .warehouse import Warehouse
 
 MARTS = ("model_summary", "fct_trajectory", "fct_tool_call")
 LETTERS = "ABCDEFGH"
