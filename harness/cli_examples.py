@@ -54,6 +54,10 @@ _FIXED: dict[str, tuple[str, ...]] = {
         "agenthop-report sciexplore --out out/demo/sciexplore/report",
         "agenthop-report sciexplore --pair sounder-dr,fathom-dr --single-file --out out/demo/sciexplore/one",
     ),
+    "agenthop-report export": (
+        "agenthop-report export --format eee --out out/demo/eee",
+        "agenthop-report export --format atif --models verifier --out out/demo/atif",
+    ),
     "agenthop-report sql": (
         'agenthop-report sql "SELECT model, condition, accuracy, paper_recall FROM model_summary ORDER BY accuracy DESC"',
         'agenthop-report sql "SELECT cell, accuracy, wilson_lo, wilson_hi FROM cell_accuracy" --format csv',
