@@ -67,8 +67,8 @@ def _has(wh: Warehouse, schema: str, table: str) -> bool:
 
 
 def _intermediate(wh: Warehouse) -> str:
-    """The schema dbt built the shared run model in (``main_intermediate`` by default)."""
-    for schema in ("main_intermediate", "intermediate"):
+    """The schema dbt built the shared run model in (``intermediate``; ``main_intermediate`` under dbt's default naming)."""
+    for schema in ("intermediate", "main_intermediate"):
         if _has(wh, schema, "int_core_runs"):
             return schema
     raise AgentHopError(f"warehouse {wh.path} has no built marts: run dbt build (or agenthop-ingest --build) "
