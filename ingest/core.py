@@ -720,6 +720,8 @@ def _write_body(con: duckdb.DuckDBPyConnection, plan: _Plan, result: IngestResul
     n_reported = interchange_ingest.write_reported(con, plan.interchange, now)
     if n_reported:
         result.rows["reported_results"] = n_reported
+        for source, n in interchange_ingest.reported_by_source(plan.interchange).items():
+            add_log("eee", source, None, "", "inserted", {"reported_results": n})
     _benchmark_hooks(con, plan, loaded_runs, result, add_log, plan.force)
     changed = write_catalogue(con, plan.inspect.metric_defs, plan.metric_directions, plan.primary_metrics)
     if changed:

@@ -9,7 +9,6 @@ with the others); their items join the items of imported logs (``raw.inspect_ite
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,9 +156,9 @@ def write_reported(con: duckdb.DuckDBPyConnection, plan: InterchangePlan, now: A
     return table.num_rows
 
 
-def describe(plan: InterchangePlan) -> str:
-    return f"reported results {len(plan.reported)}" if plan.reported else ""
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+def reported_by_source(plan: InterchangePlan) -> dict[str, int]:
+    """file -> reported results it loaded (for the ingest log)."""
+    out: dict[str, int] = {}
+    for r in plan.reported:
+        out[r["source"]] = out.get(r["source"], 0) + 1
+    return out
