@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 from agenthop.schemas import metrics as mschema
@@ -168,6 +167,3 @@ def map_files(files: list[AtifFile]) -> MappedFile:
                                     "max_value": None})
     return out
 
-
-def sources(files: list[AtifFile]) -> list[Path]:
-    return [f.path for f in files]

@@ -18,7 +18,7 @@ from typing import Any
 
 from agenthop.ingest.conform import IngestError
 
-from .interchange_json import line_of, read_json
+from .interchange_json import discover as find_json, line_of, read_json
 
 VERSIONS = tuple(f"ATIF-v1.{i}" for i in range(9))
 _ROOT = {"schema_version", "session_id", "trajectory_id", "agent", "steps", "notes", "final_metrics",
@@ -43,17 +43,8 @@ class AtifFile:
 
 
 def discover(paths: Sequence[Path]) -> list[Path]:
-    out: dict[Path, None] = {}
-    for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            for f in sorted(p.rglob("*.json")):
-                out.setdefault(f.resolve(), None)
-        elif p.is_file():
-            out.setdefault(p.resolve(), None)
-        else:
-            raise IngestError(f"--atif {p}: no such file or directory")
-    return list(out)
+    """The trajectory files below ``paths`` (a file itself, or every ``*.json`` of a folder), sorted."""
+    return find_json(paths, "--atif")
 
 
 class _Checker:

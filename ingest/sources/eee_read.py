@@ -19,7 +19,7 @@ from typing import Any
 from agenthop.ingest.conform import IngestError
 from agenthop.schemas import eee as eee_schema
 
-from .interchange_json import field_path, line_of, read_json, read_jsonl
+from .interchange_json import discover as find_json, field_path, line_of, read_json, read_jsonl
 
 SAMPLES_SUFFIX = "_samples.jsonl"
 
@@ -40,19 +40,7 @@ class EeeFile:
 
 def discover(paths: Sequence[Path]) -> list[Path]:
     """The aggregate files below ``paths`` (a file itself, or every ``*.json`` of a folder), sorted."""
-    out: dict[Path, None] = {}
-    for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            for f in sorted(p.rglob("*.json")):
-                out.setdefault(f.resolve(), None)
-        elif p.is_file():
-            if p.name.endswith(SAMPLES_SUFFIX):
-                raise IngestError(f"--eee {p}: an instance file; give its aggregate record (<uuid>.json) or the folder")
-            out.setdefault(p.resolve(), None)
-        else:
-            raise IngestError(f"--eee {p}: no such file or directory")
-    return list(out)
+    return find_json(paths, "--eee", SAMPLES_SUFFIX)
 
 
 def _validator(name: str) -> Any:

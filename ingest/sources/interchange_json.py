@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +89,21 @@ def line_of(text: str | None, parts: list[Any], line: int | None) -> int:
         return line
     names = [p for p in parts if isinstance(p, str)]
     return _key_line(text or "", names[-1], 0) if names else 1
+
+
+def discover(paths: Sequence[Path], option: str, not_given: str = "") -> list[Path]:
+    """The ``.json`` files below ``paths`` (a file itself, or every ``*.json`` of a folder, recursively),
+    sorted and without repeats; a file named directly whose name ends in ``not_given`` is refused."""
+    out: dict[Path, None] = {}
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            for f in sorted(p.rglob("*.json")):
+                out.setdefault(f.resolve(), None)
+        elif p.is_file():
+            if not_given and p.name.endswith(not_given):
+                raise IngestError(f"{option} {p}: an instance file; give its aggregate record or the folder")
+            out.setdefault(p.resolve(), None)
+        else:
+            raise IngestError(f"{option} {p}: no such file or directory")
+    return list(out)
