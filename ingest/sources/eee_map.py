@@ -126,9 +126,12 @@ def _reported(f: EeeFile, result: dict[str, Any], source: str) -> dict[str, Any]
     }
 
 
-def _messages_rows(msgs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(turns, tool_calls) of a conversation: each assistant message a turn, each of its calls a row."""
-    turns, calls = [], []
+def _messages_rows(inst: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(turns, tool_calls) of an instance: each assistant message a turn (a single-turn instance's output
+    one), each of its calls a row. EEE has no per-message tokens: the instance's go on its last turn."""
+    turns: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    msgs = inst.get("messages") or [{"role": "assistant", "content": "".join((inst.get("output") or {}).get("raw") or [])}]
     for m in msgs:
         if m.get("role") != "assistant":
             continue
@@ -146,6 +149,14 @@ def _messages_rows(msgs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], li
                           "paper_id": None, "section_query": None, "resolved_header": None,
                           "resolved_section_index": None, "search_query": None, "answer": None, "cost": 0,
                           "status": "ok", "output_chars": 0, "budget_after": 0, "error_type": None})
+    if turns:
+        usage = inst.get("token_usage") or {}
+        last = turns[-1]
+        last["prompt_tokens"] = int(usage.get("input_tokens") or 0)
+        last["completion_tokens"] = int(usage.get("output_tokens") or 0)
+        last["cache_read_tokens"] = int(usage.get("input_tokens_cache_read") or 0)
+        last["cache_creation_tokens"] = int(usage.get("input_tokens_cache_write") or 0)
+        last["cumulative_tokens"] = last["prompt_tokens"] + last["completion_tokens"] + last["cache_creation_tokens"]
     return turns, calls
 
 
@@ -268,10 +279,13 @@ def _runs(f: EeeFile, name: str, benchmark: str, insts: list[dict[str, Any]], pr
             mr.tables["trajectories"].append(traj)
             main = next((r for r in group if _result_key_of(r) == primary_id), group[0])
             meta = _meta(main)
-            turns, calls = _messages_rows(main.get("messages") or [])
-            turns = _loads(meta.get("turns"), None) or turns
-            calls = _loads(meta.get("tool_calls"), None) or calls
+            turns, calls = _messages_rows(main)
+            own_turns, own_calls = _loads(meta.get("turns"), None), _loads(meta.get("tool_calls"), None)
+            turns = own_turns if isinstance(own_turns, list) else turns
+            calls = own_calls if isinstance(own_calls, list) else calls
             key = {"run_id": run_id, "sample_id": sid, "attempt": attempt}
+            if not isinstance(own_turns, list):
+                traj["total_turns"] = len(turns)
             mr.tables["turns"] += [{**t, **key} for t in turns]
             mr.tables["tool_calls"] += [{"error_type": None, **c, **key} for c in calls]
             if main.get("messages") and meta.get("messages") != "built":

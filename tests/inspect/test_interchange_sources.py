@@ -60,3 +60,30 @@ def test_four_sources_join_on_shared_items(both_runs: BothRuns, tmp_path: Path) 
         # one item under one id everywhere, and the same simulated agent scored it alike in every source
         assert len({sid for sid, _ in sources.values()}) == 1
         assert len({score for _, score in sources.values()}) == 1
+
+
+def _rows(db: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_an_inspect_run_round_trips_through_eee(both_runs: BothRuns, tmp_path: Path) -> None:  # noqa: F811
+    db, back = tmp_path / "w.duckdb", tmp_path / "back.duckdb"
+    env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    _run(env, "agenthop-ingest", "--db", db, "--benchmark", both_runs.release, "--inspect-log", both_runs.inspect_log)
+    _run(env, "dbt", "build", "--project-dir", REPO, "--profiles-dir", REPO, "--target-path", tmp_path / "target",
+         "--log-path", tmp_path / "logs")
+    _run(env, "agenthop-report", "export", "--format", "eee", "--out", tmp_path / "eee", "--db", db)
+    _run(env, "agenthop-ingest", "--db", back, "--eee", tmp_path / "eee")
+    for sql in (
+        "SELECT sample_id, attempt, is_final, score, is_correct, predicted_answer, terminated_by, total_prompt_tokens, "
+        "total_completion_tokens, cache_read_tokens, total_tokens, wall_time_s FROM raw.trajectories ORDER BY ALL",
+        "SELECT sample_id, attempt, seq, turn, tool, args_json, status, cost FROM raw.tool_calls ORDER BY ALL",
+        "SELECT sample_id, attempt, idx, role, tool_call_id, content FROM raw.messages ORDER BY ALL",
+        "SELECT sample_id, scorer, key, value_text, value_num FROM raw.scores ORDER BY ALL",
+    ):
+        original = _rows(db, sql)
+        assert original and _rows(back, sql) == original
