@@ -56,7 +56,7 @@ _FIXED: dict[str, tuple[str, ...]] = {
     ),
     "agenthop-report export": (
         "agenthop-report export --format eee --out out/demo/eee",
-        "agenthop-report export --format atif --models verifier --out out/demo/atif",
+        "agenthop-report export --format atif --out out/demo/atif",
     ),
     "agenthop-report sql": (
         'agenthop-report sql "SELECT model, condition, accuracy, paper_recall FROM model_summary ORDER BY accuracy DESC"',

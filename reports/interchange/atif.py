@@ -1,4 +1,4 @@
-"""One warehouse run as ATIF trajectories (docs/interchange.md#atif): one document per (sample, final
+"""One warehouse run as ATIF trajectories (docs/interchange.md#atif-what-maps-to-what): one document per (sample, final
 attempt). Pure: reads a :class:`~.source.RunExport`, returns JSON-ready dicts.
 
 Steps: the input as a user step, then one agent step per turn with its tool calls, their results

@@ -1,4 +1,4 @@
-"""One warehouse run as Every Eval Ever records (docs/interchange.md#every-eval-ever): an aggregate
+"""One warehouse run as Every Eval Ever records (docs/interchange.md#every-eval-ever-what-maps-to-what): an aggregate
 record with one result per metric, and an instance record per (attempt, metric). Pure: reads a
 :class:`~.source.RunExport`, returns JSON-ready dicts.
 
