@@ -168,6 +168,7 @@ def main(
             from agenthop.harness.release_store import release_copy
 
             release = local(benchmark, release_copy)  # with its marker
+        exchange = {"eee": [local(p) for p in eee], "atif": [local(p) for p in atif]}  # before `names` is read
         try:
             result = run_ingest(
                 path,
@@ -186,7 +187,7 @@ def main(
                 imports={"responses": [local(r) for r in responses], "judgments": [local(j) for j in judgments]},
                 metric_directions=directions,
                 primary_metrics=primary_metrics,
-                interchange={"eee": [local(p) for p in eee], "atif": [local(p) for p in atif]},
+                interchange=exchange,
             )
         except AgentHopError as exc:  # a message naming a temporary copy of an s3:// input names its URL
             if rename(str(exc)) == str(exc):
