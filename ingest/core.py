@@ -31,6 +31,7 @@ from . import runs as runsmod
 from agenthop.harness import benchmarks
 from agenthop.harness.benchmarks import Benchmark, ReleaseTables
 from agenthop.harness.errors import AgentHopError
+from agenthop.schemas.sample_hash import sample_hash
 from agenthop.schemas.trajectory import DEFAULT_BENCHMARK, KEYS
 
 from .conform import IngestError, find_duplicate
@@ -649,11 +650,35 @@ def _layout(con: duckdb.DuckDBPyConnection, state: WarehouseState, now: datetime
     """The write's first statements: upgrades of an older warehouse, the layout, the catalogue."""
     for stmt in state.upgrades:  # a warehouse of an earlier version gains the later columns
         con.execute(stmt).fetchall()
+    if any("sample_hash" in stmt for stmt in state.upgrades):
+        _fill_item_hashes(con)
     for stmt in ddl.ddl_statements():
         con.execute(stmt)
     if state.needs_catalogue:  # its release was described only by warehouse_meta
         ids = benchmarks.get(DEFAULT_BENCHMARK).item_ids_sql
         _catalogue(con, DEFAULT_BENCHMARK, state.releases[DEFAULT_BENCHMARK], f"SELECT count(*) FROM ({ids})", now)
+
+
+def _fill_item_hashes(con: duckdb.DuckDBPyConnection) -> None:
+    """The ``sample_hash`` of every loaded item that lacks one (a warehouse of an earlier version), from each
+    benchmark's own view of its items (docs/interchange.md#sample-hash)."""
+    for bench in benchmarks.available():
+        if bench.item_inputs is None or bench.item_hash_table is None:
+            continue
+        table, id_col = bench.item_hash_table
+        found = con.execute("SELECT count(*) FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
+                            "AND column_name = 'sample_hash'", [ddl.RAW, table]).fetchall()[0][0]
+        if not found:
+            continue
+        hashes = {sid: sample_hash(text, refs) for sid, (text, refs) in bench.item_inputs(con).items()}
+        if not hashes:
+            continue
+        con.register("__item_hashes", pa.table({"id": list(hashes), "sample_hash": list(hashes.values())}))
+        try:
+            con.execute(f'UPDATE {ddl.RAW}."{table}" AS t SET sample_hash = h.sample_hash FROM __item_hashes AS h '
+                        f'WHERE t."{id_col}" = h.id AND t.sample_hash IS NULL').fetchall()
+        finally:
+            con.unregister("__item_hashes")
 
 
 def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, result: IngestResult,

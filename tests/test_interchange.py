@@ -338,3 +338,20 @@ def test_an_atif_result_of_another_steps_call_is_refused(tmp_path: Path) -> None
     _refused(_loaded(tmp_path), path, rf"{re.escape(str(path))}: line \d+: field "
                                        r"steps\[1\]\.observation\.results\[0\]\.source_call_id: 'call_9' is no tool call",
              fmt="atif")
+
+
+def test_an_older_warehouse_gains_its_items_hashes(built_warehouse: BuiltWarehouse, tmp_path: Path) -> None:
+    import shutil
+
+    db = tmp_path / "old.duckdb"
+    shutil.copyfile(built_warehouse.db, db)
+    queries = ("SELECT sample_id, sample_hash FROM raw.items ORDER BY ALL",
+               "SELECT task_id, sample_hash FROM raw.sciexplore_tasks ORDER BY ALL")
+    expected = [_rows(db, q) for q in queries]
+    assert all(h is not None for rows in expected for _, h in rows)
+    con = duckdb.connect(str(db))
+    con.execute("ALTER TABLE raw.items DROP COLUMN sample_hash")  # as a warehouse of the earlier version has it
+    con.execute("ALTER TABLE raw.sciexplore_tasks DROP COLUMN sample_hash")
+    con.close()
+    ok(run("agenthop-ingest", "--db", db, "--atif", FIXTURES / "atif_published", db=db))
+    assert [_rows(db, q) for q in queries] == expected

@@ -190,8 +190,7 @@ def _fill_hashes(con: duckdb.DuckDBPyConnection) -> None:
 def write(con: duckdb.DuckDBPyConnection, plan: InspectPlan, now: datetime) -> dict[str, int]:
     """Inside the ingest transaction: the changed benchmarks' items and catalogue rows."""
     con.execute(items_ddl()).fetchall()
-    if plan.items:
-        _fill_hashes(con)
+    _fill_hashes(con)  # a table of an earlier version gains the column and its items their hashes
     counts = {}
     has_catalogue = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = 'benchmarks'",

@@ -69,17 +69,10 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str) -> dict
 REPORTED = "reported_results"
 
 
-def _has_reported(wh: Warehouse) -> bool:
-    (n,) = wh.con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = ? "
-        "AND table_catalog = current_database()", [REPORTED]).fetchone()  # type: ignore[misc]
-    return bool(n)
-
-
 def reported(wh: Warehouse, benchmark: str | None = None) -> list[dict[str, Any]]:
     """Scores an imported record reports without its instances (``raw.reported_results``, optional;
     docs/interchange.md#reported-results): shown as they were reported, never pooled with runs."""
-    if not _has_reported(wh):
+    if not wh.has_table("raw", REPORTED):
         return []
     where, params = ("WHERE benchmark = ?", [benchmark]) if benchmark else ("", [])
     return wh.rows(f"SELECT benchmark, model, metric, score, direction, ci_lower, ci_upper, num_samples, organization "

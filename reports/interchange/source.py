@@ -59,17 +59,10 @@ def _rows(wh: Warehouse, sql: str, params: Sequence[Any] = ()) -> list[dict[str,
     return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
-def _has(wh: Warehouse, schema: str, table: str) -> bool:
-    (n,) = wh.con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? "
-        "AND table_catalog = current_database()", [schema, table]).fetchone()  # type: ignore[misc]
-    return bool(n)
-
-
 def _intermediate(wh: Warehouse) -> str:
     """The schema dbt built the shared run model in (``intermediate``; ``main_intermediate`` under dbt's default naming)."""
     for schema in ("intermediate", "main_intermediate"):
-        if _has(wh, schema, "int_core_runs"):
+        if wh.has_table(schema, "int_core_runs"):
             return schema
     raise AgentHopError(f"warehouse {wh.path} has no built marts: run dbt build (or agenthop-ingest --build) "
                         "before an export")
@@ -109,7 +102,7 @@ def item_inputs(wh: Warehouse, benchmark: str) -> Mapping[str, tuple[str, list[s
         hook = None
     if hook is not None:
         return hook(wh.con)
-    if not _has(wh, "raw", "inspect_items"):
+    if not wh.has_table("raw", "inspect_items"):
         return {}
     rows = wh.con.execute("SELECT sample_id, input, target FROM raw.inspect_items WHERE benchmark = ? "
                           "ORDER BY item_order", [benchmark]).fetchall()
@@ -152,13 +145,13 @@ def read_runs(wh: Warehouse, run_ids: Sequence[str]) -> list[RunExport]:
         details: dict[str, dict[tuple[str, int], list[dict[str, Any]]]] = {}
         for table, order in _DETAIL.items():
             by: dict[tuple[str, int], list[dict[str, Any]]] = {}
-            if _has(wh, "raw", table):
+            if wh.has_table("raw", table):
                 for row in _rows(wh, f"SELECT * FROM raw.{table} WHERE run_id = ? ORDER BY sample_id, attempt, {order}",
                                  [run_id]):
                     by.setdefault((row["sample_id"], row["attempt"]), []).append(row)
             details[table] = by
         scores: dict[str, list[dict[str, Any]]] = {}
-        if _has(wh, "raw", "scores"):
+        if wh.has_table("raw", "scores"):
             for row in _rows(wh, "SELECT * FROM raw.scores WHERE run_id = ? ORDER BY sample_id, scorer, key", [run_id]):
                 scores.setdefault(row["sample_id"], []).append(row)
         used = [r for rows in details["tool_calls"].values() for r in rows]

@@ -125,4 +125,5 @@ BENCHMARK = Benchmark(
     describe=describe,
     metric_defs=metric_defs,
     item_inputs=item_inputs,
+    item_hash_table=("items", "sample_id"),
 )

@@ -191,5 +191,6 @@ BENCHMARK = Benchmark(
     imported_runs=imported_runs,
     on_runs_deleted=on_runs_deleted,
     item_inputs=item_inputs,
+    item_hash_table=("sciexplore_tasks", "task_id"),
     metric_defs=metric_defs,
 )
