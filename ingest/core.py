@@ -595,7 +595,7 @@ def _prepare(
         exchange_plan = interchange_ingest.prepare(exchange, state.run_hashes, progress)
         datas += exchange_plan.datas
         inspect_plan.items.update(interchange_ingest.merge_items(
-            con, exchange_plan, lambda b: inspect_ingest.loaded_items(con, b), force))
+            exchange_plan, lambda b: inspect_ingest.loaded_items(con, b), force))
         inspect_plan.metric_defs += exchange_plan.metric_defs
 
     by_id: dict[str, runsmod.RunData] = {}

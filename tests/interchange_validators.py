@@ -23,6 +23,19 @@ from pathlib import Path
 from typing import Any
 
 EEE_PIN = "every-eval-ever==0.3.0"
+HARBOR_PIN = "harbor==0.25.0"
+#: run by the validators' Python 3.12: Harbor's own validator on every file named, one line per invalid file
+HARBOR_SCRIPT = """
+import sys
+from harbor.utils.trajectory_validator import TrajectoryValidator
+bad = 0
+for path in sys.argv[1:]:
+    v = TrajectoryValidator()
+    if not v.validate(path):
+        bad += 1
+        print(path, v.get_errors())
+sys.exit(1 if bad else 0)
+"""
 HARBOR_MODELS = Path(__file__).resolve().parent / "fixtures" / "interchange" / "harbor_models"
 
 
@@ -73,6 +86,27 @@ def eee_validator() -> EeeValidator:
         return EeeValidator(None, f"{EEE_PIN} cannot be installed here: {pip.stderr.strip()[-300:]}")
     done.write_text(EEE_PIN + "\n")
     return EeeValidator(cli)
+
+
+def harbor_validator(eee: EeeValidator) -> EeeValidator:
+    """Harbor's trajectory validator in the same Python 3.12 environment: ``harbor`` without its dependencies
+    (its trajectory models need only pydantic, which every-eval-ever brings); ``cli`` is that Python."""
+    if eee.cli is None:
+        return EeeValidator(None, eee.reason)
+    python, done = eee.cli.parent / "python", eee.cli.parent.parent / ".harbor-installed"
+    if not done.exists():
+        pip = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                              HARBOR_PIN], capture_output=True, text=True, timeout=1800)
+        if pip.returncode != 0:
+            return EeeValidator(None, f"{HARBOR_PIN} cannot be installed here: {pip.stderr.strip()[-300:]}")
+        done.write_text(HARBOR_PIN + "\n")
+    return EeeValidator(python)
+
+
+def run_harbor(harbor: EeeValidator, files: Sequence[Path]) -> subprocess.CompletedProcess[str]:
+    assert harbor.cli is not None, harbor.reason
+    return subprocess.run([str(harbor.cli), "-c", HARBOR_SCRIPT, *map(str, files)], capture_output=True, text=True,
+                          timeout=600)
 
 
 def parse_results(stdout: str) -> list[dict[str, Any]]:

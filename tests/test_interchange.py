@@ -14,7 +14,8 @@ import duckdb
 import pytest
 
 from conftest import BuiltWarehouse, cli, dbt_env
-from interchange_validators import atif_errors, eee_validator, json_schema_errors, parse_results
+from interchange_validators import (atif_errors, eee_validator, harbor_validator, json_schema_errors, parse_results,
+                                    run_harbor)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "interchange"
 
@@ -150,6 +151,14 @@ def test_atif_export_validates_against_harbors_models(exported: Exported, built_
     (n_final,) = _rows(built_warehouse.db, "SELECT count(*) FROM raw.trajectories WHERE is_final")[0]
     assert len(files) == n_final and all(f.suffix == ".json" for f in files)
     assert [e for f in files for e in atif_errors(f)] == []
+
+
+def test_atif_export_passes_harbors_own_validator(exported: Exported, eee_cli) -> None:  # type: ignore[no-untyped-def]
+    harbor = harbor_validator(eee_cli)
+    if harbor.cli is None:
+        pytest.skip(harbor.reason)
+    proc = run_harbor(harbor, _files(exported.atif))
+    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-2000:])
 
 
 # -- import: round trips ---------------------------------------------------------------------------------------

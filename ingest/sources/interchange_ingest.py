@@ -29,22 +29,11 @@ from . import inspect_import, inspect_map
 
 
 @dataclass
-class Mapped:
-    """What one file maps to (a format's ``map_file``): runs, items, catalogue rows, reported results."""
-
-    runs: list[Any] = field(default_factory=list)  # objects with run_id, benchmark and tables (table -> rows)
-    items: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    metric_defs: list[dict[str, Any]] = field(default_factory=list)
-    reported: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
 class Format:
     kind: str  # ingest_log kind and runs.backend
-    option: str  # the command-line option, for messages
     discover: Callable[[Sequence[Path]], list[Path]]
     read: Callable[[Path], Any]  # one file read and checked
-    map: Callable[[list[Any]], Any]  # every file read -> Mapped-like (runs with source and content_sha256)
+    map: Callable[[list[Any]], Any]  # every file read -> an eee_map.MappedFile (runs, items, metrics, reported)
 
 
 @dataclass
@@ -59,8 +48,8 @@ def formats() -> dict[str, Format]:
     from . import atif_map, atif_read, eee_map, eee_read
 
     return {
-        "eee": Format("eee", "--eee", eee_read.discover, eee_read.read_file, eee_map.map_files),
-        "atif": Format("atif", "--atif", atif_read.discover, atif_read.read_file, atif_map.map_files),
+        "eee": Format("eee", eee_read.discover, eee_read.read_file, eee_map.map_files),
+        "atif": Format("atif", atif_read.discover, atif_read.read_file, atif_map.map_files),
     }
 
 
@@ -114,8 +103,7 @@ def _items_sha(benchmark: str, items: list[dict[str, Any]]) -> str:
     return inspect_map.items_sha256(benchmark, [{**i, "metadata_json": i.get("metadata_json")} for i in items])
 
 
-def merge_items(con: duckdb.DuckDBPyConnection, plan: InterchangePlan, loaded: Callable[[str], dict[str, dict]],
-                force: bool) -> dict[str, pa.Table]:
+def merge_items(plan: InterchangePlan, loaded: Callable[[str], dict[str, dict]], force: bool) -> dict[str, pa.Table]:
     """benchmark -> every item it holds after this ingest (the loaded ones and the files' ones); an item
     that comes back with another input or references is refused unless ``force``."""
     out = {}

@@ -13,7 +13,7 @@ from typing import Any
 
 from agenthop.schemas.sample_hash import sample_hash
 
-from .eee import _arguments
+from .eee import arguments
 from .source import RunExport, row_json
 
 VERSION = "ATIF-v1.7"
@@ -25,7 +25,7 @@ def _agent_step(step_id: int, model: str, turn: dict[str, Any], calls: list[dict
                             "message": turn.get("error_text") or ""}
     if calls:
         ids = [f"call-{turn['turn']}-{c['call_index']}" for c in calls]
-        step["tool_calls"] = [{"tool_call_id": i, "function_name": c["tool"], "arguments": _arguments(c["args_json"]),
+        step["tool_calls"] = [{"tool_call_id": i, "function_name": c["tool"], "arguments": arguments(c["args_json"]),
                                "extra": row_json(c, ("run_id", "sample_id", "attempt", "turn", "tool"))}
                               for i, c in zip(ids, calls)]
         step["observation"] = {"results": [{"source_call_id": i, "content": c["status"]} for i, c in zip(ids, calls)]}

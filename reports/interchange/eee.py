@@ -10,6 +10,7 @@ warehouse's own per-turn and per-call columns (JSON text), and each score's scor
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import uuid
 from collections.abc import Sequence
@@ -164,10 +165,8 @@ def aggregate(ex: RunExport, file_path: str, checksum: str, total_rows: int) -> 
     return record
 
 
-def _arguments(args_json: str) -> dict[str, str]:
-    """Tool-call arguments as an object of strings (what both EEE checkers accept)."""
-    import json
-
+def arguments(args_json: str) -> dict[str, str]:
+    """Tool-call arguments as an object of strings (what both EEE checkers accept; ATIF's too)."""
     try:
         value = json.loads(args_json)
     except ValueError:
@@ -199,7 +198,7 @@ def messages(ex: RunExport, sample_id: str, attempt: int, text: str, answer: str
         msg = {"turn_idx": len(out), "role": "assistant", "content": t.get("error_text")}
         if these:
             msg["tool_calls"] = [{"id": f"call-{t['turn']}-{c['call_index']}", "name": c["tool"],
-                                  "arguments": _arguments(c["args_json"])} for c in these]
+                                  "arguments": arguments(c["args_json"])} for c in these]
         out.append(msg)
         for c in these:
             out.append({"turn_idx": len(out), "role": "tool", "content": c["status"],

@@ -20,7 +20,7 @@ from agenthop.harness.errors import AgentHopError
 
 from ..warehouse import Warehouse
 from . import atif, eee
-from .source import read_runs, select_runs
+from .source import RunExport, read_runs, select_runs
 
 FORMATS = ("eee", "atif")
 
@@ -63,7 +63,7 @@ def export(db: str | os.PathLike[str] | None, out: Path, fmt: str, run_ids: Sequ
     return result
 
 
-def write_eee(ex: eee.RunExport, out: Path) -> list[Path]:
+def write_eee(ex: RunExport, out: Path) -> list[Path]:
     """The run's aggregate record and its samples file (none when it has no instance)."""
     rel = eee.folder(ex.run)
     name = eee.file_uuid("eee", ex.run_id)
@@ -81,7 +81,7 @@ def write_eee(ex: eee.RunExport, out: Path) -> list[Path]:
     return files
 
 
-def write_atif(ex: eee.RunExport, out: Path) -> list[Path]:
+def write_atif(ex: RunExport, out: Path) -> list[Path]:
     """One trajectory file per (sample, final attempt) of the run."""
     rel = eee.folder(ex.run)
     files = []
