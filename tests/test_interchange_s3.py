@@ -8,28 +8,19 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from conftest import cli
 from servers.s3_server import S3Server, client
+from test_interchange import FIXTURES, _rows
 
 BUCKET = "agenthop-interchange"
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "interchange"
 
 
 @pytest.fixture(scope="module")
 def s3(s3_server: S3Server) -> Iterator[S3Server]:
     client(s3_server).create_bucket(Bucket=BUCKET)
     yield s3_server
-
-
-def _rows(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_interchange_files_from_s3_equal_the_local_ones(s3: S3Server, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
+from inspect_fixtures import query_rows as _rows
 from test_inspect_agenthop_task import ITEMS, BothRuns, both_runs  # noqa: F401 (the session fixture)
 
 BIN = Path(sys.executable).parent
@@ -60,14 +61,6 @@ def test_four_sources_join_on_shared_items(both_runs: BothRuns, tmp_path: Path) 
         # one item under one id everywhere, and the same simulated agent scored it alike in every source
         assert len({sid for sid, _ in sources.values()}) == 1
         assert len({score for _, score in sources.values()}) == 1
-
-
-def _rows(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_an_inspect_run_round_trips_through_eee(both_runs: BothRuns, tmp_path: Path) -> None:  # noqa: F811
