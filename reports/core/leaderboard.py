@@ -18,7 +18,7 @@ from agenthop.harness.errors import AgentHopError
 from .. import stats
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, pooling, registry
+from . import marts, metrics, pooling, registry
 from .runs import RunInfo, benchmark_conditions, check_benchmark, in_condition, shared_runs
 
 #: run_summary's token column the table shows, the first one the mart has (all_tokens counts cache reads)
@@ -66,8 +66,10 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str) -> dict
     }
 
 
-def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str | None) -> dict[str, Any]:
-    """The table of one benchmark: a row per model run group, best first."""
+def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str | None,
+          metric: metrics.Metric | None = None) -> dict[str, Any]:
+    """The table of one benchmark on `metric`: a row per model run group, best first by the metric's
+    direction (by name without one)."""
     mine = [r for r in runs if r.benchmark == benchmark]
     has_conditions = bool(benchmark_conditions(benchmark))
     groups, left_out = [], []
@@ -77,10 +79,11 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
             groups.append(pooling.make_group(in_condition(cands, condition, model)))
         except AgentHopError:
             left_out.append(model)
-    values = pooling.ITEM_VALUES(wh, [rid for g in groups for rid in g.run_ids])
+    values = pooling.values_source(metric)(wh, [rid for g in groups for rid in g.run_ids])
     tok_col, tok_label = token_column(wh)
+    sign = metric.sign if metric is not None else 1
     rows = sorted((row(g, values, tok_col) for g in groups),
-                  key=lambda x: (x["mean"] is None, -(x["mean"] or 0.0), x["model"]))
+                  key=lambda x: (x["mean"] is None, -sign * (x["mean"] or 0.0), x["model"]))
     shown = {g.condition for g in groups}
     return {
         "benchmark": benchmark,
@@ -92,14 +95,17 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
         "has_cost": any(r["usd"] is not None for r in rows),
         "token_label": tok_label,
         "n_runs": sum(r["n_runs"] for r in rows),
+        "metric": metric,
     }
 
 
-def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = None) -> dict[str, Any]:
-    """The shared leaderboard's context: ``boards``, one per benchmark (only `benchmark` when given)."""
+def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = None,
+          metric: str | None = None) -> dict[str, Any]:
+    """The shared leaderboard's context: ``boards``, one per benchmark (only `benchmark` when given), each
+    on `metric` (resolved in each benchmark; None: its primary metric)."""
     marts.require_shared(wh)
     runs = shared_runs(wh)  # an empty warehouse is a user error saying so
     check_benchmark(runs, benchmark)
     benches = [benchmark] if benchmark else sorted({str(r.benchmark) for r in runs})
-    boards = [board(wh, b, runs, condition) for b in benches]
+    boards = [board(wh, b, runs, condition, metrics.resolve(wh, b, metric)) for b in benches]
     return {"boards": boards}
