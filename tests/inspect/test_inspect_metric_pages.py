@@ -91,7 +91,8 @@ def _page(db: Path, out: Path, *args: str) -> BeautifulSoup:
 def _text(soup: BeautifulSoup) -> str:
     for d in soup.select("section.definition"):
         d.decompose()
-    return " ".join(soup.get_text(" ", strip=True).split())
+    text = " ".join(soup.get_text(" ", strip=True).split())
+    return text.replace(" .", ".").replace(" ,", ",").replace(" :", ":")
 
 
 def _table(soup: BeautifulSoup, heading_id: str, nth: int = 0) -> list[list[str]]:
@@ -200,7 +201,7 @@ def test_one_epoch_a_side_on_security(directed: Path, tmp_path: Path) -> None:
 def test_direction_none_names_no_better_side(directed: Path, tmp_path: Path) -> None:
     soup = _page(directed, tmp_path / "c.html", "compare", "--models", f"{ALPHA},{BETA}", "--metric", "exact")
     text = _text(soup)
-    assert "Metric: exact.value, no better direction." in text
+    assert "Metric: exact (exact.value), no better direction." in text
     assert "the metric has no better direction, so the page names no better side" in text
     for phrase in ("Better:", "better on", "is better"):
         assert phrase not in text
