@@ -141,9 +141,12 @@ def _literal(text: str) -> str:
 
 
 def _binary_outcome(metric: Metric) -> str:
-    """SQL of the trajectory's binary outcome under `metric`: value 1 (binary), else the top of its scale."""
+    """SQL of the trajectory's binary outcome under `metric`: value 1 (binary); for the primary graded metric
+    the trajectory's own outcome (its benchmark's judgement); else the top of the metric's scale, if known."""
     if metric.binary:
         return "v.value = 1"
+    if metric.is_primary:
+        return "t.is_correct"
     if metric.max_value is not None:
         return f"v.value >= {float(metric.max_value)!r}"
     return "NULL::boolean"

@@ -217,9 +217,9 @@ def flips(wh: Warehouse, benchmark: str, model: str, condition: str) -> list[dic
                  if m.has(wh, m.ITEM_GROUPS) else "")
         return wh.rows(
             f"""SELECT t.benchmark, t.model, t.condition, t.sample_id, {'any_value(g.item_group)' if group else 'NULL'} AS cell,
-                       count(*) AS n_runs, count_if(t.is_correct) AS n_correct,
-                       count_if(t.is_correct)::double / count(*) AS share_correct,
-                       count_if(t.is_correct) > 0 AND count_if(t.is_correct) < count(*) AS flipped,
+                       count(*) AS n_runs, count(*) FILTER (WHERE t.is_correct) AS n_correct,
+                       n_correct::double / count(*) AS share_correct,
+                       n_correct > 0 AND n_correct < count(*) AS flipped,
                        avg(t.score) AS mean_score, max(t.score) - min(t.score) AS score_spread
                 FROM {traj} t {group} WHERE t.benchmark = ? AND t.model = ? AND t.condition = ?
                 GROUP BY t.benchmark, t.model, t.condition, t.sample_id ORDER BY t.sample_id""",
