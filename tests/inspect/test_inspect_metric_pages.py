@@ -264,3 +264,39 @@ def test_the_edited_log_is_what_the_pages_read(warehouse: Path) -> None:
     finally:
         con.close()
     assert rows == [(ALPHA, 1, "s2"), (ALPHA, 2, "s2"), (BETA, 1, "s2"), (BETA, 2, "s2"), (BETA, 2, "s3")]
+
+
+# --- in a real browser ---------------------------------------------------------------------------------
+
+from test_report_browser import _open, browser  # noqa: E402,F401 (fixture)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", (1024, 1440))
+def test_security_pages_in_chromium(directed: Path, browser, tmp_path: Path, width: int) -> None:  # noqa: F811
+    """The lower-is-better pages render offline without a console error or a sideways scroll; the better
+    column's badges are green on A's wins, the item page's security = 1 badges red."""
+    artifacts = REPO / "test-artifacts"
+    artifacts.mkdir(exist_ok=True)
+    pages = {
+        "compare": ("compare", "--models", f"{ALPHA},{BETA}", "--metric", "security"),
+        "compare-epoch": ("compare", "--models", f"{ALPHA},{BETA}", "--metric", "security", "--epoch", "2"),
+        "item": ("item", "s3", "--models", f"{ALPHA},{BETA}", "--metric", "security"),
+        "leaderboard": ("leaderboard", "--metric", "security"),
+    }
+    for name, args in pages.items():
+        out = tmp_path / f"{name}.html"
+        _page(directed, out, *args)
+        page, errors, blocked, _ = _open(browser, out, width)
+        try:
+            assert errors == [] and blocked == [], (name, errors, blocked)
+            scroll = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert scroll <= 0, f"{name} scrolls sideways by {scroll}px at {width}px"
+            if name.startswith("compare"):
+                colours = page.evaluate("Array.from(document.querySelectorAll('td span.badge.ok'))"
+                                        ".filter(b => b.textContent.trim() === 'A')"
+                                        ".map(b => getComputedStyle(b).backgroundColor)")
+                assert colours == ["rgb(227, 241, 230)"], (name, colours)  # A's one win, in the ok badge's green
+            page.screenshot(path=str(artifacts / f"inspect-security-{name}-{width}.png"), full_page=True)
+        finally:
+            page.close()
