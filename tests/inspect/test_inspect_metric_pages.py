@@ -29,7 +29,7 @@ from bs4 import BeautifulSoup
 
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
-from inspect_fixtures import edit_json_log, inspect_logs  # noqa: E402,F401  (the session's logs)
+from inspect_fixtures import edit_json_log, inspect_logs, query_rows  # noqa: E402,F401  (the session's logs)
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -255,14 +255,8 @@ def test_unknown_or_ambiguous_metrics_are_one_line_errors(warehouse: Path, tmp_p
 
 def test_the_edited_log_is_what_the_pages_read(warehouse: Path) -> None:
     """The fixture's change reached the warehouse: beta's s3 has security 1 in epoch 2 only."""
-    import duckdb
-
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        rows = con.execute("SELECT model, epoch, sample_id FROM item_metric_values WHERE metric = 'grade.security' "
-                           "AND value = 1 ORDER BY ALL").fetchall()
-    finally:
-        con.close()
+    rows = query_rows(warehouse, "SELECT model, epoch, sample_id FROM item_metric_values WHERE metric = 'grade.security' "
+                                 "AND value = 1 ORDER BY ALL")
     assert rows == [(ALPHA, 1, "s2"), (ALPHA, 2, "s2"), (BETA, 1, "s2"), (BETA, 2, "s2"), (BETA, 2, "s3")]
 
 
