@@ -230,6 +230,10 @@ def test_item_and_reruns_pages_on_security(directed: Path, tmp_path: Path) -> No
     text = _text(soup)
     assert "Metric: security (grade.security), lower is better" in text
     assert "1 changed security (1 or 0) between epochs" in text
+    # beta's share with security = 1: 1 of 4 in epoch 1, 2 of 4 in epoch 2 (mean 37.5, std 12.5, range 25)
+    spread = {r[0]: r[1:] for r in _table(soup, soup.find("h2").get("id"), 1)}
+    assert spread["share with security = 1"] == ["25.0", "50.0", "37.5", "12.50", "25.0"]
+    assert spread["mean score"] == ["0.250", "0.500", "0.375", "0.125", "0.250"]
     _no_right_answers(text)
 
 
