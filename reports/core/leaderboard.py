@@ -1,8 +1,9 @@
 """The shared `leaderboard`: one table per benchmark the warehouse holds (or the one asked for), a row per
 model run group (its runs under the benchmark's condition, every epoch or replicate pooled per item).
 
-A row: the primary score (the mean of the per-item values of :data:`reports.core.pooling.ITEM_VALUES`,
-each item's runs averaged first) with its 95% interval (Wilson for one run of a binary score, else a
+A row: the metric's score (the benchmark's primary metric or ``--metric``'s; the mean of its per-item values,
+:func:`reports.core.pooling.values_source`, each item's runs averaged first; rows best first by the metric's
+direction) with its 95% interval (Wilson for one run of a binary score, else a
 bootstrap over items), the items it is over, the runs pooled, tokens per item and cost, and how the
 trajectories ended (answer, a limit, an error). A benchmark may add its own leaderboard page around
 these tables (the registry's ``pages["leaderboard"]``: AgentHop's Table 2 beneath them).
