@@ -102,6 +102,14 @@ def condition_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
+def metric_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--metric", "metric", default=None, metavar="NAME",
+        help="The metric the page shows (default: the benchmark's primary metric): a full name as metric_defs "
+             "lists it (grade.security) or a bare name unique within the benchmark (security).",
+    )(fn)
+
+
 @main.command(epilog=epilog("agenthop-report compare"))
 @click.option("--models", help="Two model names, comma-separated: each model's runs under --condition, every "
                                 "epoch or replicate pooled per item.")
@@ -111,11 +119,12 @@ def condition_option(fn: Callable[..., Any]) -> Callable[..., Any]:
                    "model instead of all of them pooled.")
 @condition_option
 @benchmark_option
+@metric_option
 @db_option
 @out_option
 @cli_errors
 def compare(models: str | None, run_ids: str | None, epoch: int | None, condition: str | None, benchmark: str | None,
-            db: str | None, out: Path | None, single_file: bool) -> None:
+            metric: str | None, db: str | None, out: Path | None, single_file: bool) -> None:
     """Compare two runs of one benchmark: outcomes, paired test, behaviour, the items they differ on."""
     from .core import pages
     from .render import default_out
@@ -130,7 +139,7 @@ def compare(models: str | None, run_ids: str | None, epoch: int | None, conditio
     target = out or default_out("compare", *(names or ids))
     with Warehouse(db) as wh:
         with open_site(wh, target, single_file) as site:
-            html, _ = pages.compare(wh, site, names, ids, condition, benchmark, epoch)
+            html, _ = pages.compare(wh, site, names, ids, condition, benchmark, epoch, metric)
     click.echo(str(site.write_page(html)))
 
 
@@ -138,10 +147,11 @@ def compare(models: str | None, run_ids: str | None, epoch: int | None, conditio
 @click.option("--benchmark", "benchmark", default=None, metavar="NAME",
               help="Only this benchmark's table (default: one table per benchmark the warehouse holds).")
 @condition_option
+@metric_option
 @db_option
 @out_option
 @cli_errors
-def leaderboard(benchmark: str | None, condition: str | None, db: str | None, out: Path | None,
+def leaderboard(benchmark: str | None, condition: str | None, metric: str | None, db: str | None, out: Path | None,
                 single_file: bool) -> None:
     """A table per benchmark: each model's score with its interval, items, repeats, tokens, cost and
     terminations; AgentHop's panel by tier (Table 2), accuracy vs recall, condition deltas, reliability."""
@@ -151,24 +161,26 @@ def leaderboard(benchmark: str | None, condition: str | None, db: str | None, ou
     target = out or default_out("leaderboard", *(n for n in (benchmark, condition) if n))
     with Warehouse(db) as wh:
         with open_site(wh, target, single_file) as site:
-            html, _ = pages.leaderboard(wh, site, benchmark, condition)
+            html, _ = pages.leaderboard(wh, site, benchmark, condition, metric)
     click.echo(str(site.write_page(html)))
 
 
 @main.command(epilog=epilog("agenthop-report reruns"))
 @click.option("--model", required=True, help="Model whose replicates (or Inspect epochs) to analyse.")
 @benchmark_option
+@metric_option
 @db_option
 @out_option
 @cli_errors
-def reruns(model: str, benchmark: str | None, db: str | None, out: Path | None, single_file: bool) -> None:
+def reruns(model: str, benchmark: str | None, metric: str | None, db: str | None, out: Path | None,
+           single_file: bool) -> None:
     """Rerun variance across replicates or epochs, per-item flips, unstable items, noise floor."""
     from .core import pages
     from .render import default_out
 
     with Warehouse(db) as wh:
         with open_site(wh, out or default_out("reruns", model), single_file) as site:
-            html, context = pages.reruns(wh, site, model, benchmark)
+            html, context = pages.reruns(wh, site, model, benchmark, metric)
     if not context["groups"]:
         click.secho(f"warning: model {model!r} has no condition with two or more replicates", fg="yellow", err=True)
     click.echo(str(site.write_page(html)))
@@ -201,11 +213,12 @@ def behaviours(method: str, db: str | None, out: Path | None, single_file: bool)
 @click.option("--models", help="Model names, comma-separated (each: its --condition run, lowest replicate).")
 @condition_option
 @benchmark_option
+@metric_option
 @db_option
 @out_option
 @cli_errors
 def item(sample_id: str, run_ids: str | None, models: str | None, condition: str | None, benchmark: str | None,
-         db: str | None, out: Path | None, single_file: bool) -> None:
+         metric: str | None, db: str | None, out: Path | None, single_file: bool) -> None:
     """One item and 1-6 runs' trajectories on it, side by side and turn-aligned, with the transcript."""
     from .core import pages
     from .render import default_out
@@ -215,7 +228,7 @@ def item(sample_id: str, run_ids: str | None, models: str | None, condition: str
         raise AgentHopError("item: give --runs r1,r2 (or --models a,b)")
     with Warehouse(db) as wh:
         with open_site(wh, out or default_out("item", sample_id), single_file) as site:
-            html, _ = pages.item(wh, site, sample_id, names, ids, condition, benchmark)
+            html, _ = pages.item(wh, site, sample_id, names, ids, condition, benchmark, metric)
     click.echo(str(site.write_page(html)))
 
 

@@ -46,6 +46,13 @@ def binary_pages(warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> d
         _as_table(con, "intermediate.int_core_trajectories_final")
         con.execute("UPDATE intermediate.int_core_trajectories_final SET score = CASE WHEN is_correct THEN 1 "
                     "ELSE 0 END WHERE benchmark = ?", [NAME])
+        # the metric the pages read (item_metric_values, metric_defs) carries the same 0/1 values
+        _as_table(con, "main.item_metric_values")
+        con.execute("UPDATE main.item_metric_values AS v SET value = t.score FROM intermediate.int_core_trajectories_final "
+                    "AS t WHERE t.run_id = v.run_id AND t.sample_id = v.sample_id AND v.benchmark = ?", [NAME])
+        _as_table(con, "main.metric_defs")
+        con.execute("UPDATE main.metric_defs SET kind = 'binary', min_value = 0, max_value = 1 WHERE benchmark = ?",
+                    [NAME])
         _as_table(con, "intermediate.int_core_item_groups")
         con.executemany("INSERT INTO intermediate.int_core_item_groups (benchmark, sample_id, item_group) "
                         "VALUES (?, ?, ?)", [[NAME, s, g] for s, g in GROUPS.items()])

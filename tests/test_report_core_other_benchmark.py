@@ -87,7 +87,7 @@ def test_compare_outcomes_and_the_graded_test(pages: dict[str, Path]) -> None:
     assert out["items"] == ["3", "3"]
     assert out["accuracy %"] == ["33.3 ± 45.9", "66.7 ± 27.2"]  # Wilson 1/3: hi 0.792; 2/3: hi 0.939
     assert out["scored items"] == ["3", "2"]
-    assert out["mean score [95%]"][0].startswith("0.500 [") and out["mean score [95%]"][1].startswith("1.000 [1.000, 1.000]")
+    assert out["mean judge.value [95%]"][0].startswith("0.500 [") and out["mean judge.value [95%]"][1].startswith("1.000 [1.000, 1.000]")
     # graded scores: not McNemar. Both scored t1 (0.5 vs 1.0) and t2 (1.0 vs 1.0); t3 lacks r1's score.
     assert "Test used: sign-flip permutation" in text and "exact McNemar does not apply" in text
     paired = _rows(_table_after(soup, "paired"))

@@ -18,7 +18,7 @@ from .. import charts, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, outcome, pooling, queries, registry
+from . import marts, metrics, outcome, pooling, queries, registry
 from .pivot import ordered, share_chart, side_by_side
 from .pooling import RunGroup
 from .runs import RunInfo
@@ -44,6 +44,29 @@ def outcome_chart(outs: Sequence[outcome.RunOutcome], kind: str, title: str) -> 
         return charts.points_with_ci(rows, category="run", value="value", lo="lo", hi="hi", title=title)
     return charts.points_with_ci(rows, category="run", value="value", lo="lo", hi="hi", title=title,
                                  x_title="mean score (bootstrap 95%)", fmt=".3f")
+
+
+def outcome_title(kind: str, metric: metrics.Metric | None) -> str:
+    """The outcome chart's title: the metric's mean (graded) or its share of 1s (binary), named."""
+    if metric is None:
+        return "Mean score per run (bootstrap 95%)" if kind == outcome.GRADED else "Accuracy per run (Wilson 95%)"
+    if kind == outcome.GRADED:
+        return f"Mean {metric.short} per run (bootstrap 95%; {metric.direction_text})"
+    return f"Share with {metric.short} = 1 per run (Wilson 95%; {metric.direction_text})"
+
+
+def better_first(rows: list[dict[str, Any]], kind: str, metric: metrics.Metric | None) -> list[dict[str, Any]]:
+    """The differing items of two runs, each with the side whose value is the better one by the metric's
+    direction (``better``); the items A is better on first when the metric has a direction."""
+    key = "score" if kind == outcome.GRADED else "correct"
+    out = []
+    for r in rows:
+        va, vb = as_float(r[f"a_{key}"]), as_float(r[f"b_{key}"])
+        out.append({**r, "better": metrics.better_side(metric, va, vb)})
+    if kind == outcome.BINARY and metric is not None and metric.sign < 0:  # the query lists A's 1s first: A's wins first
+        rank = {"A": 0, "B": 1, "": 2}
+        out.sort(key=lambda r: rank[r["better"]])
+    return out
 
 
 def scorer_table(rows: Sequence[dict[str, Any]], runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
@@ -109,7 +132,8 @@ def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Ch
     for o in outs:
         if o.n == 0:
             raise AgentHopError(f"run {o.run.run_id} ({o.run.model}) has no final trajectories")
-    pooled = pooling.compare_groups(wh, ga, gb)
+    metric = metrics.current(wh)
+    pooled = pooling.compare_groups(wh, ga, gb, metric=metric)
     test = outcome.paired(wh, a, b, kind) if not pooled.pooled else None
     term_rows = queries.terminations(wh, ids)
     usage = queries.tool_usage(wh, ids)
@@ -119,14 +143,17 @@ def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Ch
     heat = [{"run": label[r["run_id"]], "prev_tool": r["prev_tool"], "next_tool": r["next_tool"], "n": int(r["n"]),
              "p_next": float(r["p_next"])} for r in trans]
     heat_tools = [t for t in tools if any(t in (h["prev_tool"], h["next_tool"]) for h in heat)]
-    differing = (queries.differing_items(wh, a.run_id, b.run_id, graded=kind == outcome.GRADED) if not pooled.pooled
-                 else [{"sample_id": d.sample_id} for d in pooled.differing])
+    differing = (better_first(queries.differing_items(wh, a.run_id, b.run_id, graded=kind == outcome.GRADED), kind,
+                              metric) if not pooled.pooled else [{"sample_id": d.sample_id} for d in pooled.differing])
     res = queries.resources(wh, ids)
     extra = registry.sections_for(a.benchmark)
     context: dict[str, Any] = {
         "title": f"Compare {ga.label if pooled.pooled else a.label} vs {gb.label if pooled.pooled else b.label}",
         "benchmark": a.benchmark,
-        "oc": registry.outcomes_of(a.benchmark),
+        "oc": metrics.outcomes_for(a.benchmark, metric),
+        "metric": metric,
+        "wins": (sum(1 for d in differing if d.get("better") == "A"), sum(1 for d in differing if d.get("better") == "B"))
+        if not pooled.pooled else pooled.wins,
         "acc_pm_meaning": stats.ACC_PM_MEANING_SHARED,
         "runs": list(runs),
         "a": a,
@@ -137,8 +164,7 @@ def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Ch
         "pooled_headline": pooling.summary(pooled),
         "kind": kind,
         "outcomes": outs,
-        "outcome_chart": box.add(outcome_chart(outs, kind, "Mean score per run (bootstrap 95%)" if kind == outcome.GRADED
-                                               else "Accuracy per run (Wilson 95%)")),
+        "outcome_chart": box.add(outcome_chart(outs, kind, outcome_title(kind, metric))),
         "test": test,
         "headline": outcome.summary_line(test) if test is not None else None,
         "scorers": scorer_table(queries.scorers(wh, ids), runs),

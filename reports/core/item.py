@@ -17,8 +17,8 @@ from agenthop.harness.errors import AgentHopError
 from ..render import Charts
 from ..trajectories import align
 from ..warehouse import Warehouse
-from . import marts, queries, registry
-from .registry import Section
+from . import marts, metrics, queries, registry
+from .registry import Outcomes, Section
 from .runs import RunInfo
 
 
@@ -32,6 +32,8 @@ class ItemData:
     scores: dict[str, list[dict[str, Any]]]
     groups: dict[str, str] = field(default_factory=dict)
     headers: dict[str, Section] = field(default_factory=dict)
+    outcomes: Outcomes | None = None  # how the pages name an item's outcome (the metric shown)
+    metric: metrics.Metric | None = None
 
 
 def _by_sample(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -56,6 +58,8 @@ def load_items(wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunInfo]
         scores=_by_sample(queries.item_scores(wh, ids, sids)),
         groups=queries.item_group_of(wh, benchmark, sids),
         headers=dict(extra.item(wh, sids, runs)) if extra and extra.item else {},
+        outcomes=metrics.outcomes_for(benchmark, metrics.current(wh)),
+        metric=metrics.current(wh),
     )
 
 
@@ -74,7 +78,8 @@ def context(data: ItemData, sample_id: str, runs: Sequence[RunInfo], box: Charts
         "group": data.groups.get(sample_id),
         "header": data.headers.get(sample_id),
         "runs": list(runs),
-        "oc": registry.outcomes_of(runs[0].benchmark if runs else None),
+        "oc": data.outcomes or registry.outcomes_of(runs[0].benchmark if runs else None),
+        "metric": data.metric,
         "missing": [s.run for s in aligned.sides if s.summary is None],
         "aligned": aligned,
         "scores": _score_rows(data.scores.get(sample_id, []), runs),

@@ -1,8 +1,9 @@
 """The shared `leaderboard`: one table per benchmark the warehouse holds (or the one asked for), a row per
 model run group (its runs under the benchmark's condition, every epoch or replicate pooled per item).
 
-A row: the primary score (the mean of the per-item values of :data:`reports.core.pooling.ITEM_VALUES`,
-each item's runs averaged first) with its 95% interval (Wilson for one run of a binary score, else a
+A row: the metric's score (the benchmark's primary metric or ``--metric``'s; the mean of its per-item values,
+:func:`reports.core.pooling.values_source`, each item's runs averaged first; rows best first by the metric's
+direction) with its 95% interval (Wilson for one run of a binary score, else a
 bootstrap over items), the items it is over, the runs pooled, tokens per item and cost, and how the
 trajectories ended (answer, a limit, an error). A benchmark may add its own leaderboard page around
 these tables (the registry's ``pages["leaderboard"]``: AgentHop's Table 2 beneath them).
@@ -18,7 +19,7 @@ from agenthop.harness.errors import AgentHopError
 from .. import stats
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, pooling, registry
+from . import marts, metrics, pooling, registry
 from .runs import RunInfo, benchmark_conditions, check_benchmark, in_condition, shared_runs
 
 #: run_summary's token column the table shows, the first one the mart has (all_tokens counts cache reads)
@@ -80,8 +81,10 @@ def reported(wh: Warehouse, benchmark: str | None = None) -> list[dict[str, Any]
                    "CASE WHEN direction = 'lower_is_better' THEN score ELSE -score END, model", params)
 
 
-def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str | None) -> dict[str, Any]:
-    """The table of one benchmark: a row per model run group, best first."""
+def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str | None,
+          metric: metrics.Metric | None = None) -> dict[str, Any]:
+    """The table of one benchmark on `metric`: a row per model run group, best first by the metric's
+    direction (by name without one)."""
     mine = [r for r in runs if r.benchmark == benchmark]
     has_conditions = bool(benchmark_conditions(benchmark))
     groups, left_out = [], []
@@ -91,10 +94,11 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
             groups.append(pooling.make_group(in_condition(cands, condition, model)))
         except AgentHopError:
             left_out.append(model)
-    values = pooling.ITEM_VALUES(wh, [rid for g in groups for rid in g.run_ids])
+    values = pooling.values_source(metric)(wh, [rid for g in groups for rid in g.run_ids])
     tok_col, tok_label = token_column(wh)
+    sign = metric.sign if metric is not None else 1
     rows = sorted((row(g, values, tok_col) for g in groups),
-                  key=lambda x: (x["mean"] is None, -(x["mean"] or 0.0), x["model"]))
+                  key=lambda x: (x["mean"] is None, -sign * (x["mean"] or 0.0), x["model"]))
     shown = {g.condition for g in groups}
     return {
         "benchmark": benchmark,
@@ -107,15 +111,19 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
         "token_label": tok_label,
         "n_runs": sum(r["n_runs"] for r in rows),
         "reported": reported(wh, benchmark),
+        "metric": metric,
     }
 
 
-def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = None) -> dict[str, Any]:
-    """The shared leaderboard's context: ``boards``, one per benchmark (only `benchmark` when given)."""
+def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = None,
+          metric: str | None = None) -> dict[str, Any]:
+    """The shared leaderboard's context: ``boards``, one per benchmark (only `benchmark` when given), each
+    on `metric` (resolved in each benchmark; None: its primary metric)."""
     marts.require_shared(wh)
     runs = shared_runs(wh)  # an empty warehouse is a user error saying so
     check_benchmark(runs, benchmark)
-    benches = [benchmark] if benchmark else sorted({str(r.benchmark) for r in runs} |
-                                                   {str(r["benchmark"]) for r in reported(wh)})
-    boards = [board(wh, b, runs, condition) for b in benches]
+    held = {str(r.benchmark) for r in runs}
+    benches = [benchmark] if benchmark else sorted(held | {str(r["benchmark"]) for r in reported(wh)})
+    boards = [board(wh, b, runs, condition, metrics.resolve(wh, b, metric if b in held else None))
+              for b in benches]
     return {"boards": boards}

@@ -24,6 +24,8 @@ RUNS = "staging.stg_harness__runs"
 CALL_DETAILS = "staging.stg_harness__tool_calls"
 MESSAGES = "staging.stg_harness__messages"
 SCORES = "staging.stg_harness__scores"
+METRIC_DEFS = "main.metric_defs"
+ITEM_METRIC_VALUES = "main.item_metric_values"
 
 #: Columns the core reads, per relation.
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -66,6 +68,12 @@ def _columns(wh: Warehouse) -> dict[str, tuple[str, ...]]:
         cache = {k: tuple(v) for k, v in cache.items()}
         wh._core_columns = cache  # type: ignore[attr-defined]
     return cache
+
+
+def trajectories(wh: Warehouse) -> str:
+    """The final trajectories the shared queries read: TRAJECTORIES, or while a page is built for a metric
+    the view giving them that metric's value as their score (reports/core/metrics.py)."""
+    return str(getattr(wh, "_trajectories", TRAJECTORIES))
 
 
 def has(wh: Warehouse, relation: str) -> bool:

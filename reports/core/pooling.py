@@ -8,9 +8,10 @@ both groups scored. When each side has one run and the metric is binary it is th
 (:func:`reports.stats.sign_flip_test`), with the Wilcoxon signed-rank test beside it. Each epoch (or
 replicate) also gets its own paired test, and the items the groups differ on list every epoch's value.
 
-Per-item values come from one function, :data:`ITEM_VALUES` (``(wh, run_ids) -> {(run_id, sample_id):
-value}``); today it reads the primary score of the final trajectories, and a source reading any named
-metric can replace it without touching the pooling.
+Per-item values come from one function (``(wh, run_ids) -> {(run_id, sample_id): value}``): for a
+metric of the catalogue :func:`metric_values` reads them from the mart ``item_metric_values``; a
+warehouse without the catalogue uses :data:`ITEM_VALUES`, the final trajectories' own score. The better
+side of a difference follows the metric's direction (reports/core/metrics.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agenthop.harness.errors import AgentHopError
 from .. import stats
 from ..warehouse import Warehouse
 from . import marts
+from .metrics import Metric, better_side
 from .registry import Repeats, repeats_of
 from .runs import RunInfo, benchmark_conditions, label_runs
 
@@ -41,12 +43,33 @@ def primary_values(wh: Warehouse, run_ids: Sequence[str]) -> Values:
         f"""SELECT run_id, sample_id,
                    CASE WHEN count(score) OVER (PARTITION BY run_id) > 0 THEN CAST(score AS DOUBLE)
                         ELSE CAST(CAST(is_correct AS INTEGER) AS DOUBLE) END
-            FROM {marts.TRAJECTORIES} WHERE run_id IN ({', '.join('?' * len(run_ids))})""", list(run_ids)).fetchall()
+            FROM {marts.trajectories(wh)} WHERE run_id IN ({', '.join('?' * len(run_ids))})""", list(run_ids)).fetchall()
     return {(str(r), str(s)): float(v) for r, s, v in rows if v is not None}
 
 
-#: The per-item value source the pooled pages read (swap it for a named metric's values).
+#: The per-item value source of a page without a metric (a warehouse built without the metric catalogue).
 ITEM_VALUES: ItemValues = primary_values
+
+
+def metric_values(metric: Metric) -> ItemValues:
+    """The source of `metric`'s per-item values: its rows of ``item_metric_values`` that carry a number."""
+
+    def read(wh: Warehouse, run_ids: Sequence[str]) -> Values:
+        if not run_ids:
+            return {}
+        rows = wh.con.execute(
+            f"""SELECT run_id, sample_id, value FROM {marts.ITEM_METRIC_VALUES}
+                WHERE benchmark = ? AND metric = ? AND value IS NOT NULL
+                  AND run_id IN ({', '.join('?' * len(run_ids))})""",
+            [metric.benchmark, metric.name, *run_ids]).fetchall()
+        return {(str(r), str(s)): float(v) for r, s, v in rows}
+
+    return read
+
+
+def values_source(metric: Metric | None) -> ItemValues:
+    """`metric`'s values, or :data:`ITEM_VALUES` without one."""
+    return metric_values(metric) if metric is not None else ITEM_VALUES
 
 
 # -- repeats: "epoch N" or "replicate N" -------------------------------------------------------------------
@@ -196,6 +219,7 @@ class DifferingItem:
     values_b: list[float | None]
     mean_a: float | None
     mean_b: float | None
+    better: str = ""  # "A", "B" or "" (a tie, or a metric without a direction)
 
     @property
     def diff(self) -> float | None:
@@ -214,6 +238,18 @@ class Pooled:
     n_items_b: int
     epochs: list[EpochRow]
     differing: list[DifferingItem]
+    metric: Metric | None = None
+
+    @property
+    def better(self) -> str:
+        """The side whose pooled mean is the better one by the metric's direction ("" on a tie)."""
+        return better_side(self.metric, self.test.mean_a, self.test.mean_b)
+
+    @property
+    def wins(self) -> tuple[int, int]:
+        """Items on which A's value is the better one, and those on which B's is."""
+        sides = [d.better for d in self.differing]
+        return sides.count("A"), sides.count("B")
 
     @property
     def pooled(self) -> bool:
@@ -239,9 +275,11 @@ def _epoch_rows(values: Values, a: RunGroup, b: RunGroup, binary: bool) -> list[
     return rows
 
 
-def compare_groups(wh: Warehouse, a: RunGroup, b: RunGroup, source: ItemValues | None = None) -> Pooled:
-    """Pool each group's runs per item and test A against B over the shared items (module docstring)."""
-    values = (source or ITEM_VALUES)(wh, a.run_ids + b.run_ids)
+def compare_groups(wh: Warehouse, a: RunGroup, b: RunGroup, source: ItemValues | None = None,
+                   metric: Metric | None = None) -> Pooled:
+    """Pool each group's runs per item and test A against B over the shared items (module docstring): the
+    values of `metric` (from `source` when given, else its mart rows; ITEM_VALUES without a metric)."""
+    values = (source or values_source(metric))(wh, a.run_ids + b.run_ids)
     binary = is_binary(values)
     ma, mb = item_means(values, a.run_ids), item_means(values, b.run_ids)
     test = item_test(ma, mb, mcnemar=binary and a.n_runs == 1 and b.n_runs == 1)
@@ -251,17 +289,18 @@ def compare_groups(wh: Warehouse, a: RunGroup, b: RunGroup, source: ItemValues |
         vb = [values.get((r, sid)) for r in b.run_ids]
         same_epochs = all(x == y for x, y in zip(va, vb) if x is not None and y is not None)
         if ma[sid] != mb[sid] or not same_epochs:
-            differing.append(DifferingItem(sid, va, vb, ma[sid], mb[sid]))
-    differing.sort(key=lambda d: (-abs(d.diff or 0.0), -(d.diff or 0.0), d.sample_id))
+            differing.append(DifferingItem(sid, va, vb, ma[sid], mb[sid], better_side(metric, ma[sid], mb[sid])))
+    sign = metric.sign or 1 if metric is not None else 1  # the better side's items first (A's on a tie)
+    differing.sort(key=lambda d: (-abs(d.diff or 0.0), -sign * (d.diff or 0.0), d.sample_id))
     return Pooled(a=a, b=b, binary=binary, test=test, n_items_a=len(ma), n_items_b=len(mb),
-                  epochs=_epoch_rows(values, a, b, binary), differing=differing)
+                  epochs=_epoch_rows(values, a, b, binary), differing=differing, metric=metric)
 
 
 def summary(p: Pooled) -> dict[str, Any]:
     """The numbers of the page's headline test line."""
     t = p.test
     out: dict[str, Any] = {"test": t.test_name, "n": t.n, "diff": t.diff, "p": t.p, "mean_a": t.mean_a,
-                           "mean_b": t.mean_b}
+                           "mean_b": t.mean_b, "better": p.better}
     if t.wilcoxon is not None:
         out.update(wilcoxon_p=t.wilcoxon.wilcoxon_p, ci=(t.wilcoxon.ci_lo, t.wilcoxon.ci_hi))
     return out

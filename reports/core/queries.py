@@ -29,7 +29,7 @@ def score_profile(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, int]:
     row = wh.rows(
         f"""SELECT count(score) AS n_scored, count(*) FILTER (WHERE score IS NOT NULL AND score NOT IN (0, 1))
                    AS n_graded
-            FROM {m.TRAJECTORIES} WHERE run_id IN {_in(len(run_ids))}""", list(run_ids))[0]
+            FROM {m.trajectories(wh)} WHERE run_id IN {_in(len(run_ids))}""", list(run_ids))[0]
     return {k: int(v or 0) for k, v in row.items()}
 
 
@@ -39,15 +39,15 @@ def outcomes(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]
         f"""SELECT run_id, count(*) AS n, sum({_ok('is_correct')}) AS correct, count(score) AS n_scored,
                    avg(score) AS mean_score, list(score ORDER BY sample_id) FILTER (WHERE score IS NOT NULL) AS scores,
                    count_if(terminated_by = 'answer') AS n_answer
-            FROM {m.TRAJECTORIES} WHERE run_id IN {_in(len(run_ids))} GROUP BY run_id""", list(run_ids))
+            FROM {m.trajectories(wh)} WHERE run_id IN {_in(len(run_ids))} GROUP BY run_id""", list(run_ids))
     return {r["run_id"]: r for r in rows}
 
 
 def paired_binary(wh: Warehouse, run_a: str, run_b: str) -> dict[str, int]:
     """n shared items and the discordant counts of is_correct (A right only, B right only)."""
     row = wh.rows(
-        f"""WITH a AS (SELECT sample_id, {_ok('is_correct')} AS c FROM {m.TRAJECTORIES} WHERE run_id = ?),
-                 b AS (SELECT sample_id, {_ok('is_correct')} AS c FROM {m.TRAJECTORIES} WHERE run_id = ?)
+        f"""WITH a AS (SELECT sample_id, {_ok('is_correct')} AS c FROM {m.trajectories(wh)} WHERE run_id = ?),
+                 b AS (SELECT sample_id, {_ok('is_correct')} AS c FROM {m.trajectories(wh)} WHERE run_id = ?)
             SELECT count(*) AS n, coalesce(sum(a.c * (1 - b.c)), 0) AS a_only,
                    coalesce(sum((1 - a.c) * b.c), 0) AS b_only
             FROM a JOIN b USING (sample_id)""", [run_a, run_b])[0]
@@ -57,7 +57,7 @@ def paired_binary(wh: Warehouse, run_a: str, run_b: str) -> dict[str, int]:
 def paired_scores(wh: Warehouse, run_a: str, run_b: str) -> tuple[int, list[tuple[float, float]]]:
     """Shared items, and the (A, B) scores of those both runs scored, in item order."""
     rows = wh.con.execute(
-        f"""SELECT a.score, b.score FROM {m.TRAJECTORIES} a JOIN {m.TRAJECTORIES} b USING (sample_id)
+        f"""SELECT a.score, b.score FROM {m.trajectories(wh)} a JOIN {m.trajectories(wh)} b USING (sample_id)
             WHERE a.run_id = ? AND b.run_id = ? ORDER BY sample_id""", [run_a, run_b]).fetchall()
     return len(rows), [(float(x), float(y)) for x, y in rows if x is not None and y is not None]
 
@@ -74,7 +74,7 @@ def differing_items(wh: Warehouse, run_a: str, run_b: str, graded: bool) -> list
                    a.terminated_by AS a_terminated_by, b.terminated_by AS b_terminated_by,
                    a.total_tokens AS a_tokens, b.total_tokens AS b_tokens, a.total_turns AS a_turns,
                    b.total_turns AS b_turns
-            FROM {m.TRAJECTORIES} a JOIN {m.TRAJECTORIES} b USING (sample_id) {group}
+            FROM {m.trajectories(wh)} a JOIN {m.trajectories(wh)} b USING (sample_id) {group}
             WHERE a.run_id = ? AND b.run_id = ? AND {differs}
             ORDER BY {'abs(coalesce(a.score, 0) - coalesce(b.score, 0)) DESC,' if graded else 'a_correct DESC,'}
                      a.sample_id""", [run_a, run_b])
@@ -87,7 +87,7 @@ def group_outcomes(wh: Warehouse, run_ids: Sequence[str]) -> list[dict[str, Any]
     return wh.rows(
         f"""SELECT t.run_id, g.item_group, count(*) AS n, sum({_ok('t.is_correct')}) AS correct,
                    avg(t.score) AS mean_score, count(t.score) AS n_scored
-            FROM {m.TRAJECTORIES} t JOIN {m.ITEM_GROUPS} g ON g.benchmark = t.benchmark AND g.sample_id = t.sample_id
+            FROM {m.trajectories(wh)} t JOIN {m.ITEM_GROUPS} g ON g.benchmark = t.benchmark AND g.sample_id = t.sample_id
             WHERE t.run_id IN {_in(len(run_ids))} GROUP BY ALL ORDER BY g.item_group, t.run_id""", list(run_ids))
 
 
@@ -164,7 +164,7 @@ def resources(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, dict[str, Any]
                        avg(total_turns) AS avg_turns, quantile_cont(total_turns, 0.5) AS turns_p50,
                        quantile_cont(total_turns, 0.9) AS turns_p90, avg(wall_time_s) AS avg_wall_s,
                        quantile_cont(wall_time_s, 0.9) AS wall_p90, sum(n_attempts) - count(*) AS extra_attempts
-                FROM {m.TRAJECTORIES} WHERE run_id IN {_in(len(run_ids))} GROUP BY run_id),
+                FROM {m.trajectories(wh)} WHERE run_id IN {_in(len(run_ids))} GROUP BY run_id),
                  calls AS (SELECT run_id, count(*) AS n_calls FROM {m.CALLS} WHERE run_id IN {_in(len(run_ids))}
                            GROUP BY run_id)
             SELECT t.*, coalesce(calls.n_calls, 0) AS n_calls, c.pricing_found, c.prompt_tokens, c.completion_tokens,
@@ -194,12 +194,12 @@ def histogram(wh: Warehouse, run_ids: Sequence[str], column: str, bins: int = 20
     if column not in HIST_COLUMNS:
         raise ValueError(f"histogram: unsupported column {column!r}")
     _, div = HIST_COLUMNS[column]
-    (mx,) = wh.con.execute(f"SELECT max({column}) / {div} FROM {m.TRAJECTORIES} WHERE run_id IN {_in(len(run_ids))}",
+    (mx,) = wh.con.execute(f"SELECT max({column}) / {div} FROM {m.trajectories(wh)} WHERE run_id IN {_in(len(run_ids))}",
                            list(run_ids)).fetchone()  # type: ignore[misc]
     width = 1.0 if column != "total_tokens" and (mx or 0) <= 40 else _nice_width(float(mx or 0), bins)
     return wh.rows(
         f"""WITH b AS (SELECT run_id, floor(({column} / {div}) / {width}) * {width} AS bin_start
-                       FROM {m.TRAJECTORIES} WHERE run_id IN {_in(len(run_ids))} AND {column} IS NOT NULL)
+                       FROM {m.trajectories(wh)} WHERE run_id IN {_in(len(run_ids))} AND {column} IS NOT NULL)
             SELECT run_id, bin_start, bin_start + {width} AS bin_end, count(*) AS n,
                    count(*) / sum(count(*)) OVER (PARTITION BY run_id) AS share
             FROM b GROUP BY run_id, bin_start ORDER BY run_id, bin_start""", list(run_ids))
@@ -209,7 +209,21 @@ def histogram(wh: Warehouse, run_ids: Sequence[str], column: str, bins: int = 20
 
 
 def flips(wh: Warehouse, benchmark: str, model: str, condition: str) -> list[dict[str, Any]]:
-    """rerun_item_flips of one rerun group: per item, n_runs, n_correct, flipped, mean and spread of the score."""
+    """rerun_item_flips of one rerun group: per item, n_runs, n_correct, flipped, mean and spread of the score.
+    While a page shows a metric (reports/core/metrics.py) the same columns of that metric's values."""
+    traj = m.trajectories(wh)
+    if traj != m.TRAJECTORIES:
+        group = (f"LEFT JOIN {m.ITEM_GROUPS} g ON g.benchmark = t.benchmark AND g.sample_id = t.sample_id"
+                 if m.has(wh, m.ITEM_GROUPS) else "")
+        return wh.rows(
+            f"""SELECT t.benchmark, t.model, t.condition, t.sample_id, {'any_value(g.item_group)' if group else 'NULL'} AS cell,
+                       count(*) AS n_runs, count(*) FILTER (WHERE t.is_correct) AS n_correct,
+                       n_correct::double / count(*) AS share_correct,
+                       n_correct > 0 AND n_correct < count(*) AS flipped,
+                       avg(t.score) AS mean_score, max(t.score) - min(t.score) AS score_spread
+                FROM {traj} t {group} WHERE t.benchmark = ? AND t.model = ? AND t.condition = ?
+                GROUP BY t.benchmark, t.model, t.condition, t.sample_id ORDER BY t.sample_id""",
+            [benchmark, model, condition])
     return wh.rows(
         f"SELECT * FROM {m.FLIPS} WHERE benchmark = ? AND model = ? AND condition = ? ORDER BY sample_id",
         [benchmark, model, condition])
@@ -221,7 +235,7 @@ def item_patterns(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, dict[str, 
     rows = wh.rows(
         f"""SELECT sample_id, list({_ok('is_correct')} ORDER BY pos) AS correct, list(score ORDER BY pos) AS scores,
                    list(pos ORDER BY pos) AS pos
-            FROM (SELECT *, CASE run_id {order} END AS pos FROM {m.TRAJECTORIES} WHERE run_id IN {_in(len(run_ids))})
+            FROM (SELECT *, CASE run_id {order} END AS pos FROM {m.trajectories(wh)} WHERE run_id IN {_in(len(run_ids))})
             GROUP BY sample_id ORDER BY sample_id""", [*run_ids, *run_ids])
     out = {}
     for r in rows:
@@ -240,7 +254,7 @@ def item_trajectories(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequenc
     return wh.rows(
         f"""SELECT run_id, sample_id, attempt, n_attempts, predicted_answer, is_correct, score, terminated_by,
                    total_turns, total_tokens, wall_time_s
-            FROM {m.TRAJECTORIES} WHERE run_id IN {_in(len(run_ids))} AND sample_id IN {_in(len(sample_ids))}
+            FROM {m.trajectories(wh)} WHERE run_id IN {_in(len(run_ids))} AND sample_id IN {_in(len(sample_ids))}
             ORDER BY sample_id, run_id""", [*run_ids, *sample_ids])
 
 
@@ -248,7 +262,7 @@ def item_calls(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequence[str])
     """The final attempt's calls with their arguments, status, error type and result size, in order."""
     return wh.rows(
         f"""SELECT c.run_id, c.sample_id, c.turn, c.seq, c.tool, c.args_json, c.status, c.error_type, c.output_chars
-            FROM {m.CALL_DETAILS} c JOIN {m.TRAJECTORIES} t
+            FROM {m.CALL_DETAILS} c JOIN {m.trajectories(wh)} t
               ON t.run_id = c.run_id AND t.sample_id = c.sample_id AND t.attempt = c.attempt
             WHERE c.run_id IN {_in(len(run_ids))} AND c.sample_id IN {_in(len(sample_ids))}
             ORDER BY c.sample_id, c.run_id, c.seq""", [*run_ids, *sample_ids])
@@ -258,7 +272,7 @@ def item_messages(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequence[st
     """The final attempt's transcript (messages table), in order."""
     return wh.rows(
         f"""SELECT msg.run_id, msg.sample_id, msg.idx, msg.role, msg.name, msg.tool_call_id, msg.content
-            FROM {m.MESSAGES} msg JOIN {m.TRAJECTORIES} t
+            FROM {m.MESSAGES} msg JOIN {m.trajectories(wh)} t
               ON t.run_id = msg.run_id AND t.sample_id = msg.sample_id AND t.attempt = msg.attempt
             WHERE msg.run_id IN {_in(len(run_ids))} AND msg.sample_id IN {_in(len(sample_ids))}
             ORDER BY msg.sample_id, msg.run_id, msg.idx""", [*run_ids, *sample_ids])
@@ -282,11 +296,11 @@ def item_group_of(wh: Warehouse, benchmark: str, sample_ids: Sequence[str]) -> d
 
 def runs_with_item(wh: Warehouse, sample_id: str, run_ids: Sequence[str]) -> list[str]:
     return [r for (r,) in wh.con.execute(
-        f"SELECT run_id FROM {m.TRAJECTORIES} WHERE sample_id = ? AND run_id IN {_in(len(run_ids))}",
+        f"SELECT run_id FROM {m.trajectories(wh)} WHERE sample_id = ? AND run_id IN {_in(len(run_ids))}",
         [sample_id, *run_ids]).fetchall()]
 
 
 def some_items(wh: Warehouse, run_id: str, limit: int = 5) -> list[str]:
     return [s for (s,) in wh.con.execute(
-        f"SELECT DISTINCT sample_id FROM {m.TRAJECTORIES} WHERE run_id = ? ORDER BY sample_id LIMIT {int(limit)}",
+        f"SELECT DISTINCT sample_id FROM {m.trajectories(wh)} WHERE run_id = ? ORDER BY sample_id LIMIT {int(limit)}",
         [run_id]).fetchall()]

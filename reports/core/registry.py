@@ -86,6 +86,9 @@ class Outcomes:
     correct: str = "correct"  # correct in 2 of 3 replicates; the item page's badge
     correctness: str = "correctness"  # changed correctness between replicates
     judged: str = "judged correct"  # share of final trajectories judged correct
+    accuracy: str = "accuracy"  # the share of items with the outcome 1
+    one_class: str = "ok"  # the colour of an outcome 1 (a badge class: ok, bad, or "" for none)
+    zero_class: str = "bad"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from .. import charts, multiplicity, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, outcome, queries, registry
+from . import marts, metrics, outcome, queries, registry
 from .registry import repeats_of
 from .runs import RunInfo, benchmark_conditions, label_runs, runs_of
 
@@ -34,11 +34,13 @@ METRICS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def spread(runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
-    """Mean, std (ddof = 0), range and each replicate's value of the run-level metrics."""
+def spread(runs: Sequence[RunInfo], shown: Sequence[outcome.RunOutcome] = ()) -> list[dict[str, Any]]:
+    """Mean, std (ddof = 0), range and each replicate's value of the run-level metrics; with `shown` (the
+    outcomes of a metric other than the primary one) its accuracy and mean score instead of the summary's."""
+    own = {o.run.run_id: {"accuracy": o.accuracy, "mean_score": o.mean_score} for o in shown}
     out = []
     for col, label, kind in METRICS:
-        vals = [as_float(r.summary.get(col)) for r in runs]
+        vals = [as_float(own.get(r.run_id, {}).get(col, r.summary.get(col))) for r in runs]
         present = [v for v in vals if v is not None]
         if not present:
             continue
@@ -105,7 +107,7 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> di
         unstable.append({**f, "pattern": p["correct"], "scores": p["scores"]})
     unstable.sort(key=lambda u: (_pattern_rank(u["pattern"]), -(as_float(u["score_spread"]) or 0), u["sample_id"]))
     return {"condition": condition, "runs": runs, "kind": kind, "outcomes": outs, "rep_chart": rep_chart,
-            "spread": spread(runs), "hist": hist, "hist_chart": hist_chart, "floor": floor, "pairs": pairs,
+            "spread": spread(runs, outs if not getattr(metrics.current(wh), "is_primary", True) else ()), "hist": hist, "hist_chart": hist_chart, "floor": floor, "pairs": pairs,
             "n_pairs_total": len(runs) * (len(runs) - 1) // 2, "unstable": unstable,
             "pairs_adjust": multiplicity.caption(PAIRS_ADJUST, sum(1 for p in pairs if p["res"].p is not None),
                                                  "pair", "shown"),

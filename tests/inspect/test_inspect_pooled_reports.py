@@ -100,7 +100,7 @@ def test_compare_pools_both_epochs_by_default(warehouse: Path, tmp_path: Path) -
     assert epochs["epoch 2"] == ["0.750", "4", "0.500", "4", "4", "+0.250", "exact McNemar", "1.00"]
     assert epochs["pooled"] == ["0.750", "4", "0.625", "4", "4", "+0.125", "sign-flip permutation", "1.00"]
     differing = _table(soup, "differing")
-    assert differing[1:] == [["s3", "1 | 1", "1.000", "1 | 0", "0.500", "+0.500"]]
+    assert differing[1:] == [["s3", "1 | 1", "1.000", "1 | 0", "0.500", "+0.500", "A"]]  # A better (higher utility)
     link = soup.find(id="differing").find_next("table").find("a")["href"]
     assert (tmp_path / link).exists()
     # per-run tables have a column per epoch of each side
@@ -115,7 +115,7 @@ def test_one_epoch_with_epoch_or_replicate(warehouse: Path, tmp_path: Path, flag
     text = soup.get_text(" ", strip=True)
     assert ", epoch 2)" in text and "pooled" not in soup.find(id="summary").find_next("ul").get_text()
     paired = _rows(_table(soup, "paired"))
-    assert paired["exact McNemar on score (1 or 0)"][:5] == ["4", "1", "0", "+25.0", "1.00"]
+    assert paired["exact McNemar on utility (1 or 0)"][:5] == ["4", "1", "0", "+25.0", "1.00"]
 
 
 def test_an_epoch_the_models_lack_and_a_condition_are_handled(warehouse: Path, tmp_path: Path) -> None:
@@ -152,8 +152,9 @@ def test_reruns_page_speaks_of_epochs(warehouse: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("page", ["compare", "reruns", "item"])
 def test_inspect_pages_speak_of_scores_not_right_answers(warehouse: Path, tmp_path: Path, page: str) -> None:
-    """An Inspect score of 1 is what the scorer gave (a security "C" is the bad outcome): the pages say
-    "scored 1", never right, wrong or correct, outside the definitions appendix quoted from the docs."""
+    """An Inspect score of 1 is what the scorer gave (a security "C" is the bad outcome): the pages name the
+    value by its metric ("utility = 1"), never right, wrong or correct, outside the definitions appendix quoted
+    from the docs."""
     args = {"compare": ("compare", "--models", f"{ALPHA},{BETA}"), "reruns": ("reruns", "--model", BETA),
             "item": ("item", "s3", "--models", f"{ALPHA},{BETA}")}[page]
     soup = _page(warehouse, tmp_path / f"{page}.html", *args)
@@ -162,12 +163,12 @@ def test_inspect_pages_speak_of_scores_not_right_answers(warehouse: Path, tmp_pa
     text = " ".join(soup.get_text(" ", strip=True).split())
     for word in ("right", "wrong", "correct", "correctness"):
         assert f" {word} " not in f" {text} ".replace(".", " ").replace(",", " ").replace(")", " "), (page, word)
-    expected = {"compare": "Accuracy = share of final trajectories that scored 1",
-                "reruns": "(b = first scored 1 only, c = second scored 1 only)",
-                "item": f"{ALPHA} scored 1 score 1.000"}[page]
+    expected = {"compare": "Share with utility = 1 = the share of final trajectories whose value is 1",
+                "reruns": "(b = first utility = 1 only, c = second utility = 1 only)",
+                "item": f"{ALPHA} utility = 1 score 1.000"}[page]
     assert expected in text
     if page == "reruns":
-        assert "1 changed score (1 or 0) between epochs" in text and "(✓ scored 1, ✗ scored 0, · no trajectory)" in text
+        assert "1 changed utility (1 or 0) between epochs" in text and "(✓ utility = 1, ✗ utility = 0, · no trajectory)" in text
 
 
 def test_leaderboard_on_an_inspect_only_warehouse(warehouse: Path, tmp_path: Path) -> None:
