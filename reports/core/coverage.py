@@ -45,19 +45,25 @@ class Coverage:
 
     n: int
     n_scope: int
-    n_missing: int = 0  # items without a final outcome in any run
+    n_missing: int = 0  # items without a final outcome (in every run)
     n_error: int = 0  # items that ended with an error (in some run)
     noun: str = "items"
+    gaps: int = 0  # of a pooled group: (run, item) pairs of the scope without a value
+    runs_short: int = 0  # runs with such a gap
+    n_runs: int = 1
 
     @property
     def partial(self) -> bool:
-        return self.n < self.n_scope
+        return self.n < self.n_scope or self.gaps > 0
 
     @property
     def text(self) -> str:
-        """``answered 3 of 103 tasks (100 missing)``; ``answered all 4 samples`` when complete."""
-        if not self.partial:
-            return f"answered all {self.n} {self.noun}"
+        """``answered 3 of 103 tasks (100 missing)``; ``answered all 4 samples`` when complete; a pooled
+        group whose every item has a value in some run but not in every run: ``answered all 4 samples (1
+        missing in 1 of 2 runs)``."""
+        if self.n >= self.n_scope:
+            gap = f" ({self.gaps} missing in {self.runs_short} of {self.n_runs} runs)" if self.gaps else ""
+            return f"answered all {self.n} {self.noun}{gap}"
         why = [f"{self.n_missing} missing" if self.n_missing else "",
                f"{self.n_error} ended in an error" if self.n_error else ""]
         reasons = ", ".join(w for w in why if w)
@@ -83,13 +89,19 @@ def run_coverage(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, RunCoverage
 def of_group(values: Mapping[tuple[str, str], float], run_ids: Sequence[str], rows: Mapping[str, RunCoverage],
              noun: str = "items") -> Coverage:
     """Coverage of a run group's pooled mean: items with a value in any of its runs, of the largest scope of
-    its runs (without coverage rows: the items with a value are the scope)."""
-    ids = set(run_ids)
-    n = len({sid for (rid, sid) in values if rid in ids})
+    its runs (without coverage rows: the items with a value are the scope), and the (run, item) pairs of
+    the scope without a value."""
+    per_run: dict[str, set[str]] = {r: set() for r in run_ids}
+    for (rid, sid) in values:
+        if rid in per_run:
+            per_run[rid].add(sid)
+    n = len(set().union(*per_run.values())) if per_run else 0
     mine = [rows[r] for r in run_ids if r in rows]
-    scope = max([c.n_scope for c in mine], default=n)
-    return Coverage(n=n, n_scope=max(scope, n), n_missing=min((c.n_missing for c in mine), default=0),
-                    n_error=max((c.n_error for c in mine), default=0), noun=noun)
+    scope = max([c.n_scope for c in mine] + [n])
+    short = [scope - len(items) for items in per_run.values() if len(items) < scope]
+    return Coverage(n=n, n_scope=scope, n_missing=min((c.n_missing for c in mine), default=0),
+                    n_error=max((c.n_error for c in mine), default=0), noun=noun,
+                    gaps=sum(short) if n >= scope else 0, runs_short=len(short), n_runs=len(run_ids))
 
 
 def worst_value(direction: str | None, min_value: float | None, max_value: float | None) -> float | None:
