@@ -15,8 +15,8 @@ def test_coverage_text_states_n_of_the_scope_and_why() -> None:
         "answered 97 of 100 items (1 missing, 2 ended in an error)"
     full = Coverage(n=4, n_scope=4, noun="samples")
     assert (full.partial, full.text, full.n_of) == (False, "answered all 4 samples", "4 of 4")
-    gap = Coverage(n=4, n_scope=4, noun="samples", gaps=1, runs_short=1, n_runs=2)
-    assert gap.partial and gap.text == "answered all 4 samples (1 missing in 1 of 2 runs)"
+    gap = Coverage(n=4, n_scope=4, noun="samples", gaps=1, runs_short=1, n_runs=2, runs_noun="epochs")
+    assert gap.partial and gap.text == "answered all 4 samples (1 missing in 1 of 2 epochs)"
 
 
 def test_a_group_counts_items_with_a_value_in_any_run_of_the_largest_scope() -> None:

@@ -51,6 +51,7 @@ class Coverage:
     gaps: int = 0  # of a pooled group: (run, item) pairs of the scope without a value
     runs_short: int = 0  # runs with such a gap
     n_runs: int = 1
+    runs_noun: str = "runs"  # what the group's runs are ("epochs", "replicates")
 
     @property
     def partial(self) -> bool:
@@ -60,9 +61,9 @@ class Coverage:
     def text(self) -> str:
         """``answered 3 of 103 tasks (100 missing)``; ``answered all 4 samples`` when complete; a pooled
         group whose every item has a value in some run but not in every run: ``answered all 4 samples (1
-        missing in 1 of 2 runs)``."""
+        missing in 1 of 2 epochs)``."""
         if self.n >= self.n_scope:
-            gap = f" ({self.gaps} missing in {self.runs_short} of {self.n_runs} runs)" if self.gaps else ""
+            gap = f" ({self.gaps} missing in {self.runs_short} of {self.n_runs} {self.runs_noun})" if self.gaps else ""
             return f"answered all {self.n} {self.noun}{gap}"
         why = [f"{self.n_missing} missing" if self.n_missing else "",
                f"{self.n_error} ended in an error" if self.n_error else ""]
@@ -87,7 +88,7 @@ def run_coverage(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, RunCoverage
 
 
 def of_group(values: Mapping[tuple[str, str], float], run_ids: Sequence[str], rows: Mapping[str, RunCoverage],
-             noun: str = "items") -> Coverage:
+             noun: str = "items", runs_noun: str = "runs") -> Coverage:
     """Coverage of a run group's pooled mean: items with a value in any of its runs, of the largest scope of
     its runs (without coverage rows: the items with a value are the scope), and the (run, item) pairs of
     the scope without a value."""
@@ -101,7 +102,8 @@ def of_group(values: Mapping[tuple[str, str], float], run_ids: Sequence[str], ro
     short = [scope - len(items) for items in per_run.values() if len(items) < scope]
     return Coverage(n=n, n_scope=scope, n_missing=min((c.n_missing for c in mine), default=0),
                     n_error=max((c.n_error for c in mine), default=0), noun=noun,
-                    gaps=sum(short) if n >= scope else 0, runs_short=len(short), n_runs=len(run_ids))
+                    gaps=sum(short) if n >= scope else 0, runs_short=len(short), n_runs=len(run_ids),
+                    runs_noun=runs_noun)
 
 
 def worst_value(direction: str | None, min_value: float | None, max_value: float | None) -> float | None:

@@ -104,7 +104,7 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
     n_traj = int(_sum(group.runs, "n") or 0)
     tokens = _sum(group.runs, token_col)
     usd = _sum(group.runs, "total_usd")
-    cov = coverage.of_group(values, group.run_ids, cov_rows or {}, noun)
+    cov = coverage.of_group(values, group.run_ids, cov_rows or {}, noun, group.repeats.plural)
     itt = coverage.itt_mean(values, group.run_ids, cov.n_scope, worst) if cov.partial else None
     return {
         "group": group, "model": group.label or group.model, "mean": mean, "ci": ci, "interval": interval, "binary": binary,
