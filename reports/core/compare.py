@@ -18,7 +18,7 @@ from .. import charts, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, outcome, pooling, queries, registry
+from . import coverage, marts, outcome, pooling, queries, registry
 from .pivot import ordered, share_chart, side_by_side
 from .pooling import RunGroup
 from .runs import RunInfo
@@ -93,6 +93,20 @@ def distributions(wh: Warehouse, runs: Sequence[RunInfo], box: Charts) -> list[s
     return ids
 
 
+def sides_coverage(wh: Warehouse, ga: RunGroup, gb: RunGroup) -> dict[str, Any]:
+    """Each side's coverage (reports/core/coverage.py) and the items the paired test leaves out, with why."""
+    values = pooling.ITEM_VALUES(wh, ga.run_ids + gb.run_ids)
+    rows = coverage.run_coverage(wh, ga.run_ids + gb.run_ids)
+    noun = coverage.noun_of(ga.benchmark)
+    cov = [coverage.of_group(values, g.run_ids, rows, noun, g.repeats.plural) for g in (ga, gb)]
+    ma, mb = (pooling.item_means(values, g.run_ids) for g in (ga, gb))
+    left_out = coverage.exclusions(ma, mb, (), coverage.error_items(wh, ga.run_ids), coverage.error_items(wh, gb.run_ids))
+    worst = coverage.primary_worst(wh, str(ga.benchmark))
+    itt = [coverage.itt_mean(values, g.run_ids, c.n_scope, worst) for g, c in zip((ga, gb), cov)]
+    return {"coverage": cov, "partial": any(c.partial for c in cov), "left_out": left_out, "noun": noun,
+            "coverage_rule": coverage.RULE, "itt": itt if any(c.partial for c in cov) else [None, None]}
+
+
 def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Charts]:
     """The shared compare page's context (template core_compare.html.j2) and its charts: two run groups
     (one run each, or every epoch/replicate of a model), pooled per item (reports/core/pooling.py)."""
@@ -123,6 +137,7 @@ def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Ch
                  else [{"sample_id": d.sample_id} for d in pooled.differing])
     res = queries.resources(wh, ids)
     extra = registry.sections_for(a.benchmark)
+    covered = sides_coverage(wh, ga, gb)
     context: dict[str, Any] = {
         "title": f"Compare {ga.label if pooled.pooled else a.label} vs {gb.label if pooled.pooled else b.label}",
         "benchmark": a.benchmark,
@@ -161,5 +176,6 @@ def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Ch
         "n_differing": len(differing),
         "item_ids": [d["sample_id"] for d in differing[:MAX_DIFFERING]],
         "benchmark_sections": list(extra.compare(wh, runs, box)) if extra and extra.compare else [],
+        **covered,
     }
     return context, box

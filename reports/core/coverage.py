@@ -21,6 +21,7 @@ from . import marts, registry
 
 RUN_COVERAGE = "main.run_coverage"
 METRIC_DEFS = "main.metric_defs"
+ITEMS_FINAL = "intermediate.int_core_items_final"
 
 #: The rule every caption states (docs/reports.md#coverage).
 RULE = ("Means are over the items with a value (per-protocol); where items are missing or ended without a "
@@ -104,6 +105,15 @@ def of_group(values: Mapping[tuple[str, str], float], run_ids: Sequence[str], ro
                     n_error=max((c.n_error for c in mine), default=0), noun=noun,
                     gaps=sum(short) if n >= scope else 0, runs_short=len(short), n_runs=len(run_ids),
                     runs_noun=runs_noun)
+
+
+def error_items(wh: Warehouse, run_ids: Sequence[str]) -> set[str]:
+    """Items that ended with an error in any of `run_ids` (the shared items_final model)."""
+    if not run_ids or not marts.has(wh, ITEMS_FINAL):
+        return set()
+    return {str(s) for (s,) in wh.con.execute(
+        f"SELECT DISTINCT sample_id FROM {ITEMS_FINAL} WHERE is_error AND run_id IN ({', '.join('?' * len(run_ids))})",
+        list(run_ids)).fetchall()}
 
 
 def worst_value(direction: str | None, min_value: float | None, max_value: float | None) -> float | None:

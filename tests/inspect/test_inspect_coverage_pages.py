@@ -1,6 +1,6 @@
 """Honest denominators, pass@k and all tokens on the pages of an Inspect-only warehouse.
 
-The toolbox logs (inspect_fixtures.py), alpha's log without its sample s2 of epoch 1. Hand computation:
+The toolbox logs (inspect_fixtures.py), alpha's log cancelled before its sample s2 of epoch 1 finished. Hand computation:
 utility is 1 on s1-s3 and 0 on s4 for alpha in both epochs and for beta in epoch 1; beta scores s3 0 in
 epoch 2.
 - alpha, epoch 1 answered 3 of 4 samples (s2 missing). Pooled per item: s1 1, s2 1 (epoch 2 only), s3 1,
@@ -14,6 +14,7 @@ epoch 2.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -24,7 +25,6 @@ from bs4 import BeautifulSoup
 
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
-import inspect_fixtures as fx  # noqa: E402
 from inspect_fixtures import inspect_logs  # noqa: E402,F401  (the session's logs)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ def _usage(inspect_logs) -> dict[tuple[str, int, str], int]:  # noqa: F811
     from inspect_ai.log import read_eval_log
 
     out = {}
-    for path in inspect_logs.eval_logs:
+    for path in inspect_logs.json_logs:
         log = read_eval_log(str(path))
         for s in log.samples or []:
             out[(log.eval.model, s.epoch, str(s.id))] = sum(u.total_tokens for u in s.model_usage.values())
@@ -54,8 +54,12 @@ def warehouse(inspect_logs, tmp_path_factory: pytest.TempPathFactory) -> Path:  
     work = tmp_path_factory.mktemp("inspect-partial")
     logs = work / "logs"
     logs.mkdir()
-    alpha, beta = inspect_logs.eval_logs
-    fx.without_a_sample(alpha, logs / alpha.name)
+    alpha, beta = inspect_logs.json_logs
+    # alpha's eval was cancelled before its sample s2 of epoch 1 finished
+    doc = json.loads(alpha.read_text())
+    doc["samples"] = [s for s in doc["samples"] if (s["id"], s["epoch"]) != ("s2", 1)]
+    doc["status"] = "cancelled"
+    (logs / alpha.name).write_text(json.dumps(doc, allow_nan=True))
     (logs / beta.name).write_bytes(beta.read_bytes())
     db = work / "w.duckdb"
     proc = _run(db, "agenthop-ingest", "--db", str(db), "--inspect-log", str(logs))
@@ -142,3 +146,19 @@ def test_token_figures_are_all_tokens_the_logs_total_tokens(inspect_logs, wareho
         for epoch in (1, 2):
             vals = [v for (m, e, _), v in usage.items() if m == model and e == epoch]
             assert row[epoch - 1] == f"{sum(vals) / len(vals):,.0f}", (model, epoch)
+
+
+def test_compare_states_coverage_and_lists_what_the_paired_test_leaves_out(warehouse: Path, tmp_path: Path) -> None:
+    soup = _page(warehouse, tmp_path / "c.html", "compare", "--models", f"{ALPHA},{BETA}", "--epoch", "1")
+    summary = " ".join(soup.find(id="summary").find_next("ul").get_text(" ", strip=True).split())
+    # epoch 1: alpha (1 + 1 + 0) / 3 over its 3 samples; intention-to-treat (1 + 0 + 1 + 0) / 4 = 0.5
+    assert "Coverage: A answered 3 of 4 samples (1 missing) ; B answered all 4 samples" in summary
+    assert "Intention-to-treat: A 0.500, B 0.750." in summary
+    left = " ".join(soup.find(id="left-out").get_text(" ", strip=True).split())
+    assert left == ("Left out of the paired test (1 of the samples, without a value on both sides): "
+                    "missing on A: s2.")
+    # pooled: every sample has a value on each side, one of alpha's is missing in one epoch
+    pooled = _page(warehouse, tmp_path / "p.html", "compare", "--models", f"{ALPHA},{BETA}")
+    summary = " ".join(pooled.find(id="summary").find_next("ul").get_text(" ", strip=True).split())
+    assert "A answered all 4 samples (1 missing in 1 of 2 epochs)" in summary
+    assert "Intention-to-treat: A 0.625, B 0.625." in summary and pooled.find(id="left-out") is None
