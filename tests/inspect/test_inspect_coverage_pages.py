@@ -162,3 +162,20 @@ def test_compare_states_coverage_and_lists_what_the_paired_test_leaves_out(wareh
     summary = " ".join(pooled.find(id="summary").find_next("ul").get_text(" ", strip=True).split())
     assert "A answered all 4 samples (1 missing in 1 of 2 epochs)" in summary
     assert "Intention-to-treat: A 0.625, B 0.625." in summary and pooled.find(id="left-out") is None
+
+
+def test_compare_compares_tokens_on_all_tokens(inspect_logs, warehouse: Path, tmp_path: Path) -> None:  # noqa: F811
+    usage = _usage(inspect_logs)
+    del usage[(ALPHA, 1, "s2")]
+    soup = _page(warehouse, tmp_path / "c.html", "compare", "--models", f"{ALPHA},{BETA}")
+    rows = {r[0]: r[1:] for r in _cells(soup.find(id="resources").find_next("table"))}
+    expected = []
+    for model in (ALPHA, BETA):
+        for epoch in (1, 2):
+            vals = [v for (m, e, _), v in usage.items() if m == model and e == epoch]
+            expected.append(f"{sum(vals) / len(vals):,.0f}")
+    assert rows["all tokens (incl. cache reads) per item, mean"] == expected
+    # alpha's cache reads make it the larger user of tokens, which the caps' quantity hides
+    caps = rows["total tokens (caps' quantity) per item, mean"]
+    assert float(expected[1].replace(",", "")) > float(expected[3].replace(",", ""))
+    assert float(caps[1].replace(",", "")) < float(caps[3].replace(",", ""))
