@@ -21,7 +21,7 @@ from conftest import run_dbt_build
 from agenthop.ingest.cli import main as ingest_main
 from agenthop.reports.cli import main as report_main
 
-FULL, PARTIAL = "quill-base", "larch-70b"
+FULL, PARTIAL, SEARCH = "quill-base", "larch-70b", "quill-search"  # the third of another paradigm
 N_TASKS = 103
 
 
@@ -35,13 +35,15 @@ def partial(tmp_path_factory: pytest.TempPathFactory) -> dict:
     rel = work / "release"
     write_release(rel, seed=0)
     release = load_release(rel)
-    assert [s.model for s in SYSTEMS[:2]] == [FULL, PARTIAL] and len(release.tasks) == N_TASKS
+    assert [(s.model, s.paradigm) for s in SYSTEMS[:3]] == [(FULL, "foundation"), (PARTIAL, "foundation"),
+                                                           (SEARCH, "search")]
+    assert len(release.tasks) == N_TASKS
     every = work / "every.jsonl"
-    write_responses(every, release, seed=0, systems=SYSTEMS[:2], replicates=1)
+    write_responses(every, release, seed=0, systems=SYSTEMS[:3], replicates=1)
     # the partial system's file holds one task of each of the first three types
     kept = {"t1_001", "t2_001", "t3_001"}
     lines = [json.loads(x) for x in every.read_text().splitlines()]
-    lines = [x for x in lines if x["model"] == FULL or x["task_id"] in kept]
+    lines = [x for x in lines if x["model"] != PARTIAL or x["task_id"] in kept]
     resp = work / "responses.jsonl"
     resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
     db = work / "w.duckdb"
@@ -50,7 +52,8 @@ def partial(tmp_path_factory: pytest.TempPathFactory) -> dict:
     proc = run_dbt_build(db, work, "--exclude", "resource_type:unit_test")
     assert proc.returncode == 0, proc.stdout[-3000:]
     out = work / "report"
-    r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(db), "--out", str(out)])
+    r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(db), "--out", str(out),
+                                         "--pair", f"{FULL},{PARTIAL}"])
     assert r.exit_code == 0, r.output
     return {"db": db, "out": out, "work": work, "lines": lines, "kept": kept}
 
@@ -71,7 +74,7 @@ def test_the_page_states_coverage_at_its_top(partial: dict) -> None:
     assert head.find_next("table") is soup.find("table")
     text = _text(head)
     assert f"{PARTIAL} answered 3 of {N_TASKS} tasks" in text
-    assert FULL not in text  # it answered every task
+    assert FULL not in text and SEARCH not in text  # they answered every task
     assert "counts a task without a response as not attempted" in text
     assert f"each run scored over the release's {N_TASKS} tasks" in _text(soup.find(id="table3"))
 
@@ -111,10 +114,12 @@ def test_the_leaderboard_has_both_systems_with_their_coverage(partial: dict, tmp
     table = h2.find_next("table")
     heads = [th.get_text(" ", strip=True) for th in table.find("thead").find_all("th")]
     assert heads[:7] == ["model", "score", "95% interval", "tasks", "ITT", "replicates", "all tokens / task"]
-    body = {tr.find("td").get_text(" ", strip=True).replace(" SIM", ""): [td.get_text(" ", strip=True)
+    rows = {tr.find("td").get_text(" ", strip=True).replace(" SIM", ""): [td.get_text(" ", strip=True)
                                                                           for td in tr.find_all("td")[1:]]
             for tr in table.find("tbody").find_all("tr")}
-    assert set(body) == {FULL, PARTIAL}
+    # each paradigm's systems are rows of their own
+    assert set(rows) == {f"{FULL} (foundation)", f"{PARTIAL} (foundation)", f"{SEARCH} (search)"}
+    body = {m: rows[f"{m} (foundation)"] for m in (FULL, PARTIAL)}
     with duckdb.connect(str(partial["db"]), read_only=True) as con:
         scores = dict(con.execute(
             "SELECT model, list(value ORDER BY sample_id) FROM item_metric_values "
@@ -131,5 +136,6 @@ def test_the_leaderboard_has_both_systems_with_their_coverage(partial: dict, tmp
         tokens = sum(x["prompt_tokens"] + x["completion_tokens"] for x in partial["lines"] if x["model"] == model)
         assert body[model][5] == f"{tokens / n:,.0f}"
     caption = _text(h2.find_next("p"))
+    assert caption.startswith("A row per model and condition (each of the benchmark's conditions makes a system")
     assert "all tokens (incl. cache reads)" in caption
     assert "counts a task without a response as not attempted" in caption
