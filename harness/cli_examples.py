@@ -54,6 +54,13 @@ _FIXED: dict[str, tuple[str, ...]] = {
         "agenthop-report sciexplore --out out/demo/sciexplore/report",
         "agenthop-report sciexplore --pair sounder-dr,fathom-dr --single-file --out out/demo/sciexplore/one",
     ),
+    "agenthop-report model": (
+        "agenthop-report model verifier --out out/demo/model-verifier.html",
+    ),
+    "agenthop-report site": (
+        "agenthop-report site --out out/demo/site",
+        "agenthop-report site --out out/demo/site-small --max-pairs 2 --quiet",
+    ),
     "agenthop-report sql": (
         'agenthop-report sql "SELECT model, condition, accuracy, paper_recall FROM model_summary ORDER BY accuracy DESC"',
         'agenthop-report sql "SELECT cell, accuracy, wilson_lo, wilson_hi FROM cell_accuracy" --format csv',

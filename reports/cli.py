@@ -27,6 +27,8 @@ Examples (each subcommand's --help has its own):
   agenthop-report reruns --model verifier
   agenthop-report item st_0001 --models early-committer,verifier
   agenthop-report paper --condition full
+  agenthop-report model verifier
+  agenthop-report site --out site/
   agenthop-report sql "SELECT model, accuracy FROM model_summary" --format csv
 
 A report is a page plus its folder (cmp.html and cmp_files/ with item pages and the chart bundle);
@@ -269,6 +271,47 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
         html = render_page(wh, report, site)
         write_tables(report, target)
     click.echo(str(site.write_page(html)))
+
+
+@main.command(epilog=epilog("agenthop-report model"))
+@click.argument("name")
+@db_option
+@out_option
+@cli_errors
+def model(name: str, db: str | None, out: Path | None, single_file: bool) -> None:
+    """One model across every benchmark it has runs of: primary score with interval and coverage, repeats,
+    all tokens and cost, terminations and tool behaviour, each beside the panel's median."""
+    from .core import model_page
+    from .render import default_out
+
+    with Warehouse(db) as wh:
+        with open_site(wh, out or default_out("model", name), single_file) as site:
+            html, _ = model_page.page(wh, site, name)
+    click.echo(str(site.write_page(html)))
+
+
+@main.command(epilog=epilog("agenthop-report site"))
+@click.option("--out", "out", type=LocalPath(file_okay=False, path_type=Path), required=True,
+              help="Folder of the site (new, empty, or a site written before, which is replaced whole).")
+@click.option("--max-pairs", "max_pairs", type=click.IntRange(0), default=10, show_default=True,
+              help="Compare pages rendered per benchmark (neighbours in the leaderboard first); the other pairs "
+                   "are listed on the index with their command.")
+@click.option("--quiet", is_flag=True, default=False, help="No progress lines on stderr.")
+@db_option
+@cli_errors
+def site(out: Path, max_pairs: int, quiet: bool, db: str | None) -> None:
+    """Everything the warehouse holds as one static site: index.html (benchmarks, models, runs, coverage),
+    each benchmark's leaderboard, a page per model, reruns, compare pages, the benchmark-specific reports
+    and their item pages; one chart bundle, relative links, offline from file://."""
+    from .site_build import build_site
+
+    def progress(msg: str) -> None:
+        if not quiet:
+            click.echo(f"site: {msg}", err=True)
+
+    with Warehouse(db) as wh:
+        index = build_site(wh, out, max_pairs, progress)
+    click.echo(str(index))
 
 
 @main.command(epilog=epilog("agenthop-report sql"))

@@ -108,6 +108,23 @@ def _umask() -> int:
     return mask
 
 
+def swap_folder(staging: Path, folder: Path, error: str) -> None:
+    """Put the folder `staging` (written beside `folder`) in the place of `folder`, whole: an existing
+    `folder` is moved aside first and removed after. `error` begins the message of a failure."""
+    old = None
+    try:
+        os.chmod(staging, 0o777 & ~_umask())
+        if folder.exists():
+            old = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".old"))
+            os.replace(folder, old / "x")
+        os.replace(staging, folder)
+    except OSError as exc:
+        raise AgentHopError(f"{error} ({exc.strerror or exc})") from None
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def _relative(target: Path, from_page: Path) -> str:
     rel = os.path.relpath(target.resolve(), from_page.resolve().parent)
     return "/".join(quote(part) for part in Path(rel).parts)
@@ -169,18 +186,7 @@ class Site:
         if self._staging is None or self._committed:
             self._committed = True
             return
-        old = None
-        try:
-            os.chmod(self._staging, 0o777 & ~_umask())
-            if self.folder.exists():
-                old = Path(tempfile.mkdtemp(dir=self.out.parent, prefix=f".{self.folder.name}.", suffix=".old"))
-                os.replace(self.folder, old / "x")
-            os.replace(self._staging, self.folder)
-        except OSError as exc:
-            raise AgentHopError(f"--out {self.out}: cannot write the report ({exc.strerror or exc})") from None
-        finally:
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
+        swap_folder(self._staging, self.folder, f"--out {self.out}: cannot write the report")
         self._staging, self._committed = None, True
 
     def __enter__(self) -> Site:

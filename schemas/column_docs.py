@@ -28,6 +28,12 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("runs", "generation"): "model generation label from the panel (e.g. `2.5`), if any; orders a family's members",
     ("runs", "benchmark"): "the benchmark the run is on: `agenthop`, `sciexplore` or `inspect:<task>` (a release of it must be loaded)",
     ("runs", "paradigm"): "SciExplore only: `foundation`, `search` or `deep_research`; null for other benchmarks",
+    ("runs", "source_packages_json"): "imported runs: the source's package versions as a JSON object (an Inspect log's `packages`, e.g. `{\"inspect_ai\": \"0.3.90\"}`); null for the harness's runs",
+    ("runs", "task_version"): "imported runs: the task's version as the source records it (Inspect's `task_version`); null when it records none",
+    ("runs", "task_args_json"): "imported runs: the task's arguments as a JSON object (Inspect's `task_args`); null when none are recorded",
+    ("runs", "message_limit"): "imported runs: the cap on messages per sample (Inspect's `message_limit`), null when none; not a turn cap",
+    ("runs", "time_limit_s"): "imported runs: the wall-clock limit per sample in seconds (Inspect's `time_limit`), null when none",
+    ("runs", "working_limit_s"): "imported runs: the working-time limit per sample in seconds (Inspect's `working_limit`), null when none",
     # trajectories
     ("trajectories", "run_id"): "the run",
     ("trajectories", "sample_id"): "the item",

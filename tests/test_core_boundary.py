@@ -285,7 +285,7 @@ def test_the_harness_core_help_never_names_a_benchmark_archetype() -> None:
 #: callback lives in harness/benchmarks/<name>/) and the report pages, whose examples must name models the
 #: demo warehouse holds (panels/demo.yaml's labels; `sciexplore` is SciExplore's page) to run on it
 #: (tests/test_cli_examples.py runs them). Every other subcommand is the core's: its examples are scanned.
-EXAMPLE_EXEMPT_REPORT_PAGES = ("compare", "leaderboard", "reruns", "item", "paper", "sciexplore")
+EXAMPLE_EXEMPT_REPORT_PAGES = ("compare", "leaderboard", "reruns", "item", "model", "paper", "sciexplore")
 
 
 def _core_example_commands() -> dict[str, tuple[str, ...]]:
