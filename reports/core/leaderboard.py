@@ -107,7 +107,7 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
     cov = coverage.of_group(values, group.run_ids, cov_rows or {}, noun, group.repeats.plural)
     itt = coverage.itt_mean(values, group.run_ids, cov.n_scope, worst) if cov.partial else None
     return {
-        "group": group, "model": group.label or group.model, "mean": mean, "ci": ci, "interval": interval, "binary": binary,
+        "group": group, "model": group.model, "label": group.label or group.model, "mean": mean, "ci": ci, "interval": interval, "binary": binary,
         "n_items": len(xs), "n_runs": group.n_runs, "n_trajectories": n_traj, "coverage": cov, "itt": itt,
         "tokens": tokens, "tokens_per_item": tokens / n_traj if tokens is not None and n_traj else None,
         "usd": usd, "usd_per_item": usd / n_traj if usd is not None and n_traj else None,
@@ -160,7 +160,7 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
     worst = coverage.primary_worst(wh, benchmark)
     noun = coverage.noun_of(benchmark)
     rows = sorted((row(g, values, tok_col, cov_rows, worst, noun) for g in groups),
-                  key=lambda x: (x["mean"] is None, -(x["mean"] or 0.0), x["model"]))
+                  key=lambda x: (x["mean"] is None, -(x["mean"] or 0.0), x["model"], x["label"]))
     shown = {g.condition for g in groups}
     return {
         "benchmark": benchmark,
