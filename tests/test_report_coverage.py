@@ -53,3 +53,9 @@ def test_paired_exclusions_say_which_side_lacks_the_item_and_why() -> None:
     got = coverage.exclusions(a, b, scope=["s1", "s2", "s3", "s4", "s5"], errors_a=["s3"], errors_b=["s4"])
     assert got == [Exclusion("s2", "missing on B"), Exclusion("s3", "error on A"), Exclusion("s4", "error on B"),
                    Exclusion("s5", "missing on both")]
+
+
+def test_one_runs_coverage_against_its_row() -> None:
+    row = RunCoverage("r", n_scope=103, n_final=3, n_scored=3, n_error=0, n_missing=100)
+    assert coverage.of_run(3, row, "tasks").text == "answered 3 of 103 tasks (100 missing)"
+    assert coverage.of_run(4, None).text == "answered all 4 items"

@@ -100,7 +100,8 @@ def sides_coverage(wh: Warehouse, ga: RunGroup, gb: RunGroup) -> dict[str, Any]:
     noun = coverage.noun_of(ga.benchmark)
     cov = [coverage.of_group(values, g.run_ids, rows, noun, g.repeats.plural) for g in (ga, gb)]
     ma, mb = (pooling.item_means(values, g.run_ids) for g in (ga, gb))
-    left_out = coverage.exclusions(ma, mb, (), coverage.error_items(wh, ga.run_ids), coverage.error_items(wh, gb.run_ids))
+    errors_a, errors_b = (coverage.error_items(wh, g.run_ids) for g in (ga, gb))
+    left_out = coverage.exclusions(ma, mb, (), errors_a, errors_b)
     worst = coverage.primary_worst(wh, str(ga.benchmark))
     itt = [coverage.itt_mean(values, g.run_ids, c.n_scope, worst) for g, c in zip((ga, gb), cov)]
     return {"coverage": cov, "partial": any(c.partial for c in cov), "left_out": left_out, "noun": noun,

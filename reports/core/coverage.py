@@ -88,6 +88,13 @@ def run_coverage(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, RunCoverage
                                           int(r["n_error"]), int(r["n_missing"])) for r in rows}
 
 
+def of_run(n: int, row: RunCoverage | None, noun: str = "items") -> Coverage:
+    """Coverage of one run's mean over `n` items, against its ``run_coverage`` row (none: `n` is the scope)."""
+    if row is None:
+        return Coverage(n=n, n_scope=n, noun=noun)
+    return Coverage(n=n, n_scope=max(row.n_scope, n), n_missing=row.n_missing, n_error=row.n_error, noun=noun)
+
+
 def of_group(values: Mapping[tuple[str, str], float], run_ids: Sequence[str], rows: Mapping[str, RunCoverage],
              noun: str = "items", runs_noun: str = "runs") -> Coverage:
     """Coverage of a run group's pooled mean: items with a value in any of its runs, of the largest scope of

@@ -34,7 +34,6 @@ TOKEN_COLUMNS: tuple[tuple[str, str], ...] = (
 #: runs imported without trajectories, with run_summary's columns the table reads
 IMPORTED = "main.imported_run_summary"
 ITEM_METRIC_VALUES = "main.item_metric_values"
-METRIC_DEFS = "main.metric_defs"
 
 
 def token_column(wh: Warehouse) -> tuple[str, str]:
@@ -77,11 +76,11 @@ def is_imported(run: RunInfo) -> bool:
 def imported_values(wh: Warehouse, runs: Sequence[RunInfo]) -> pooling.Values:
     """The primary metric's per-item values (item_metric_values) of runs imported without trajectories."""
     ids = [r.run_id for r in runs if is_imported(r)]
-    if not ids or not marts.has(wh, ITEM_METRIC_VALUES) or not marts.has(wh, METRIC_DEFS):
+    if not ids or not marts.has(wh, ITEM_METRIC_VALUES) or not marts.has(wh, coverage.METRIC_DEFS):
         return {}
     rows = wh.con.execute(
         f"""SELECT v.run_id, v.sample_id, v.value FROM {ITEM_METRIC_VALUES} v
-            JOIN {METRIC_DEFS} d ON d.benchmark = v.benchmark AND d.metric = v.metric AND d.is_primary
+            JOIN {coverage.METRIC_DEFS} d ON d.benchmark = v.benchmark AND d.metric = v.metric AND d.is_primary
             WHERE v.value IS NOT NULL AND v.run_id IN ({', '.join('?' * len(ids))})""", ids).fetchall()
     return {(str(r), str(s)): float(v) for r, s, v in rows}
 
@@ -107,7 +106,8 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
     cov = coverage.of_group(values, group.run_ids, cov_rows or {}, noun, group.repeats.plural)
     itt = coverage.itt_mean(values, group.run_ids, cov.n_scope, worst) if cov.partial else None
     return {
-        "group": group, "model": group.model, "label": group.label or group.model, "mean": mean, "ci": ci, "interval": interval, "binary": binary,
+        "group": group, "model": group.model, "label": group.label or group.model, "mean": mean, "ci": ci,
+        "interval": interval, "binary": binary,
         "n_items": len(xs), "n_runs": group.n_runs, "n_trajectories": n_traj, "coverage": cov, "itt": itt,
         "tokens": tokens, "tokens_per_item": tokens / n_traj if tokens is not None and n_traj else None,
         "usd": usd, "usd_per_item": usd / n_traj if usd is not None and n_traj else None,

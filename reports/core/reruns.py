@@ -61,7 +61,7 @@ def spread(runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
 
 
 PASS_K = "main.pass_k"
-METRIC_DEFS = "main.metric_defs"
+METRIC_DEFS = coverage.METRIC_DEFS
 
 
 def pass_k(wh: Warehouse, benchmark: str, model: str, condition: str, metric: str | None = None
@@ -70,7 +70,8 @@ def pass_k(wh: Warehouse, benchmark: str, model: str, condition: str, metric: st
     repeats, for `metric` (default: the benchmark's primary metric; none unless it is binary)."""
     if not marts.has(wh, PASS_K) or not marts.has(wh, METRIC_DEFS):
         return []
-    pick = "p.metric = ?" if metric else f"p.metric = (SELECT metric FROM {METRIC_DEFS} WHERE benchmark = ? AND is_primary)"
+    primary = f"(SELECT metric FROM {METRIC_DEFS} WHERE benchmark = ? AND is_primary)"
+    pick = "p.metric = ?" if metric else f"p.metric = {primary}"
     return wh.rows(
         f"""SELECT p.run_group, p.metric, p.k, p.n_items, p.pass_at_k, p.pass_at_k_lo, p.pass_at_k_hi,
                    p.pass_hat_k, p.pass_hat_k_lo, p.pass_hat_k_hi
@@ -136,12 +137,8 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> di
     unstable.sort(key=lambda u: (_pattern_rank(u["pattern"]), -(as_float(u["score_spread"]) or 0), u["sample_id"]))
     cov_rows = coverage.run_coverage(wh, ids)
     noun = coverage.noun_of(runs[0].benchmark)
-    covs = {o.run.run_id: coverage.Coverage(n=o.n_scored if kind == outcome.GRADED else o.n,
-                                            n_scope=max(cov_rows[o.run.run_id].n_scope, o.n)
-                                            if o.run.run_id in cov_rows else o.n,
-                                            n_missing=cov_rows[o.run.run_id].n_missing if o.run.run_id in cov_rows else 0,
-                                            n_error=cov_rows[o.run.run_id].n_error if o.run.run_id in cov_rows else 0,
-                                            noun=noun) for o in outs}
+    covs = {o.run.run_id: coverage.of_run(o.n_scored if kind == outcome.GRADED else o.n, cov_rows.get(o.run.run_id),
+                                          noun) for o in outs}
     partial = [(o.run, covs[o.run.run_id]) for o in outs if covs[o.run.run_id].partial]
     pk = pass_k(wh, str(runs[0].benchmark), runs[0].model, runs[0].condition)
     return {"condition": condition, "runs": runs, "kind": kind, "outcomes": outs, "rep_chart": rep_chart,
