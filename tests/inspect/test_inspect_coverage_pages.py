@@ -15,9 +15,6 @@ epoch 2.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,15 +23,10 @@ from bs4 import BeautifulSoup
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
 from inspect_fixtures import inspect_logs  # noqa: E402,F401  (the session's logs)
+from test_inspect_pooled_reports import _page, _run  # noqa: E402  (the commands as a user runs them)
 
 REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 ALPHA, BETA = "mockllm/alpha", "mockllm/beta"
-
-
-def _run(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
-    return subprocess.run([str(BIN / args[0]), *args[1:]], capture_output=True, text=True, env=env, cwd=REPO)
 
 
 def _usage(inspect_logs) -> dict[tuple[str, int, str], int]:  # noqa: F811
@@ -68,12 +60,6 @@ def warehouse(inspect_logs, tmp_path_factory: pytest.TempPathFactory) -> Path:  
                  str(work / "target"), "--log-path", str(work / "logs-dbt"), "--exclude", "resource_type:unit_test")
     assert build.returncode == 0, build.stdout[-3000:]
     return db
-
-
-def _page(db: Path, out: Path, *args: str) -> BeautifulSoup:
-    proc = _run(db, "agenthop-report", *args, "--db", str(db), "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    return BeautifulSoup(out.read_text(encoding="utf-8"), "html.parser")
 
 
 def _cells(table) -> list[list[str]]:  # noqa: ANN001
