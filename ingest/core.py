@@ -38,6 +38,7 @@ from .metric_catalogue import write_catalogue
 from .progress import Progress
 from .sources import inspect_ingest
 from .sources.agenthop_release import reference_lookup
+from .transcripts.index import sync_index
 from .warehouse import (
     WarehouseState,
     insert_arrow,
@@ -718,6 +719,7 @@ def _write_body(con: duckdb.DuckDBPyConnection, plan: _Plan, result: IngestResul
         result.run_actions[action] += 1
         add_log(rd.kind, rd.source, rd.run_id, rd.content_sha256, action, rd.counts)
     insert_arrow(con, "ingest_log", pa.table(log, schema=ddl.INGEST_LOG))
+    sync_index(con)  # the search index follows the runs written and replaced (docs/search.md#index)
 
     meta = {"layout_version": LAYOUT_VERSION, "duckdb_version": duckdb.__version__}
     if bt is not None:

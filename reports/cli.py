@@ -174,6 +174,27 @@ def reruns(model: str, benchmark: str | None, db: str | None, out: Path | None, 
     click.echo(str(site.write_page(html)))
 
 
+@main.command(epilog=epilog("agenthop-report behaviours"))
+@click.option("--adjust", "method", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
+              help="How the Fisher p-values of every scanner and run are adjusted together (docs/reports.md#multiplicity).")
+@db_option
+@out_option
+@cli_errors
+def behaviours(method: str, db: str | None, out: Path | None, single_file: bool) -> None:
+    """Behaviour scanners (docs/scanners.md): prevalence per model, agreement with human labels, association
+    with the primary metric, and the items each scanner flagged."""
+    from .core import pages
+    from .render import default_out
+
+    with Warehouse(db) as wh:
+        with open_site(wh, out or default_out("behaviours"), single_file) as site:
+            html, context = pages.behaviours(wh, site, method)
+    if not context["scanners"]:
+        click.secho("warning: the warehouse holds no scanner results: run agenthop-scan --scanners shipped:common, "
+                    "then dbt build", fg="yellow", err=True)
+    click.echo(str(site.write_page(html)))
+
+
 @main.command(epilog=epilog("agenthop-report item"))
 @click.argument("sample_id")
 @click.option("--runs", "run_ids", help="Run ids, comma-separated, of any benchmark.")
@@ -271,6 +292,73 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
         html = render_page(wh, report, site)
         write_tables(report, target)
     click.echo(str(site.write_page(html)))
+
+
+@main.command(epilog=epilog("agenthop-report search"))
+@click.argument("text", required=False)
+@click.option("--regex", is_flag=True, help="TEXT is a regular expression (RE2 syntax, as DuckDB's regexp functions).")
+@click.option("--case-sensitive", is_flag=True, help="Match letter case exactly (default: case-insensitive).")
+@click.option("--role", type=click.Choice(["system", "user", "assistant", "tool", "any"]), default="any",
+              show_default=True, help="Search messages of this role only (a call's arguments count as assistant, "
+              "a tool's output as tool).")
+@click.option("--tool", default=None, metavar="NAME", help="Calls of this tool (with TEXT: search its arguments and outputs only).")
+@click.option("--tool-args", default=None, metavar="REGEX", help="Calls whose arguments' JSON matches REGEX.")
+@click.option("--status", default=None, metavar="STATUS", help="Calls with this status (ok, tool_error, ...).")
+@click.option("--sequence", default=None, metavar="A>B>C", help="Consecutive calls of these tools, in this order, in one attempt.")
+@click.option("--repeat", type=click.IntRange(2), default=None, metavar="N",
+              help="An identical call (tool and arguments) made N or more times in one attempt, whatever its status.")
+@click.option("--benchmark", default=None, metavar="NAME", help="Runs of this benchmark only.")
+@click.option("--model", default=None, metavar="NAME", help="Runs of this model only.")
+@click.option("--run", "run_id", default=None, metavar="RUN_ID", help="This run only.")
+@click.option("--epoch", type=click.IntRange(1), default=None, metavar="N",
+              help="Runs of this epoch only (Inspect's epoch; a harness replicate counted from 1).")
+@click.option("--metric", default=None, metavar="NAME", help="Items whose value of this metric is --value, or within --min/--max (reads the marts).")
+@click.option("--value", type=float, default=None, metavar="V", help="With --metric: the value.")
+@click.option("--min", "min_value", type=float, default=None, metavar="X", help="With --metric: the lowest value kept.")
+@click.option("--max", "max_value", type=float, default=None, metavar="Y", help="With --metric: the highest value kept.")
+@click.option("--terminated-by", default=None, metavar="T", help="Attempts that ended this way (answer, max_turns, error, ...).")
+@click.option("--item-group", default=None, metavar="G", help="Items of this group (AgentHop: the cell, e.g. st_d1; reads the marts).")
+@click.option("--limit", type=click.IntRange(0), default=100, show_default=True,
+              help="Matches listed; the summary and the count cover them all.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "html"]), default="table", show_default=True,
+              help="A text table (summary and matches), JSON (matches, summary, n_matches, truncated), CSV (the "
+              "matches) or an HTML page linking each match to its item page.")
+@click.option("--out", "out", type=LocalPath(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file instead of standard output (HTML: default reports_out/search.html, item pages "
+              "in the folder <name>_files beside it).")
+@db_option
+@cli_errors
+def search(text: str | None, regex: bool, case_sensitive: bool, role: str, tool: str | None, tool_args: str | None,
+           status: str | None, sequence: str | None, repeat: int | None, benchmark: str | None, model: str | None,
+           run_id: str | None, epoch: int | None, metric: str | None, value: float | None, min_value: float | None,
+           max_value: float | None, terminated_by: str | None, item_group: str | None, limit: int, fmt: str,
+           out: Path | None, db: str | None) -> None:
+    """Find text, calls, call sequences and repeated calls in the transcripts of every run (docs/search.md)."""
+    from agenthop.ingest.transcripts.search import TranscriptQuery, find_matches
+
+    from . import search as page
+
+    query = TranscriptQuery(text=text, regex=regex, case_sensitive=case_sensitive, role=role, tool=tool,
+                            tool_args=tool_args, status=status, sequence=sequence or (), repeat=repeat,
+                            benchmark=benchmark, model=model, run=run_id, epoch=epoch, metric=metric, value=value,
+                            min=min_value, max=max_value, terminated_by=terminated_by, item_group=item_group,
+                            limit=limit)
+    with Warehouse(db) as wh:
+        result = find_matches(wh.con, query)
+        if fmt == "html":
+            from .render import default_out
+
+            with open_site(wh, out or default_out("search"), False) as site:
+                html = page.html_page(wh, site, result, query)
+            click.echo(str(site.write_page(html)))
+            return
+    body = {"json": page.as_json, "csv": page.as_csv, "table": page.as_table}[fmt](result)
+    if out is None:
+        click.echo(body, nl=False)
+        return
+    from .render import write_html
+
+    click.echo(str(write_html(body, out)))
 
 
 @main.command(epilog=epilog("agenthop-report model"))

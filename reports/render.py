@@ -30,7 +30,6 @@ from agenthop.harness.errors import AgentHopError
 
 from . import stats
 from .bundle import javascript_bundle
-from .conditions import applies
 from .doc_links import Definitions
 from .values import control_pictures, jsonable
 from .core.runs import RunInfo
@@ -206,9 +205,13 @@ def environment() -> jinja2.Environment:
         script_json=script_json, cell=cell, pct=pct, pp=pp, signed=signed, num=num, pval=pval, pstat=pstat, pretty_json=pretty_json, clip=clip,
         anchor=lambda v, *rest: anchor(v, *rest), header_breaks=header_breaks, tool_name=tool_name, tool_seq=tool_seq,
     )
-    env.globals.update(acc_pm=acc_pm, acc_title=acc_title, acc_pm_meaning=stats.ACC_PM_MEANING, anchor=anchor, significant=stats.significant,
-                       applies=applies)
+    env.globals.update(acc_pm=acc_pm, acc_title=acc_title, acc_pm_meaning=stats.ACC_PM_MEANING, anchor=anchor, significant=stats.significant)
     return env
+
+
+def add_template_globals(**values: Any) -> None:
+    """Functions a benchmark's own templates call (reports/<benchmark>/__init__.py adds them on import)."""
+    environment().globals.update(values)
 
 
 # -- provenance ---------------------------------------------------------------------------------------

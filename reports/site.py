@@ -26,8 +26,8 @@ API (stable; other report modules, e.g. the paper report, build on it)::
 ``render_page`` injects into the template: ``item_href(sample_id)`` (relative to that page),
 ``vega_bundle`` (a ``<script src=...>`` tag or the inlined bundle), the data-quality warnings
 (``dq_issues``) given to the Site, and in single-file mode the item appendix. Item pages are
-rendered by :mod:`reports.item` (question, options with the correct and chosen answers, seed,
-gold and bridge papers, direct-labelled sections, every call with what the agent received).
+rendered by the shared :mod:`reports.core.item` (the item, each run's transcript and calls) or by
+the pages a benchmark brings (``pages=``).
 """
 
 from __future__ import annotations
@@ -287,11 +287,11 @@ class Site:
 
         `pages` renders them: an object with ``load(wh, sample_ids, runs)``, ``context(data, sample_id,
         runs, charts)``, ``template`` and ``section_template`` (the shared pages are
-        ``reports.core.item.PAGES``; the default is the pages of ``reports.item``). Items already written
-        by this Site are skipped. In single-file mode the pages are kept for the main page's appendix
-        instead of being written."""
+        ``reports.core.item.PAGES``, the default; a benchmark may bring its own, as
+        ``reports.agenthop.item.PAGES``). Items already written by this Site are skipped. In single-file
+        mode the pages are kept for the main page's appendix instead of being written."""
         if pages is None:
-            from .item import PAGES as pages
+            from .core.item import PAGES as pages
 
         if not runs:
             raise AgentHopError("item pages need at least one run")

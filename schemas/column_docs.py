@@ -191,6 +191,34 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("dq_issues", "severity"): "`error` (the only severity ingest records)",
     ("dq_issues", "value"): "the offending value as text, if it has one",
     ("dq_issues", "message"): "what is wrong, in words",
+    # behaviour scanners (raw.scanner_results, raw.scanner_runs, raw.human_labels)
+    ("scanner_results", "run_id"): "the run",
+    ("scanner_results", "sample_id"): "the item",
+    ("scanner_results", "attempt"): "the attempt the scanner classified",
+    ("scanner_results", "scanner"): "the scanner's name (its file's `name`)",
+    ("scanner_results", "scanner_version"): "the file's `version` plus a hash of what the scanner does (and, for "
+                                            "an llm scanner, `model:<id>`)",
+    ("scanner_results", "value"): "the finding: 1/0 for yes/no, a count or number, a label's position in its set; "
+                                  "null when an llm reply gave no answer of the asked form",
+    ("scanner_results", "label"): "the finding's label (a label set's label, a termination, a tool name)",
+    ("scanner_results", "explanation"): "an llm scanner's reply, or why there is no value",
+    ("scanner_results", "evidence"): "where in the transcript: `{turn, seq}` references (seq: the tool call)",
+    ("scanner_runs", "scanner"): "the scanner",
+    ("scanner_runs", "run_id"): "the run it scanned",
+    ("scanner_runs", "shard"): "`''` for the whole run, `k/n` for one shard's samples",
+    ("scanner_runs", "scanner_version"): "the version that scanned it",
+    ("scanner_runs", "run_sha256"): "the run's content hash then (`raw.ingest_log`)",
+    ("scanner_runs", "n_units"): "attempts scanned",
+    ("scanner_runs", "scanned_at"): "when",
+    ("human_labels", "run_id"): "the run (resolved from `model` + `epoch`/`replicate` when the file names no run)",
+    ("human_labels", "sample_id"): "the item",
+    ("human_labels", "attempt"): "the attempt labelled (the final one unless the file names another)",
+    ("human_labels", "scanner"): "the scanner whose behaviour the label is about",
+    ("human_labels", "labeler"): "who labelled",
+    ("human_labels", "value"): "the label as a number: true/false as 1/0; null for a label of a label set",
+    ("human_labels", "label"): "a label of a label set (a string value)",
+    ("human_labels", "source"): "the labels file",
+    ("human_labels", "loaded_at"): "when it was loaded",
 }
 
 __all__ = ["COLUMN_DOCS"]

@@ -13,7 +13,9 @@ A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
   user error naming it);
 - ``items``: its own word for its items on the pages ("answered 3 of 103 tasks"; default ``items``);
 - ``pages``: a page of its own for a command (``"compare"``, ``"reruns"``, ``"item"``), a callable the
-  CLI hands the warehouse, the site and the runs; used when every run of the report is of this benchmark.
+  CLI hands the warehouse, the site and the runs; used when every run of the report is of this benchmark;
+- ``item_pages``: the item pages the shared pages link to, when the benchmark brings its own (an object
+  as :meth:`reports.site.Site.write_item_pages` takes; the shared ones without it).
 
 :data:`ENTRIES` maps a benchmark name to the module that defines its ``SECTIONS`` (imported on first
 use); a name ending in ``:`` covers every benchmark with that prefix (``inspect:`` for every imported
@@ -105,6 +107,8 @@ class ReportSections:
     items: str = "items"
     #: how its paper counts a missing item, said beside the pages' coverage rule ("" : the pages' rule alone)
     missing_rule: str = ""
+    #: the item pages the shared pages write for its runs (None: the shared item pages)
+    item_pages: Any = None
 
 
 _REGISTERED: dict[str, ReportSections] = {}
@@ -178,6 +182,12 @@ def mart_columns() -> dict[str, tuple[str, ...]]:
         if s is not None:
             out.update(s.mart_columns)
     return out
+
+
+def item_pages_of(benchmark: str | None, shared: Any) -> Any:
+    """The item pages `benchmark`'s runs get on the shared pages: its own, else `shared`."""
+    s = sections_for(benchmark)
+    return s.item_pages if s is not None and s.item_pages is not None else shared
 
 
 def own_page(benchmark: str, command: str) -> Callable[..., Any] | None:
