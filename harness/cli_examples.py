@@ -65,6 +65,10 @@ _FIXED: dict[str, tuple[str, ...]] = {
         "agenthop-report search --repeat 3 --format json --out out/demo/repeats.json",
         "agenthop-report search --repeat 2 --limit 20 --format html --out out/demo/search.html",
     ),
+    "agenthop-report export": (
+        "agenthop-report export --format eee --out out/demo/eee",
+        "agenthop-report export --format atif --out out/demo/atif",
+    ),
     "agenthop-report model": (
         "agenthop-report model verifier --out out/demo/model-verifier.html",
     ),

@@ -67,6 +67,12 @@ _FILE = Location(path_type=Path, dir_okay=False, exists=True, resolve_path=True)
     "s3://bucket/prefix. Repeatable. Reading is bounded per member in size, compression ratio and "
     "nesting depth (AGENTHOP_INSPECT_MAX_MEMBER_MB, _MAX_RATIO, _MAX_DEPTH; docs/inspect.md#limits).",
 )
+@click.option("--eee", "eee", type=Location(path_type=Path, resolve_path=True), multiple=True,
+              help="Every Eval Ever aggregate records (<uuid>.json, with their _samples.jsonl) or folders of them; "
+              "local or s3://bucket/prefix. Repeatable (docs/interchange.md#importing).")
+@click.option("--atif", "atif", type=Location(path_type=Path, resolve_path=True), multiple=True,
+              help="ATIF trajectory files (.json) or folders of them; local or s3://bucket/prefix. Repeatable "
+              "(docs/interchange.md#importing).")
 @click.option("--score", "inspect_score", default=None, metavar="SCORER[.KEY]",
               help="The Inspect score that becomes trajectories.score (default: the first scorer, its first key).")
 @click.option("--metric-direction", "metric_directions", multiple=True, metavar="NAME=lower|higher|none",
@@ -116,6 +122,8 @@ def main(
     responses: tuple[Path, ...],
     judgments: tuple[Path, ...],
     inspect_log: tuple[Path, ...],
+    eee: tuple[Path, ...],
+    atif: tuple[Path, ...],
     inspect_score: str | None,
     metric_directions: tuple[str, ...],
     primary_metrics: tuple[str, ...],
@@ -147,7 +155,7 @@ def main(
             click.echo(f"search index of {path} rebuilt: {done.runs_added} run(s), {done.units_added:,} text units")
         return
     if delete_runs:
-        if benchmark is not None or runs or reference_json or responses or judgments or inspect_log \
+        if benchmark is not None or runs or reference_json or responses or judgments or inspect_log or eee or atif \
                 or metric_directions or primary_metrics:
             raise click.UsageError("--delete-run deletes runs in a call of its own, without inputs to load")
         deleted = remove_runs(path, delete_runs)
@@ -177,9 +185,9 @@ def main(
         return
     directions = [parse_direction(d) for d in metric_directions]
     if benchmark is None and not runs and not reference_json and not responses and not judgments and not inspect_log \
-            and not directions and not primary_metrics:
+            and not eee and not atif and not directions and not primary_metrics:
         raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json, --responses, "
-                               "--judgments and/or --inspect-log (or a metric setting)")
+                               "--judgments, --inspect-log, --eee and/or --atif (or a metric setting)")
     with ExitStack() as stack:
         names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
 
@@ -202,6 +210,7 @@ def main(
             from agenthop.harness.release_store import release_copy
 
             release = local(benchmark, release_copy)  # with its marker
+        exchange = {"eee": [local(p) for p in eee], "atif": [local(p) for p in atif]}  # before `names` is read
         try:
             result = run_ingest(
                 path,
@@ -220,6 +229,7 @@ def main(
                 imports={"responses": [local(r) for r in responses], "judgments": [local(j) for j in judgments]},
                 metric_directions=directions,
                 primary_metrics=primary_metrics,
+                interchange=exchange,
             )
         except AgentHopError as exc:  # a message naming a temporary copy of an s3:// input names its URL
             if rename(str(exc)) == str(exc):

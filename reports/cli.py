@@ -361,6 +361,26 @@ def search(text: str | None, regex: bool, case_sensitive: bool, role: str, tool:
     click.echo(str(write_html(body, out)))
 
 
+@main.command(epilog=epilog("agenthop-report export"))
+@click.option("--format", "fmt", type=click.Choice(["eee", "atif"]), required=True,
+              help="eee: Every Eval Ever aggregate records and instance-level JSONL; atif: one ATIF trajectory per "
+                   "sample's final attempt (docs/interchange.md).")
+@click.option("--out", "out", type=LocalPath(file_okay=False, path_type=Path), required=True,
+              help="Folder to write data/<benchmark>/<developer>/<model>/<uuid>.json (and _samples.jsonl) under.")
+@click.option("--runs", "run_ids", help="Run ids, comma-separated (default: every run).")
+@click.option("--models", help="Model names, comma-separated: every run of each.")
+@click.option("--benchmark", "benchmark", default=None, metavar="NAME", help="Only runs of this benchmark.")
+@db_option
+@cli_errors
+def export(fmt: str, out: Path, run_ids: str | None, models: str | None, benchmark: str | None, db: str | None) -> None:
+    """Write runs of any source in an interchange format other tools read (file names derive from run ids:
+    exporting again rewrites the same files)."""
+    from .interchange.write import export as run_export
+
+    result = run_export(db, out, fmt, _split(run_ids), _split(models), benchmark)
+    click.echo(result.summary(fmt, out))
+
+
 @main.command(epilog=epilog("agenthop-report model"))
 @click.argument("name")
 @db_option

@@ -148,6 +148,8 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("items", "filter_agreement"): "ensemble filter agreement as released, kept as text",
     ("items", "bridge_necessary"): "whether the audit found the bridge paper necessary (null when not labelled)",
     ("items", "item_order"): "position in qa/full.jsonl",
+    ("items", "sample_hash"): "the item's hash across sources: SHA-256 of its input (question and lettered options) "
+                              "and reference (the gold option), EEE's canonical recipe (docs/interchange.md#sample-hash)",
     ("item_papers", "sample_id"): "the item",
     ("item_papers", "paper_id"): "graph node id",
     ("item_papers", "arxiv_id"): "arXiv id of that node, if any",

@@ -84,7 +84,8 @@ def render() -> str:
         "",
         f"- `tool_calls.status`: {', '.join(f'`{s}`' for s in trajectory.TOOL_CALL_STATUSES)}.",
         f"- `trajectories.terminated_by`: {', '.join(f'`{s}`' for s in trajectory.TERMINATIONS)}.",
-        f"- `runs.backend`: {', '.join(f'`{s}`' for s in trajectory.BACKENDS)} (the last three are imported sources).",
+        f"- `runs.backend`: {', '.join(f'`{s}`' for s in trajectory.BACKENDS)} (the last "
+        f"{len(trajectory.IMPORTED_BACKENDS)} are imported sources).",
         f"- `runs.condition`: {', '.join(f'`{s}`' for s in trajectory.CONDITIONS)}, every benchmark's own "
         "conditions, or empty (`''`) for imported runs without one (Inspect logs).",
         "",

@@ -45,7 +45,7 @@ TERMINATIONS: tuple[str, ...] = (
 
 #: Allowed values of ``runs.backend``: the harness's backends and the importers' sources.
 HARNESS_BACKENDS: tuple[str, ...] = ("sim", "openai", "anthropic", "google", "responses")
-IMPORTED_BACKENDS: tuple[str, ...] = ("reference-json", "inspect-log", "responses-file")
+IMPORTED_BACKENDS: tuple[str, ...] = ("reference-json", "inspect-log", "responses-file", "eee", "atif")
 BACKENDS: tuple[str, ...] = HARNESS_BACKENDS + IMPORTED_BACKENDS
 
 from .names import CONDITIONS, DEFAULT_BENCHMARK  # noqa: E402,F401 (defined without pyarrow, re-exported)

@@ -118,6 +118,20 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
     }
 
 
+REPORTED = "reported_results"
+
+
+def reported(wh: Warehouse, benchmark: str | None = None) -> list[dict[str, Any]]:
+    """Scores an imported record reports without its instances (``raw.reported_results``, optional;
+    docs/interchange.md#reported-results): shown as they were reported, never pooled with runs."""
+    if not wh.has_table("raw", REPORTED):
+        return []
+    where, params = ("WHERE benchmark = ?", [benchmark]) if benchmark else ("", [])
+    return wh.rows(f"SELECT benchmark, model, metric, score, direction, ci_lower, ci_upper, num_samples, organization "
+                   f"FROM raw.{REPORTED} {where} ORDER BY benchmark, metric, "
+                   "CASE WHEN direction = 'lower_is_better' THEN score ELSE -score END, model", params)
+
+
 def _per_condition(benchmark: str) -> bool:
     """Whether each of the benchmark's conditions makes a system of its own (paradigms: a row per model and
     paradigm) rather than an ablation of one (a table per condition)."""
@@ -179,6 +193,7 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
         "partial": any(r["coverage"].partial for r in rows),
         "has_itt": any(r["itt"] is not None for r in rows),
         "imported": any(is_imported(r) for g in groups for r in g.runs),
+        "reported": reported(wh, benchmark),
     }
 
 
@@ -187,6 +202,7 @@ def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = N
     marts.require_shared(wh)
     runs = board_runs(wh)  # an empty warehouse is a user error saying so
     check_benchmark(runs, benchmark)
-    benches = [benchmark] if benchmark else sorted({str(r.benchmark) for r in runs})
+    benches = [benchmark] if benchmark else sorted({str(r.benchmark) for r in runs} |
+                                                   {str(r["benchmark"]) for r in reported(wh)})
     boards = [board(wh, b, runs, condition) for b in benches]
     return {"boards": boards, "coverage_rule": coverage.RULE}
