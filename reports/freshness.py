@@ -25,6 +25,7 @@ from .warehouse import Warehouse
 STALE = "marts are stale: run dbt build"
 #: The shared mart listing every benchmark's runs.
 RUNS_MART = "run_summary"
+IMPORTED_MART = "imported_run_summary"  # runs imported without trajectories (responses files)
 #: Columns that name the kind of a data-quality row, in order of preference.
 DQ_KIND_COLUMNS = ("issue", "check_name", "problem", "kind", "rule")
 #: Data-quality marts that describe the benchmark release rather than the loaded runs.
@@ -77,12 +78,14 @@ def staleness(wh: Warehouse) -> str | None:
 
 
 def require_runs(wh: Warehouse) -> None:
-    """A user error when no run of any benchmark is in the marts (run_summary; model_summary in a
-    warehouse built before it existed)."""
+    """A user error when no run of any benchmark is in the marts (run_summary, and imported_run_summary's
+    runs imported without trajectories; model_summary in a warehouse built before run_summary existed)."""
     if not wh.has(RUNS_MART):
         wh.require_runs()
         return
     (n,) = wh.con.execute(f"SELECT count(*) FROM {RUNS_MART}").fetchone()  # type: ignore[misc]
+    if n == 0 and wh.has(IMPORTED_MART):
+        (n,) = wh.con.execute(f"SELECT count(*) FROM {IMPORTED_MART}").fetchone()  # type: ignore[misc]
     if n == 0:
         raise AgentHopError(
             f"warehouse {wh.path} is empty (run_summary has no runs): load runs with agenthop-ingest "

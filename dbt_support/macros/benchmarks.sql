@@ -30,3 +30,9 @@
 {% macro benchmark_imported_item_models() -%}
 {{ return(['int_sciexplore__imported_items']) }}
 {%- endmacro %}
+
+{#- Per benchmark that imports runs without a raw.runs row, its model of their usage (run_id, is_simulated, n,
+    n_answer, n_limit, n_error, prompt_tokens, completion_tokens); imported_run_summary reads the union -#}
+{% macro benchmark_imported_usage_models() -%}
+{{ return(['int_sciexplore__imported_usage']) }}
+{%- endmacro %}

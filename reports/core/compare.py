@@ -18,7 +18,7 @@ from .. import charts, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, metrics, outcome, pooling, queries, registry
+from . import coverage, marts, metrics, outcome, pooling, queries, registry
 from .pivot import ordered, share_chart, side_by_side
 from .pooling import RunGroup
 from .runs import RunInfo
@@ -116,6 +116,21 @@ def distributions(wh: Warehouse, runs: Sequence[RunInfo], box: Charts) -> list[s
     return ids
 
 
+def sides_coverage(wh: Warehouse, ga: RunGroup, gb: RunGroup) -> dict[str, Any]:
+    """Each side's coverage (reports/core/coverage.py) and the items the paired test leaves out, with why."""
+    values = pooling.ITEM_VALUES(wh, ga.run_ids + gb.run_ids)
+    rows = coverage.run_coverage(wh, ga.run_ids + gb.run_ids)
+    noun = coverage.noun_of(ga.benchmark)
+    cov = [coverage.of_group(values, g.run_ids, rows, noun, g.repeats.plural) for g in (ga, gb)]
+    ma, mb = (pooling.item_means(values, g.run_ids) for g in (ga, gb))
+    errors_a, errors_b = (coverage.error_items(wh, g.run_ids) for g in (ga, gb))
+    left_out = coverage.exclusions(ma, mb, (), errors_a, errors_b)
+    worst = coverage.primary_worst(wh, str(ga.benchmark))
+    itt = [coverage.itt_mean(values, g.run_ids, c.n_scope, worst) for g, c in zip((ga, gb), cov)]
+    return {"coverage": cov, "partial": any(c.partial for c in cov), "left_out": left_out, "noun": noun,
+            "coverage_rule": coverage.RULE, "itt": itt if any(c.partial for c in cov) else [None, None]}
+
+
 def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Charts]:
     """The shared compare page's context (template core_compare.html.j2) and its charts: two run groups
     (one run each, or every epoch/replicate of a model), pooled per item (reports/core/pooling.py)."""
@@ -147,6 +162,7 @@ def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Ch
                               metric) if not pooled.pooled else [{"sample_id": d.sample_id} for d in pooled.differing])
     res = queries.resources(wh, ids)
     extra = registry.sections_for(a.benchmark)
+    covered = sides_coverage(wh, ga, gb)
     context: dict[str, Any] = {
         "title": f"Compare {ga.label if pooled.pooled else a.label} vs {gb.label if pooled.pooled else b.label}",
         "benchmark": a.benchmark,
@@ -187,5 +203,6 @@ def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Ch
         "n_differing": len(differing),
         "item_ids": [d["sample_id"] for d in differing[:MAX_DIFFERING]],
         "benchmark_sections": list(extra.compare(wh, runs, box)) if extra and extra.compare else [],
+        **covered,
     }
     return context, box

@@ -1,12 +1,17 @@
 """The shared `leaderboard`: one table per benchmark the warehouse holds (or the one asked for), a row per
 model run group (its runs under the benchmark's condition, every epoch or replicate pooled per item).
 
-A row: the metric's score (the benchmark's primary metric or ``--metric``'s; the mean of its per-item values,
-:func:`reports.core.pooling.values_source`, each item's runs averaged first; rows best first by the metric's
-direction) with its 95% interval (Wilson for one run of a binary score, else a
-bootstrap over items), the items it is over, the runs pooled, tokens per item and cost, and how the
-trajectories ended (answer, a limit, an error). A benchmark may add its own leaderboard page around
-these tables (the registry's ``pages["leaderboard"]``: AgentHop's Table 2 beneath them).
+A row: the metric's score (the benchmark's primary metric or ``--metric``'s; the mean of its per-item
+values, :func:`reports.core.pooling.values_source`, each item's runs averaged first; rows best first by the
+metric's direction) with its 95% interval (Wilson for one run of a binary score, else a
+bootstrap over items), the items it is over of the items in scope ("3 of 103", with the coverage line
+and the intention-to-treat value where some are missing: reports/core/coverage.py), the runs pooled,
+all tokens (incl. cache reads) per item and cost, and how the trajectories ended (answer, a limit, an
+error). Runs imported without trajectories (SciExplore's responses files) are rows too: their figures
+come from the mart ``imported_run_summary`` and their values from ``item_metric_values``. For a
+benchmark whose conditions are paradigms (SciExplore) each (model, paradigm) is a row of one table. A
+benchmark may add its own leaderboard page around these tables (the registry's ``pages["leaderboard"]``:
+AgentHop's Table 2 beneath them).
 """
 
 from __future__ import annotations
@@ -19,14 +24,17 @@ from agenthop.harness.errors import AgentHopError
 from .. import stats
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, metrics, pooling, registry
+from . import coverage, marts, metrics, pooling, registry
 from .runs import RunInfo, benchmark_conditions, check_benchmark, in_condition, shared_runs
 
 #: run_summary's token column the table shows, the first one the mart has (all_tokens counts cache reads)
 TOKEN_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("all_tokens", "all tokens (prompt + cache read + cache write + completion)"),
-    ("total_tokens", "total tokens (prompt + completion + cache write)"),
+    ("all_tokens", "all tokens (incl. cache reads)"),
+    ("total_tokens", "total tokens (prompt + completion + cache write; without cache reads)"),
 )
+#: runs imported without trajectories, with run_summary's columns the table reads
+IMPORTED = "main.imported_run_summary"
+ITEM_METRIC_VALUES = "main.item_metric_values"
 
 
 def token_column(wh: Warehouse) -> tuple[str, str]:
@@ -40,8 +48,49 @@ def _sum(runs: Sequence[RunInfo], col: str) -> float | None:
     return sum(present) if present else None
 
 
-def row(group: pooling.RunGroup, values: pooling.Values, token_col: str) -> dict[str, Any]:
-    """One model's row: its pooled score with interval, n, repeats, tokens, cost and terminations."""
+def imported_runs(wh: Warehouse) -> list[RunInfo]:
+    """The runs of ``imported_run_summary`` (none on a warehouse built without it)."""
+    if not marts.has(wh, IMPORTED):
+        return []
+    rows = wh.rows(f"SELECT * FROM {IMPORTED} ORDER BY benchmark, model, condition, replicate, run_id")
+    return [RunInfo(run_id=str(r["run_id"]), model=str(r["model"]), condition=str(r["condition"] or ""),
+                    replicate=int(r["replicate"] or 0), backend=r.get("backend"), n_items=r.get("n"),
+                    is_simulated=r.get("is_simulated"), summary=dict(r), benchmark=str(r["benchmark"]))
+            for r in rows]
+
+
+def board_runs(wh: Warehouse) -> list[RunInfo]:
+    """Every run of every benchmark: run_summary's, then the imported ones it lacks (an empty warehouse is a
+    user error saying so)."""
+    imported = imported_runs(wh)
+    (n,) = wh.con.execute(f"SELECT count(*) FROM {marts.RUN_SUMMARY}").fetchone()  # type: ignore[misc]
+    runs = shared_runs(wh) if n or not imported else []
+    seen = {r.run_id for r in runs}
+    return runs + [r for r in imported if r.run_id not in seen]
+
+
+def is_imported(run: RunInfo) -> bool:
+    """A run of ``imported_run_summary`` (its rows carry the run group; run_summary's do not)."""
+    return "run_group" in run.summary
+
+
+def imported_values(wh: Warehouse, runs: Sequence[RunInfo]) -> pooling.Values:
+    """The primary metric's per-item values (item_metric_values) of runs imported without trajectories."""
+    ids = [r.run_id for r in runs if is_imported(r)]
+    if not ids or not marts.has(wh, ITEM_METRIC_VALUES) or not marts.has(wh, coverage.METRIC_DEFS):
+        return {}
+    rows = wh.con.execute(
+        f"""SELECT v.run_id, v.sample_id, v.value FROM {ITEM_METRIC_VALUES} v
+            JOIN {coverage.METRIC_DEFS} d ON d.benchmark = v.benchmark AND d.metric = v.metric AND d.is_primary
+            WHERE v.value IS NOT NULL AND v.run_id IN ({', '.join('?' * len(ids))})""", ids).fetchall()
+    return {(str(r), str(s)): float(v) for r, s, v in rows}
+
+
+def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
+        cov_rows: dict[str, coverage.RunCoverage] | None = None, worst: float | None = None,
+        noun: str = "items") -> dict[str, Any]:
+    """One model's row: its pooled score with interval, n of the scope (and the intention-to-treat value
+    where some are missing), repeats, all tokens, cost and terminations."""
     means = pooling.item_means(values, group.run_ids)
     xs = list(means.values())
     own = {k: v for k, v in values.items() if k[0] in group.run_ids}
@@ -55,10 +104,13 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str) -> dict
     n_traj = int(_sum(group.runs, "n") or 0)
     tokens = _sum(group.runs, token_col)
     usd = _sum(group.runs, "total_usd")
+    cov = coverage.of_group(values, group.run_ids, cov_rows or {}, noun, group.repeats.plural)
+    itt = coverage.itt_mean(values, group.run_ids, cov.n_scope, worst) if cov.partial else None
     return {
-        "group": group, "model": group.model, "mean": mean, "ci": ci, "interval": interval, "binary": binary,
-        "n_items": len(xs), "n_runs": group.n_runs, "n_trajectories": n_traj,
-        "tokens_per_item": tokens / n_traj if tokens is not None and n_traj else None,
+        "group": group, "model": group.model, "label": group.label or group.model, "mean": mean, "ci": ci,
+        "interval": interval, "binary": binary,
+        "n_items": len(xs), "n_runs": group.n_runs, "n_trajectories": n_traj, "coverage": cov, "itt": itt,
+        "tokens": tokens, "tokens_per_item": tokens / n_traj if tokens is not None and n_traj else None,
         "usd": usd, "usd_per_item": usd / n_traj if usd is not None and n_traj else None,
         "answer": (_sum(group.runs, "n_answer") or 0) / n_traj if n_traj else None,
         "limit": (_sum(group.runs, "n_limit") or 0) / n_traj if n_traj else None,
@@ -81,35 +133,71 @@ def reported(wh: Warehouse, benchmark: str | None = None) -> list[dict[str, Any]
                    "CASE WHEN direction = 'lower_is_better' THEN score ELSE -score END, model", params)
 
 
+def _per_condition(benchmark: str) -> bool:
+    """Whether each of the benchmark's conditions makes a system of its own (paradigms: a row per model and
+    paradigm) rather than an ablation of one (a table per condition)."""
+    from agenthop.harness import benchmarks
+
+    return benchmark in benchmarks.names() and benchmarks.get(benchmark).condition_kind == "paradigms"
+
+
+def _groups(mine: Sequence[RunInfo], benchmark: str, condition: str | None) -> tuple[list[pooling.RunGroup], list[str]]:
+    groups, left_out = [], []
+    per_condition = condition is None and _per_condition(benchmark)
+    for model in sorted({r.model for r in mine}):
+        cands = [r for r in mine if r.model == model]
+        if per_condition:
+            conds = sorted({r.condition for r in cands})
+            for cond in conds:
+                g = pooling.make_group([r for r in cands if r.condition == cond])
+                g.label = f"{model} ({cond})" if cond else model
+                groups.append(g)
+            continue
+        try:
+            groups.append(pooling.make_group(in_condition(cands, condition, model)))
+        except AgentHopError:
+            left_out.append(model)
+    if len({g.condition for g in groups}) == 1:  # one paradigm: the heading names it
+        for g in groups:
+            g.label = g.model
+    return groups, left_out
+
+
 def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str | None,
           metric: metrics.Metric | None = None) -> dict[str, Any]:
     """The table of one benchmark on `metric`: a row per model run group, best first by the metric's
     direction (by name without one)."""
     mine = [r for r in runs if r.benchmark == benchmark]
     has_conditions = bool(benchmark_conditions(benchmark))
-    groups, left_out = [], []
-    for model in sorted({r.model for r in mine}):
-        cands = [r for r in mine if r.model == model]
-        try:
-            groups.append(pooling.make_group(in_condition(cands, condition, model)))
-        except AgentHopError:
-            left_out.append(model)
-    values = pooling.values_source(metric)(wh, [rid for g in groups for rid in g.run_ids])
+    groups, left_out = _groups(mine, benchmark, condition)
+    ids = [rid for g in groups for rid in g.run_ids]
+    values = (pooling.values_source(metric)(wh, ids) if metric is not None else
+              {**pooling.ITEM_VALUES(wh, ids), **imported_values(wh, [r for g in groups for r in g.runs])})
     tok_col, tok_label = token_column(wh)
+    cov_rows = coverage.run_coverage(wh, ids)
+    worst = coverage.primary_worst(wh, benchmark, metric.name if metric is not None else None)
+    noun = coverage.noun_of(benchmark)
     sign = metric.sign if metric is not None else 1
-    rows = sorted((row(g, values, tok_col) for g in groups),
-                  key=lambda x: (x["mean"] is None, -sign * (x["mean"] or 0.0), x["model"]))
+    rows = sorted((row(g, values, tok_col, cov_rows, worst, noun) for g in groups),
+                  key=lambda x: (x["mean"] is None, -sign * (x["mean"] or 0.0), x["model"], x["label"]))
     shown = {g.condition for g in groups}
     return {
         "benchmark": benchmark,
         "condition": next(iter(shown)) if has_conditions and len(shown) == 1 else "",
         "has_conditions": has_conditions,
+        "per_condition": has_conditions and len(shown) > 1,
         "rows": rows,
         "left_out": left_out,
         "repeats": registry.repeats_of(benchmark),
         "has_cost": any(r["usd"] is not None for r in rows),
         "token_label": tok_label,
+        "token_short": "all tokens" if tok_col == "all_tokens" else "total tokens",
         "n_runs": sum(r["n_runs"] for r in rows),
+        "noun": noun,
+        "missing_rule": registry.missing_rule_of(benchmark),
+        "partial": any(r["coverage"].partial for r in rows),
+        "has_itt": any(r["itt"] is not None for r in rows),
+        "imported": any(is_imported(r) for g in groups for r in g.runs),
         "reported": reported(wh, benchmark),
         "metric": metric,
     }
@@ -120,10 +208,10 @@ def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = N
     """The shared leaderboard's context: ``boards``, one per benchmark (only `benchmark` when given), each
     on `metric` (resolved in each benchmark; None: its primary metric)."""
     marts.require_shared(wh)
-    runs = shared_runs(wh)  # an empty warehouse is a user error saying so
+    runs = board_runs(wh)  # an empty warehouse is a user error saying so
     check_benchmark(runs, benchmark)
     held = {str(r.benchmark) for r in runs}
     benches = [benchmark] if benchmark else sorted(held | {str(r["benchmark"]) for r in reported(wh)})
     boards = [board(wh, b, runs, condition, metrics.resolve(wh, b, metric if b in held else None))
               for b in benches]
-    return {"boards": boards}
+    return {"boards": boards, "coverage_rule": coverage.RULE}

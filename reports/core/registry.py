@@ -11,6 +11,7 @@ A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
   epochs from 1, the default the harness's replicates as stored);
 - ``mart_columns``: the columns its queries read from its own marts (a mart built without one is a
   user error naming it);
+- ``items``: its own word for its items on the pages ("answered 3 of 103 tasks"; default ``items``);
 - ``pages``: a page of its own for a command (``"compare"``, ``"reruns"``, ``"item"``), a callable the
   CLI hands the warehouse, the site and the runs; used when every run of the report is of this benchmark;
 - ``item_pages``: the item pages the shared pages link to, when the benchmark brings its own (an object
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 #: benchmark name (or ``prefix:``) -> the module defining its ``SECTIONS``
 ENTRIES: dict[str, str] = {
     "agenthop": "agenthop.reports.agenthop",
+    "sciexplore": "agenthop.reports.sciexplore.sections",
     "inspect:": "agenthop.reports.inspect",
 }
 
@@ -104,6 +106,10 @@ class ReportSections:
     repeats: Repeats = field(default_factory=Repeats)
     #: how it names an item's binary outcome (right/wrong, or an Inspect score of 1 or 0)
     outcomes: Outcomes = field(default_factory=Outcomes)
+    #: its own plural word for its items ("tasks", "samples")
+    items: str = "items"
+    #: how its paper counts a missing item, said beside the pages' coverage rule ("" : the pages' rule alone)
+    missing_rule: str = ""
     #: the item pages the shared pages write for its runs (None: the shared item pages)
     item_pages: Any = None
 
@@ -157,6 +163,18 @@ def outcomes_of(benchmark: str | None) -> Outcomes:
     """How `benchmark` names an item's binary outcome (right and wrong without an entry)."""
     s = sections_for(benchmark)
     return s.outcomes if s is not None else Outcomes()
+
+
+def items_of(benchmark: str | None) -> str:
+    """`benchmark`'s plural word for its items (``items`` without an entry)."""
+    s = sections_for(benchmark)
+    return s.items if s is not None else "items"
+
+
+def missing_rule_of(benchmark: str | None) -> str:
+    """How `benchmark`'s paper counts a missing item ("" without such a rule)."""
+    s = sections_for(benchmark)
+    return s.missing_rule if s is not None else ""
 
 
 def mart_columns() -> dict[str, tuple[str, ...]]:

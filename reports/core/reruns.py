@@ -4,8 +4,10 @@ one configuration, for any benchmark.
 Per rerun group (benchmark, model, condition with two or more replicates): each replicate's accuracy
 (Wilson) and mean score (bootstrap), the spread of the run-level metrics over the replicates (mean, std
 with ddof = 0, range), items by how many replicates got them right, the noise floor, the replicates
-compared pairwise (exact McNemar for binary outcomes, the graded tests otherwise) and the items that
-flip, each linked to its item page with the replicates side by side.
+compared pairwise (exact McNemar for binary outcomes, the graded tests otherwise), pass@k and pass^k
+for k = 1 .. the repeats (mart ``pass_k``, with item-bootstrap intervals) and the items that flip, each
+linked to its item page with the replicates side by side. Each replicate's items are stated against
+the items in scope (reports/core/coverage.py); tokens are all tokens (incl. cache reads).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from .. import charts, multiplicity, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, metrics, outcome, queries, registry
+from . import coverage, marts, metrics, outcome, queries, registry
 from .registry import repeats_of
 from .runs import RunInfo, benchmark_conditions, label_runs, runs_of
 
@@ -28,10 +30,20 @@ METRICS: tuple[tuple[str, str, str], ...] = (
     ("accuracy", "accuracy", "pct"),
     ("mean_score", "mean score", "num3"),
     ("answer_rate", "ended with an answer", "pct"),
-    ("avg_tokens", "tokens per item", "num0"),
+    ("all_tokens_per_item", "all tokens (incl. cache reads) per item", "num0"),
     ("avg_turns", "turns per item", "num2"),
     ("total_usd", "cost (USD)", "num4"),
 )
+
+
+def _run_value(run: RunInfo, col: str) -> float | None:
+    """A run-level metric of run_summary; ``all_tokens_per_item`` = all_tokens / n (total_tokens / n on a
+    warehouse built before all_tokens)."""
+    if col == "all_tokens_per_item":
+        tokens = as_float(run.summary.get("all_tokens", run.summary.get("total_tokens")))
+        n = as_float(run.summary.get("n"))
+        return tokens / n if tokens is not None and n else None
+    return as_float(run.summary.get(col))
 
 
 def spread(runs: Sequence[RunInfo], shown: Sequence[outcome.RunOutcome] = ()) -> list[dict[str, Any]]:
@@ -40,7 +52,7 @@ def spread(runs: Sequence[RunInfo], shown: Sequence[outcome.RunOutcome] = ()) ->
     own = {o.run.run_id: {"accuracy": o.accuracy, "mean_score": o.mean_score} for o in shown}
     out = []
     for col, label, kind in METRICS:
-        vals = [as_float(own.get(r.run_id, {}).get(col, r.summary.get(col))) for r in runs]
+        vals = [as_float(own[r.run_id][col]) if col in own.get(r.run_id, {}) else _run_value(r, col) for r in runs]
         present = [v for v in vals if v is not None]
         if not present:
             continue
@@ -48,6 +60,25 @@ def spread(runs: Sequence[RunInfo], shown: Sequence[outcome.RunOutcome] = ()) ->
                     "mean": sum(present) / len(present), "std": stats.std_pop(present),
                     "range": max(present) - min(present)})
     return out
+
+
+PASS_K = "main.pass_k"
+METRIC_DEFS = coverage.METRIC_DEFS
+
+
+def pass_k(wh: Warehouse, benchmark: str, model: str, condition: str, metric: str | None = None
+           ) -> list[dict[str, Any]]:
+    """pass@k and pass^k of the model's run groups under `condition` (as the runs carry it), k = 1 .. the
+    repeats, for `metric` (default: the benchmark's primary metric; none unless it is binary)."""
+    if not marts.has(wh, PASS_K) or not marts.has(wh, METRIC_DEFS):
+        return []
+    primary = f"(SELECT metric FROM {METRIC_DEFS} WHERE benchmark = ? AND is_primary)"
+    pick = "p.metric = ?" if metric else f"p.metric = {primary}"
+    return wh.rows(
+        f"""SELECT p.run_group, p.metric, p.k, p.n_items, p.pass_at_k, p.pass_at_k_lo, p.pass_at_k_hi,
+                   p.pass_hat_k, p.pass_hat_k_lo, p.pass_hat_k_hi
+            FROM {PASS_K} p WHERE p.benchmark = ? AND p.model = ? AND p.condition = ? AND {pick}
+            ORDER BY p.run_group, p.k""", [benchmark, model, condition, metric or benchmark])
 
 
 def _pattern_rank(pattern: Sequence[int | None]) -> tuple[int, int]:
@@ -106,7 +137,15 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> di
         p = patterns.get(f["sample_id"], {"correct": [], "scores": []})
         unstable.append({**f, "pattern": p["correct"], "scores": p["scores"]})
     unstable.sort(key=lambda u: (_pattern_rank(u["pattern"]), -(as_float(u["score_spread"]) or 0), u["sample_id"]))
+    cov_rows = coverage.run_coverage(wh, ids)
+    noun = coverage.noun_of(runs[0].benchmark)
+    covs = {o.run.run_id: coverage.of_run(o.n_scored if kind == outcome.GRADED else o.n, cov_rows.get(o.run.run_id),
+                                          noun) for o in outs}
+    partial = [(o.run, covs[o.run.run_id]) for o in outs if covs[o.run.run_id].partial]
+    pk = pass_k(wh, str(runs[0].benchmark), runs[0].model, runs[0].condition)
     return {"condition": condition, "runs": runs, "kind": kind, "outcomes": outs, "rep_chart": rep_chart,
+            "coverage": covs, "partial": partial, "pass_k": pk,
+            "pass_k_groups": len({p["run_group"] for p in pk}),
             "spread": spread(runs, outs if not getattr(metrics.current(wh), "is_primary", True) else ()), "hist": hist, "hist_chart": hist_chart, "floor": floor, "pairs": pairs,
             "n_pairs_total": len(runs) * (len(runs) - 1) // 2, "unstable": unstable,
             "pairs_adjust": multiplicity.caption(PAIRS_ADJUST, sum(1 for p in pairs if p["res"].p is not None),
@@ -142,6 +181,8 @@ def build(wh: Warehouse, model: str, benchmark: str | None = None) -> tuple[dict
         "benchmark": bench,
         "rep": rep,
         "oc": registry.outcomes_of(bench),
+        "noun": coverage.noun_of(bench),
+        "coverage_rule": coverage.RULE,
         "acc_pm_meaning": stats.ACC_PM_MEANING_SHARED,
         "has_conditions": has_conditions,
         "simulated": any(r.simulated for r in runs),

@@ -45,6 +45,6 @@ def item_sections(wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunIn
 SCORED = Outcomes(right="scored 1", got_right="scored 1", wrong="scored 0", correct="scored 1", correctness="score (1 or 0)",
                   judged="that scored 1")
 SECTIONS = ReportSections(name="inspect:", item=item_sections, repeats=Repeats("epoch", "epochs", 1),
-                          outcomes=SCORED)
+                          outcomes=SCORED, items="samples")
 
 __all__ = ["SECTIONS", "item_sections"]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
@@ -21,6 +22,13 @@ class SciReport:
     judges: list[str]
     systems: list[data.System]
     sections: list[Section]
+    #: per system, the tasks each replicate has a response to, of the release's (tables.answered)
+    coverage: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def partial(self) -> list[dict[str, Any]]:
+        """The systems some replicate of which lacks a response to some task."""
+        return [c for c in self.coverage if c["partial"]]
 
     @property
     def tables(self) -> list[Table]:
@@ -57,7 +65,7 @@ def build(wh: Warehouse, judge: str = "normalized-match", pairs: Sequence[tuple[
         "" if t7.rows else "No system has two or more replicates.")
     add("figure3", "Figure 3", "Search effort", "search-effort", tb.figure3(systems, data.effort_rows(wh, judge)))
     add("paired", "Beyond the paper", "Paired exact tests", "paired-tests",
-        [tb.paired_tests(_pairs(systems, pairs), outcomes)])
+        tb.paired_tests(_pairs(systems, pairs), outcomes))
     add("failures", "Section 5.2", "Failure taxonomy", "failure-taxonomy", [tb.failure_taxonomy(systems, outcomes)])
     add("audit", "Beyond the paper", "Judge audit", "judge-audit",
         [tb.judge_audit(systems, audit.audit(data.audit_rows(wh)))])
@@ -65,7 +73,7 @@ def build(wh: Warehouse, judge: str = "normalized-match", pairs: Sequence[tuple[
     add("agreement", "Beyond the paper", "Judge agreement", "judge-agreement",
         tb.judge_agreement(agreement, data.disagreement_rows(wh)),
         "" if agreement else "Only one judge has verdicts: load a judgments file or run agenthop-judge to compare judges.")
-    return SciReport(judge, data.judges(wh), systems, sections)
+    return SciReport(judge, data.judges(wh), systems, sections, tb.answered(systems, outcomes))
 
 
 def write_tables(report: SciReport, out: Path) -> Path:

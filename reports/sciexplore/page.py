@@ -16,6 +16,7 @@ from ..site import Site
 from ..warehouse import Warehouse
 from . import data
 from .build import SciReport
+from .sections import MISSING_RULE
 
 #: systems an item page shows (each system's first replicate, best mean overall first)
 ITEM_PAGE_SYSTEMS = 6
@@ -257,6 +258,7 @@ def render_page(wh: Warehouse, report: SciReport, site: Site) -> str:
     context = {"title": f"SciExplore analysis · judge {report.judge}", "judge": report.judge,
                "judges": report.judges, "sections": sections, "tasks": tasks,
                "n_systems": len(report.systems), "n_runs": sum(len(s.runs) for s in report.systems),
+               "coverage": report.coverage, "partial": report.partial, "missing_rule": MISSING_RULE,
                "item_systems": [s.label for s in shown], "simulated": data.simulated_models(wh), "link_items": not site.single_file}
     return site.render_page("sciexplore.html.j2", context, box, prov)
 

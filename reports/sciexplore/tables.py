@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import multiplicity, rank_tests, stats
 from ..paper.table import FORMATS, Column, Table, _numeric
+from ..core.coverage import Coverage, exclusions
 from .audit import AuditCounts
 from .data import PARADIGM_TITLES, System
 
@@ -51,13 +52,19 @@ def _replicates(key: str, ref: str, title: str, anchor: str, systems: Sequence[S
                   *[Column(c, "num3") for c in cols]], rows, latex=False)
 
 
+def _n_tasks(systems: Sequence[System]) -> int:
+    return max((int(s.runs[0]["n_tasks"]) for s in systems), default=0)
+
+
 def table3(systems: Sequence[System]) -> list[Table]:
     cols = [k for k, _ in T3_COLUMNS]
     rows = [{**_base(s), **{k: _mean_of(s, k) for k in cols}} for s in systems]
     t = Table("table03_main", "Table 3", "Main results (%)", DOC + "summary",
               [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int"),
                *[Column(k, "rate2", h) for k, h in T3_COLUMNS]], rows, group_by="paradigm",
-              note="Mean over each system's replicates. Overall = 0.2 T1 + 0.2 T2 + 0.3 T3 + 0.3 T4 Item, computed "
+              note=f"Mean over each system's replicates, each run scored over the release's {_n_tasks(systems)} tasks: a "
+                   "task without a response counts as not attempted, as the paper counts it (how many tasks each "
+                   "system answered: at the top of the page). Overall = 0.2 T1 + 0.2 T2 + 0.3 T3 + 0.3 T4 Item, computed "
                    "from the columns: the paper's own printed Overall column does not follow from its other columns "
                    "with these weights, so it cannot be compared digit for digit. Bold: the best value of each column.")
     _mark_best(t, cols)
@@ -173,10 +180,33 @@ def _system_means(runs: dict[str, System], effort: Sequence[dict[str, Any]]) -> 
 
 
 def _correct_sets(outcomes: Sequence[dict[str, Any]]) -> dict[str, dict[str, bool]]:
+    """Per run, its T1/T2 tasks with a response: correct or not (a task without one is not in its set)."""
     out: dict[str, dict[str, bool]] = {}
     for o in outcomes:
-        if o["type"] in ("T1", "T2"):
+        if o["type"] in ("T1", "T2") and o.get("has_response", True):
             out.setdefault(o["run_id"], {})[o["task_id"]] = o["verdict"] == "correct"
+    return out
+
+
+def _t12_tasks(outcomes: Sequence[dict[str, Any]]) -> list[str]:
+    return sorted({o["task_id"] for o in outcomes if o["type"] in ("T1", "T2")})
+
+
+def _errors(outcomes: Sequence[dict[str, Any]], run_id: str) -> set[str]:
+    return {o["task_id"] for o in outcomes if o["run_id"] == run_id and o.get("status") == "error"}
+
+
+def answered(systems: Sequence[System], outcomes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per system: the tasks each replicate has a response to, of the release's tasks (its coverage)."""
+    by_run: dict[str, int] = {}
+    for o in outcomes:
+        by_run[o["run_id"]] = by_run.get(o["run_id"], 0) + (1 if o.get("has_response", True) else 0)
+    out = []
+    for s in systems:
+        n_tasks = int(s.runs[0]["n_tasks"])
+        counts = [by_run.get(r["run_id"], 0) for r in s.runs]
+        out.append({"system": s.label, "counts": counts, "n_tasks": n_tasks, "partial": min(counts) < n_tasks,
+                    "coverage": [Coverage(n=c, n_scope=n_tasks, n_missing=n_tasks - c, noun="tasks") for c in counts]})
     return out
 
 
@@ -186,60 +216,87 @@ def default_pairs(systems: Sequence[System]) -> list[tuple[System, System]]:
     return list(zip(ranked, ranked[1:]))[:12]
 
 
-def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict[str, Any]]) -> Table:
-    """Exact McNemar on the T1/T2 tasks both systems' first replicates have, correct vs not."""
+def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict[str, Any]]) -> list[Table]:
+    """Exact McNemar on the T1/T2 tasks both systems' first replicates have a response to, correct vs not;
+    and the tasks each test leaves out, with why (missing on A, on B, on both; an error)."""
     sets = _correct_sets(outcomes)
-    rows = []
+    scope = _t12_tasks(outcomes)
+    rows, left_out = [], []
     for a, b in pairs:
         sa, sb = sets.get(a.first_run, {}), sets.get(b.first_run, {})
         shared = sorted(set(sa) & set(sb))
         test = stats.paired_test([sa[t] for t in shared], [sb[t] for t in shared])
+        excl = exclusions(sa, sb, scope, _errors(outcomes, a.first_run), _errors(outcomes, b.first_run))
         rows.append({"system_a": a.label, "system_b": b.label, "run_a": a.first_run, "run_b": b.first_run,
-                     "n_tasks": test.n, "a_only": test.a_only, "b_only": test.b_only,
+                     "n_tasks": test.n, "n_left_out": len(excl), "a_only": test.a_only, "b_only": test.b_only,
                      "acc_a": (sum(sa[t] for t in shared) / test.n) if test.n else None,
                      "acc_b": (sum(sb[t] for t in shared) / test.n) if test.n else None, "p": test.p})
+        by_reason: dict[str, list[str]] = {}
+        for e in excl:
+            by_reason.setdefault(e.reason, []).append(e.sample_id)
+        left_out += [{"system_a": a.label, "system_b": b.label, "reason": reason, "n_tasks": len(ids),
+                      "tasks": ", ".join(ids)} for reason, ids in sorted(by_reason.items())]
     for row, adj in zip(rows, multiplicity.adjust([r["p"] for r in rows], "holm")):
         row["p_holm"] = adj
-    return Table("paired_tests", "Beyond the paper", "Paired exact tests on the shared T1/T2 tasks", DOC + "paired-tests",
-                 [Column("system_a", header="System A"), Column("system_b", header="System B"), Column("run_a"),
-                  Column("run_b"), Column("n_tasks", "int", "Tasks"), Column("acc_a", "rate", "Acc A"),
-                  Column("acc_b", "rate", "Acc B"), Column("a_only", "int", "A only"),
-                  Column("b_only", "int", "B only"), Column("p", "p", "p (exact McNemar)"),
-                  Column("p_holm", "p", "p (Holm)")], rows,
-                 note="Each system's first replicate; a task counts as solved when the judge's verdict is correct. "
-                      "Acc A, Acc B: % of the shared tasks solved. " + multiplicity.caption("holm", len(rows)))
+    t = Table("paired_tests", "Beyond the paper", "Paired exact tests on the shared T1/T2 tasks", DOC + "paired-tests",
+              [Column("system_a", header="System A"), Column("system_b", header="System B"), Column("run_a"),
+               Column("run_b"), Column("n_tasks", "int", "Tasks"), Column("n_left_out", "int", "Left out"),
+               Column("acc_a", "rate", "Acc A"),
+               Column("acc_b", "rate", "Acc B"), Column("a_only", "int", "A only"),
+               Column("b_only", "int", "B only"), Column("p", "p", "p (exact McNemar)"),
+               Column("p_holm", "p", "p (Holm)")], rows,
+              note="Each system's first replicate, on the T1/T2 tasks both have a response to; a task counts as "
+                   "solved when the judge's verdict is correct. Acc A, Acc B: % of the shared tasks solved. Left "
+                   "out: T1/T2 tasks without a response on one side or both (listed below with the reason). "
+                   + multiplicity.caption("holm", len(rows)))
+    x = Table("paired_tests_left_out", "Beyond the paper", "Tasks the paired tests leave out", DOC + "paired-tests",
+              [Column("system_a", header="System A"), Column("system_b", header="System B"),
+               Column("reason", header="Why"), Column("n_tasks", "int", "Tasks"),
+               Column("tasks", header="Task ids")], left_out,
+              note="Per pair and reason, the T1/T2 tasks left out of its test: missing on A (A's responses file "
+                   "has no response to it), missing on B, or missing on both." if left_out else
+                   "Every pair has a response to every T1/T2 task on both sides: no task is left out.")
+    return [t, x]
 
 
 def failure_taxonomy(systems: Sequence[System], outcomes: Sequence[dict[str, Any]]) -> Table:
-    """The paper's failure modes the data show: premature abandonment and structural non-compliance."""
+    """The paper's failure modes the data show: premature abandonment and structural non-compliance, over
+    the tasks each run has a response to (a task missing from its responses file is no behaviour of it)."""
     by_run: dict[str, list[dict[str, Any]]] = {}
     for o in outcomes:
-        by_run.setdefault(o["run_id"], []).append(o)
+        if o.get("has_response", True):
+            by_run.setdefault(o["run_id"], []).append(o)
     rows = []
     for s in systems:
-        abandon, not_att, t4, t4_bad = [], [], [], []
+        abandon, not_att, t4, t4_bad, answered_ = [], [], [], [], []
         for r in s.runs:
             os_ = by_run.get(r["run_id"], [])
+            answered_.append(len(os_))
             na = [o for o in os_ if o["status"] == "not_attempted" or o["verdict"] == "not_attempted"]
             not_att.append(len(na))
             abandon.append(sum(1 for o in na if o["n_search_calls"] <= ABANDON_MAX_SEARCHES))
             t4.append(sum(1 for o in os_ if o["type"] == "T4"))
             t4_bad.append(sum(1 for o in os_ if o["type"] == "T4" and not o["t4_format_ok"]))
         n_tasks = s.runs[0]["n_tasks"]
-        rows.append({**_base(s), "not_attempted": mean(not_att), "premature_abandonment": mean(abandon),
-                     "abandonment_rate": mean(abandon) / n_tasks if n_tasks else None,
+        rows.append({**_base(s), "answered": mean(answered_), "n_tasks": n_tasks,
+                     "not_attempted": mean(not_att), "premature_abandonment": mean(abandon),
+                     "abandonment_rate": mean(abandon) / mean(answered_) if mean(answered_) else None,
                      "t4_tasks": mean(t4), "format_failures": mean(t4_bad),
                      "format_failure_rate": mean(t4_bad) / mean(t4) if mean(t4) else None})
     t = Table("failure_taxonomy", "Section 5.2", "Failure taxonomy", DOC + "failure-taxonomy",
               [Column("paradigm", header="Paradigm"), Column("model", header="Model"), Column("n_runs", "int"),
+               Column("answered", "num1", "Answered"), Column("n_tasks", "int", "of tasks"),
                Column("not_attempted", "num1", "Not attempted"),
                Column("premature_abandonment", "num1", f"Abandoned (≤{ABANDON_MAX_SEARCHES} searches)"),
-               Column("abandonment_rate", "rate", "% of tasks"), Column("t4_tasks", "num1"),
+               Column("abandonment_rate", "rate", "% of answered"), Column("t4_tasks", "num1"),
                Column("format_failures", "num1", "T4 format failures"),
                Column("format_failure_rate", "rate", "% of T4")], rows, group_by="paradigm",
-              note="Tasks per run, mean over replicates. Premature abandonment: a task not attempted after at most "
-                   f"{ABANDON_MAX_SEARCHES} search calls (for foundation models, which do not search, every "
-                   "not-attempted task). Structural non-compliance: T4 answers without exactly the task's columns.")
+              note="Tasks per run, mean over replicates, over the tasks each run has a response to (Answered, of the "
+                   "release's tasks): a task missing from a responses file is not counted as a failure here "
+                   "(Table 3 scores it as not attempted, as the paper does). Premature abandonment: a task not "
+                   f"attempted after at most {ABANDON_MAX_SEARCHES} search calls (for foundation models, which do "
+                   "not search, every not-attempted task). Structural non-compliance: T4 answers without exactly "
+                   "the task's columns.")
     _mark_simulated(t, systems)
     return t
 
@@ -309,6 +366,6 @@ def pair_names(systems: Sequence[System]) -> dict[str, System]:
     return {s.label: s for s in systems}
 
 
-__all__ = ["table3", "table4", "table6", "table7", "figure3", "paired_tests", "failure_taxonomy", "judge_audit",
+__all__ = ["answered", "table3", "table4", "table6", "table7", "figure3", "paired_tests", "failure_taxonomy", "judge_audit",
            "judge_agreement",
            "default_pairs", "pair_names"]

@@ -177,11 +177,11 @@ def test_leaderboard_on_an_inspect_only_warehouse(warehouse: Path, tmp_path: Pat
         text = soup.get_text(" ", strip=True)
         assert "is empty" not in text and "Table 2" not in text
         rows = _table(soup, soup.find("h2").get("id"))
-        assert rows[0][:5] == ["model", "score", "95% interval", "items", "epochs"]
+        assert rows[0][:5] == ["model", "score", "95% interval", "samples", "epochs"]
         body = {r[0]: r[1:] for r in rows[1:]}
         assert list(body) == [ALPHA, BETA]  # best first
-        assert [body[ALPHA][0], body[ALPHA][2], body[ALPHA][3]] == ["0.750", "4", "2"]
-        assert [body[BETA][0], body[BETA][2], body[BETA][3]] == ["0.625", "4", "2"]
+        assert [body[ALPHA][0], body[ALPHA][2], body[ALPHA][3]] == ["0.750", "4 of 4", "2"]
+        assert [body[BETA][0], body[BETA][2], body[BETA][3]] == ["0.625", "4 of 4", "2"]
         # one of four items hit the token limit in every run
         assert body[ALPHA][-3:] == ["75.0", "25.0", "0.0"]
     proc = _run(warehouse, "agenthop-report", "leaderboard", "--benchmark", "nope", "--out", str(tmp_path / "x.html"))

@@ -5,7 +5,8 @@
 -- C(a, k) / C(n, k) is the product over i < k of (a - i) / (n - i), 0 when a < k. An item counts for k
 -- when n >= k; the group's values are means over those items (n_items). Intervals: 95% item bootstrap,
 -- percentiles of the means of {{ var('pass_k_replicates', 1000) }} resamples of the items, each draw
--- fixed by hash(seed, replicate, position) so every build gives the same bounds. Rounded to 12 decimals.
+-- fixed by the hash of the text 'seed:replicate:position' (DuckDB's hash of several arguments mixes small integers
+-- too little: its draws repeated in pairs) so every build gives the same bounds. Rounded to 12 decimals.
 {%- set replicates = var('pass_k_replicates', 1000) %}
 {%- set seed = var('pass_k_seed', 20260) %}
 with binary_values as (
@@ -52,7 +53,7 @@ per_group as (
 ),
 draws as (
     select g.benchmark, g.model, g.condition, g.run_group, g.metric, g.k, r.b,
-        list_transform(range(g.n_items), lambda j: (hash({{ seed }}, r.b, j) % g.n_items)::integer + 1) as picks
+        list_transform(range(g.n_items), lambda j: (hash(concat_ws(':', {{ seed }}, r.b, j)) % g.n_items)::integer + 1) as picks
     from per_group as g
     cross join range({{ replicates }}) as r(b)
 ),
