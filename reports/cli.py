@@ -92,6 +92,15 @@ def benchmark_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
+def cluster_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--cluster", "cluster", default=None, metavar="FIELD",
+        help="Cluster the intervals and paired tests by this item field (AgentHop: source_paper or an items column; "
+             "SciExplore: domain or a tasks column; Inspect: a sample metadata field); 'item' for items alone. "
+             "Default: the benchmark's own (AgentHop source_paper, SciExplore domain, Inspect none).",
+    )(fn)
+
+
 def condition_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--condition", default=None, metavar="NAME",
@@ -109,11 +118,12 @@ def condition_option(fn: Callable[..., Any]) -> Callable[..., Any]:
                    "model instead of all of them pooled.")
 @condition_option
 @benchmark_option
+@cluster_option
 @db_option
 @out_option
 @cli_errors
 def compare(models: str | None, run_ids: str | None, epoch: int | None, condition: str | None, benchmark: str | None,
-            db: str | None, out: Path | None, single_file: bool) -> None:
+            cluster: str | None, db: str | None, out: Path | None, single_file: bool) -> None:
     """Compare two runs of one benchmark: outcomes, paired test, behaviour, the items they differ on."""
     from .core import pages
     from .render import default_out
@@ -128,7 +138,7 @@ def compare(models: str | None, run_ids: str | None, epoch: int | None, conditio
     target = out or default_out("compare", *(names or ids))
     with Warehouse(db) as wh:
         with open_site(wh, target, single_file) as site:
-            html, _ = pages.compare(wh, site, names, ids, condition, benchmark, epoch)
+            html, _ = pages.compare(wh, site, names, ids, condition, benchmark, epoch, cluster=cluster)
     click.echo(str(site.write_page(html)))
 
 
@@ -136,10 +146,11 @@ def compare(models: str | None, run_ids: str | None, epoch: int | None, conditio
 @click.option("--benchmark", "benchmark", default=None, metavar="NAME",
               help="Only this benchmark's table (default: one table per benchmark the warehouse holds).")
 @condition_option
+@cluster_option
 @db_option
 @out_option
 @cli_errors
-def leaderboard(benchmark: str | None, condition: str | None, db: str | None, out: Path | None,
+def leaderboard(benchmark: str | None, condition: str | None, cluster: str | None, db: str | None, out: Path | None,
                 single_file: bool) -> None:
     """A table per benchmark: each model's score with its interval, items, repeats, tokens, cost and
     terminations; AgentHop's panel by tier (Table 2), accuracy vs recall, condition deltas, reliability."""
@@ -149,24 +160,26 @@ def leaderboard(benchmark: str | None, condition: str | None, db: str | None, ou
     target = out or default_out("leaderboard", *(n for n in (benchmark, condition) if n))
     with Warehouse(db) as wh:
         with open_site(wh, target, single_file) as site:
-            html, _ = pages.leaderboard(wh, site, benchmark, condition)
+            html, _ = pages.leaderboard(wh, site, benchmark, condition, cluster)
     click.echo(str(site.write_page(html)))
 
 
 @main.command(epilog=epilog("agenthop-report reruns"))
 @click.option("--model", required=True, help="Model whose replicates (or Inspect epochs) to analyse.")
 @benchmark_option
+@cluster_option
 @db_option
 @out_option
 @cli_errors
-def reruns(model: str, benchmark: str | None, db: str | None, out: Path | None, single_file: bool) -> None:
+def reruns(model: str, benchmark: str | None, cluster: str | None, db: str | None, out: Path | None,
+           single_file: bool) -> None:
     """Rerun variance across replicates or epochs, per-item flips, unstable items, noise floor."""
     from .core import pages
     from .render import default_out
 
     with Warehouse(db) as wh:
         with open_site(wh, out or default_out("reruns", model), single_file) as site:
-            html, context = pages.reruns(wh, site, model, benchmark)
+            html, context = pages.reruns(wh, site, model, benchmark, cluster=cluster)
     if not context["groups"]:
         click.secho(f"warning: model {model!r} has no condition with two or more replicates", fg="yellow", err=True)
     click.echo(str(site.write_page(html)))

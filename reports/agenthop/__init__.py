@@ -81,6 +81,7 @@ def leaderboard_page(wh: Warehouse, site: Any, condition: str | None, shared: di
     """AgentHop's leaderboard (Table 2 by tier, accuracy vs recall, condition deltas, reliability) of the
     panel of `condition` (None: its default, full), beneath the shared tables of every benchmark shown."""
     from .. import leaderboard
+    from ..core.cost_quality import register_charts
     from ..core.runs import default_condition
     from ..render import Provenance
 
@@ -89,11 +90,22 @@ def leaderboard_page(wh: Warehouse, site: Any, condition: str | None, shared: di
     rel = context["reliability"]
     site.write_item_pages(wh, [w["sample_id"] for w in rel["worst"]], rel["item_runs"], prov)
     context = {**context, **shared, "title": context["title"]}
+    register_charts(shared.get("boards", []), box)
     return site.render_page("leaderboard.html.j2", context, box, prov), context
+
+
+def item_clusters(wh: Warehouse, benchmark: str, name: str) -> dict[str, str]:
+    """``--cluster NAME``: an item field of the release (source_paper: the seed paper it starts from; any other
+    column of the items table, e.g. depth, reasoning_type, venue)."""
+    from ..core.clusters import column_labels
+
+    return column_labels(wh, "raw.items", "sample_id", {"source_paper": "seed_paper_id"}, benchmark, name)
 
 
 SECTIONS = ReportSections(
     name="agenthop",
     pages={"compare": compare_page, "reruns": reruns_page, "item": item_page, "leaderboard": leaderboard_page},
     mart_columns=MART_COLUMNS,
+    cluster_default="source_paper",
+    cluster_labels=item_clusters,
 )

@@ -18,7 +18,7 @@ from .. import charts, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, outcome, pooling, queries, registry
+from . import clustered_tables, marts, outcome, pooling, queries, registry
 from .pivot import ordered, share_chart, side_by_side
 from .pooling import RunGroup
 from .runs import RunInfo
@@ -93,7 +93,7 @@ def distributions(wh: Warehouse, runs: Sequence[RunInfo], box: Charts) -> list[s
     return ids
 
 
-def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Charts]:
+def build(wh: Warehouse, groups: Sequence[RunGroup], cluster: str | None = None) -> tuple[dict[str, Any], Charts]:
     """The shared compare page's context (template core_compare.html.j2) and its charts: two run groups
     (one run each, or every epoch/replicate of a model), pooled per item (reports/core/pooling.py)."""
     if len(groups) != 2:
@@ -161,5 +161,6 @@ def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Ch
         "n_differing": len(differing),
         "item_ids": [d["sample_id"] for d in differing[:MAX_DIFFERING]],
         "benchmark_sections": list(extra.compare(wh, runs, box)) if extra and extra.compare else [],
+        "clustered": clustered_tables.compare_block(wh, str(a.benchmark), ga, gb, cluster),
     }
     return context, box

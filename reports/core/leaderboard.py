@@ -18,7 +18,7 @@ from agenthop.harness.errors import AgentHopError
 from .. import stats
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import marts, pooling, registry
+from . import clusters, cost_quality, marts, pooling, registry
 from .runs import RunInfo, benchmark_conditions, check_benchmark, in_condition, shared_runs
 
 #: run_summary's token column the table shows, the first one the mart has (all_tokens counts cache reads)
@@ -39,7 +39,8 @@ def _sum(runs: Sequence[RunInfo], col: str) -> float | None:
     return sum(present) if present else None
 
 
-def row(group: pooling.RunGroup, values: pooling.Values, token_col: str) -> dict[str, Any]:
+def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
+        clustering: clusters.Clustering | None = None) -> dict[str, Any]:
     """One model's row: its pooled score with interval, n, repeats, tokens, cost and terminations."""
     means = pooling.item_means(values, group.run_ids)
     xs = list(means.values())
@@ -51,12 +52,16 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str) -> dict
         ci, interval = stats.wilson_interval(k, len(xs)), "Wilson"
     else:
         ci, interval = stats.bootstrap_mean_interval(xs), "bootstrap"
+    n_clusters = len(xs)
+    cl = clusters.declared_interval(means, clustering)
+    if cl is not None:  # items share clusters of a declared field: the cluster-robust t interval
+        ci, interval, n_clusters = (None if cl.lo is None else (cl.lo, cl.hi)), cl.method, cl.n_clusters
     n_traj = int(_sum(group.runs, "n") or 0)
     tokens = _sum(group.runs, token_col)
     usd = _sum(group.runs, "total_usd")
     return {
         "group": group, "model": group.model, "mean": mean, "ci": ci, "interval": interval, "binary": binary,
-        "n_items": len(xs), "n_runs": group.n_runs, "n_trajectories": n_traj,
+        "n_items": len(xs), "n_clusters": n_clusters, "n_runs": group.n_runs, "n_trajectories": n_traj,
         "tokens_per_item": tokens / n_traj if tokens is not None and n_traj else None,
         "usd": usd, "usd_per_item": usd / n_traj if usd is not None and n_traj else None,
         "answer": (_sum(group.runs, "n_answer") or 0) / n_traj if n_traj else None,
@@ -66,7 +71,8 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str) -> dict
     }
 
 
-def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str | None) -> dict[str, Any]:
+def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str | None,
+          cluster: str | None = None) -> dict[str, Any]:
     """The table of one benchmark: a row per model run group, best first."""
     mine = [r for r in runs if r.benchmark == benchmark]
     has_conditions = bool(benchmark_conditions(benchmark))
@@ -79,7 +85,8 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
             left_out.append(model)
     values = pooling.ITEM_VALUES(wh, [rid for g in groups for rid in g.run_ids])
     tok_col, tok_label = token_column(wh)
-    rows = sorted((row(g, values, tok_col) for g in groups),
+    clustering = clusters.resolve(wh, benchmark, cluster)
+    rows = sorted((row(g, values, tok_col, clustering) for g in groups),
                   key=lambda x: (x["mean"] is None, -(x["mean"] or 0.0), x["model"]))
     shown = {g.condition for g in groups}
     return {
@@ -92,14 +99,19 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
         "has_cost": any(r["usd"] is not None for r in rows),
         "token_label": tok_label,
         "n_runs": sum(r["n_runs"] for r in rows),
+        "clustering": clustering,
+        "clustered": any(r["interval"] == "clustered t" for r in rows),
+        "cluster_note": clustering.describe(sorted({sid for (rid, sid) in values})),
+        "frontier": cost_quality.frontier(wh, benchmark, groups, values),
     }
 
 
-def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = None) -> dict[str, Any]:
+def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = None,
+          cluster: str | None = None) -> dict[str, Any]:
     """The shared leaderboard's context: ``boards``, one per benchmark (only `benchmark` when given)."""
     marts.require_shared(wh)
     runs = shared_runs(wh)  # an empty warehouse is a user error saying so
     check_benchmark(runs, benchmark)
     benches = [benchmark] if benchmark else sorted({str(r.benchmark) for r in runs})
-    boards = [board(wh, b, runs, condition) for b in benches]
+    boards = [board(wh, b, runs, condition, cluster) for b in benches]
     return {"boards": boards}

@@ -17,12 +17,13 @@ from . import item as shared_item
 from . import leaderboard as shared_leaderboard
 from . import registry
 from . import reruns as shared_reruns
+from .cost_quality import register_charts
 from .pooling import label_group_runs, make_group
 from .runs import label_runs, one_benchmark, pick_groups, runs_of, select_runs, shared_runs
 
 
 def compare(wh: Warehouse, site: Site, models: Sequence[str], run_ids: Sequence[str], condition: str | None,
-            benchmark: str | None, epoch: int | None = None) -> tuple[str, dict[str, Any]]:
+            benchmark: str | None, epoch: int | None = None, cluster: str | None = None) -> tuple[str, dict[str, Any]]:
     """Two runs (`run_ids`), or two models' run groups: every run of each model under `condition` (None:
     the benchmark's default), pooled, or only its epoch/replicate number `epoch`."""
     if run_ids:
@@ -39,18 +40,19 @@ def compare(wh: Warehouse, site: Site, models: Sequence[str], run_ids: Sequence[
     label_group_runs(groups)
     runs = [r for g in groups for r in g.runs]
     prov = Provenance.build(wh.path, runs)
-    context, box = shared_compare.build(wh, groups)
+    context, box = shared_compare.build(wh, groups, cluster)
     shown = runs if len(runs) <= MAX_ITEM_RUNS else [r for g in groups for r in g.runs[:MAX_ITEM_RUNS // 2]]
     site.write_item_pages(wh, context["item_ids"], shown, prov, pages=shared_item.PAGES)
     return site.render_page("core_compare.html.j2", context, box, prov), context
 
 
-def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None) -> tuple[str, dict[str, Any]]:
+def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None,
+           cluster: str | None = None) -> tuple[str, dict[str, Any]]:
     runs = runs_of(wh, model, benchmark)
     own = registry.own_page(str(runs[0].benchmark), "reruns")
     if own is not None:
         return own(wh, site, model)
-    context, box, runs = shared_reruns.build(wh, model, benchmark)
+    context, box, runs = shared_reruns.build(wh, model, benchmark, cluster)
     prov = Provenance.build(wh.path, runs)
     for g in context["groups"]:  # one page per unstable item, with the group's replicates (up to six)
         site.write_item_pages(wh, [u["sample_id"] for u in g["unstable"]], g["runs"][:MAX_ITEM_RUNS], prov,
@@ -72,10 +74,11 @@ def item(wh: Warehouse, site: Site, sample_id: str, models: Sequence[str], run_i
     return site.render_page("core_item.html.j2", context, box, Provenance.build(wh.path, runs)), context
 
 
-def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str | None) -> tuple[str, dict[str, Any]]:
+def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str | None,
+                cluster: str | None = None) -> tuple[str, dict[str, Any]]:
     """A table per benchmark (or `benchmark`'s alone); a benchmark shown whose report sections bring a
     leaderboard page of their own (AgentHop: Table 2 and more) renders it with the tables above its own."""
-    context = shared_leaderboard.build(wh, benchmark, condition)
+    context = shared_leaderboard.build(wh, benchmark, condition, cluster)
     for bd in context["boards"]:
         own = registry.own_page(bd["benchmark"], "leaderboard")
         if own is not None:
@@ -83,4 +86,6 @@ def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str
     runs = [r["group"].runs for bd in context["boards"] for r in bd["rows"]]
     prov = Provenance.build(wh.path, [r for group in runs for r in group])
     title = "Leaderboard" + (f" · {benchmark}" if benchmark else "")
-    return site.render_page("core_leaderboard.html.j2", {"title": title, **context}, Charts(), prov), context
+    box = Charts()
+    register_charts(context["boards"], box)
+    return site.render_page("core_leaderboard.html.j2", {"title": title, **context}, box, prov), context

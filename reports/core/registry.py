@@ -11,6 +11,8 @@ A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
   epochs from 1, the default the harness's replicates as stored);
 - ``mart_columns``: the columns its queries read from its own marts (a mart built without one is a
   user error naming it);
+- ``cluster_default`` / ``cluster_labels``: the item field its intervals are clustered by and the function
+  reading an item field's values (reports/core/clusters.py);
 - ``pages``: a page of its own for a command (``"compare"``, ``"reruns"``, ``"item"``), a callable the
   CLI hands the warehouse, the site and the runs; used when every run of the report is of this benchmark.
 
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 #: benchmark name (or ``prefix:``) -> the module defining its ``SECTIONS``
 ENTRIES: dict[str, str] = {
     "agenthop": "agenthop.reports.agenthop",
+    "sciexplore": "agenthop.reports.sciexplore.sections",
     "inspect:": "agenthop.reports.inspect",
 }
 
@@ -99,6 +102,10 @@ class ReportSections:
     repeats: Repeats = field(default_factory=Repeats)
     #: how it names an item's binary outcome (right/wrong, or an Inspect score of 1 or 0)
     outcomes: Outcomes = field(default_factory=Outcomes)
+    #: the item field its intervals are clustered by without ``--cluster`` (None: by item alone)
+    cluster_default: str | None = None
+    #: ``(wh, benchmark, field) -> {sample_id: cluster}`` for ``--cluster FIELD`` (reports/core/clusters.py)
+    cluster_labels: Callable[..., Mapping[str, str]] | None = None
 
 
 _REGISTERED: dict[str, ReportSections] = {}

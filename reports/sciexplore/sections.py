@@ -1,0 +1,20 @@
+"""SciExplore's entry in the report registry (reports/core/registry.py): the shared pages serve its runs;
+their intervals are clustered by the task's domain by default (docs/reports.md#cluster-option)."""
+
+from __future__ import annotations
+
+from ..core.clusters import column_labels
+from ..core.registry import ReportSections
+from ..warehouse import Warehouse
+
+TASKS = "raw.sciexplore_tasks"
+
+
+def task_clusters(wh: Warehouse, benchmark: str, name: str) -> dict[str, str]:
+    """``--cluster NAME``: a column of the release's tasks (domain, type, ...), keyed by task id (the item)."""
+    return column_labels(wh, TASKS, "task_id", {}, benchmark, name)
+
+
+SECTIONS = ReportSections(name="sciexplore", cluster_default="domain", cluster_labels=task_clusters)
+
+__all__ = ["SECTIONS", "task_clusters"]
