@@ -15,6 +15,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from agenthop.harness.errors import AgentHopError
+from agenthop.reports.budget import budget_interval
 from agenthop.reports.core import clusters, cost_quality, registry
 from agenthop.reports.warehouse import Warehouse
 from tests.report_fixtures import run
@@ -135,6 +136,35 @@ def test_compare_page_cluster_sign_flip_and_item_switch(warehouse: Path, toy_sec
     code, _, err = run("compare", "--runs", "r0,r1", "--cluster", "nope", "--db", str(warehouse),
                        "--out", str(tmp_path / "x.html"))
     assert code != 0 and "toyqa items have no field 'nope'; fields: family" in err and "Traceback" not in err
+
+
+def test_budget_interval_by_hand() -> None:
+    # 0/1 metric: Wilson of 2 right out of 2
+    w = budget_interval(2, 2.0, 2.0, binary=True)
+    assert (w.mean, w.method, w.hi) == (1.0, "Wilson", 1.0) and w.lo == pytest.approx(0.3424, abs=1e-4)
+    # graded: values 0.5, 1 and an unanswered 0 -> mean 0.5, s² = (1.25 − 3 · 0.25) / 2 = 0.25
+    t = budget_interval(3, 1.5, 1.25, binary=False)
+    half = T975_2 * 0.5 / 3 ** 0.5
+    assert (t.mean, t.method) == (0.5, "t") and t.lo == pytest.approx(0.5 - half) and t.hi == pytest.approx(0.5 + half)
+    assert budget_interval(1, 0.5, 0.25, binary=False).lo is None
+    with pytest.raises(ValueError):
+        budget_interval(0, 0.0, 0.0, binary=True)
+
+
+def test_compare_page_budget_curves(warehouse: Path, toy_sections, tmp_path: Path) -> None:  # noqa: F811
+    soup = _page(warehouse, tmp_path / "c_budget.html", "compare", "--runs", "r0,r1")
+    table = _table(soup, "Budget curves")
+    rows = {(r[0], r[1]): r[2:] for r in table[1:]}
+    # tokens: one grid for the benchmark, 20 steps up to its largest use (100): r0 has t2 (1.0, 50 tokens) by 50
+    # and t1 (0.5, 100) by 100, t3 never (stopped by a limit); r1 t1 (1.0, 40) and t2 (1.0, 60) over its 2 items
+    # with a value. r0 is graded (t interval), r1 0/1 (Wilson).
+    half = T975_2 * 0.5 / 3 ** 0.5
+    assert rows[("cap on tokens per item", "100")] == [f"0.500 [{0.5 - half:.3f}, {0.5 + half:.3f}]", "1.000 [0.342, 1.000]"]
+    assert rows[("cap on tokens per item", "50")][1] == "0.500 [0.095, 0.905]"  # Wilson 1 of 2
+    assert rows[("cap on tokens per item", "25")][1] == "0.000 [0.000, 0.658]"
+    # turns: caps 1, 2, 3 (ceil(3k/20)); r0 t2 answered in 2 turns
+    assert rows[("cap on turns", "2")][0].startswith("0.333")
+    assert soup.find(string=lambda s: s and "would have behaved differently" in s) is not None
 
 
 # -- cost per item and the metric's direction on a hand-built warehouse --------------------------------------

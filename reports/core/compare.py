@@ -18,7 +18,7 @@ from .. import charts, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import clustered_tables, marts, outcome, pooling, queries, registry
+from . import budget_curves, clustered_tables, marts, outcome, pooling, queries, registry
 from .pivot import ordered, share_chart, side_by_side
 from .pooling import RunGroup
 from .runs import RunInfo
@@ -29,6 +29,7 @@ TERMINATION_ORDER = ("answer", "max_turns", "budget", "token_limit", "time_limit
 #: The shared call statuses, ok first.
 STATUS_ORDER = ("ok",)
 MAX_DIFFERING = 400  # item pages a compare report writes at most
+MAX_BUDGET_RUNS = 6  # runs whose budget curves the page draws
 
 
 def outcome_chart(outs: Sequence[outcome.RunOutcome], kind: str, title: str) -> dict[str, Any] | None:
@@ -162,5 +163,6 @@ def build(wh: Warehouse, groups: Sequence[RunGroup], cluster: str | None = None)
         "item_ids": [d["sample_id"] for d in differing[:MAX_DIFFERING]],
         "benchmark_sections": list(extra.compare(wh, runs, box)) if extra and extra.compare else [],
         "clustered": clustered_tables.compare_block(wh, str(a.benchmark), ga, gb, cluster),
+        "budget": budget_curves.section(wh, runs[:MAX_BUDGET_RUNS], box),
     }
     return context, box
