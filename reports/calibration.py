@@ -14,7 +14,11 @@ Difficulties are Beta with mean = the rate and the dispersion that gives an intr
 of 0.1 on the score scale: Beta(9p, 9(1 − p)) for 0/1 scores (var(μ) = 0.1·p(1 − p)), Beta(36p, 36(1 − p))
 for graded scores, which are Binomial(4, μ)/4 (then var(μ) / var(score) = 0.1 too).
 
-The tests and intervals are vectorised restatements of reports.stats / reports.clustered, and each
+The sign-flip permutation test (stats.sign_flip_test, the pooled compare's test) is measured by its exact
+permutation p (the null distribution of the sum of the flipped integer differences, by FFT), which the
+reports count exactly up to 16 non-zero differences and estimate from 20,000 random sign vectors above; the
+check against the reports allows for that Monte-Carlo error. The tests and intervals are vectorised
+restatements of reports.stats / reports.clustered, and each
 cell checks them against those functions on its first simulations (a mismatch raises), so what is
 measured is what the reports compute. Run ``python -m agenthop.reports.calibration --grid full --write
 docs/reports.md``; the Markdown table goes between the calibration marker comments.
@@ -435,8 +439,9 @@ def markdown(results: Iterable[Result], grid: str, sims: int, seconds: float) ->
         f"Measured by `python -m agenthop.reports.calibration --grid {grid} --sims {sims}` "
         f"({len(results)} cells, {sims:,} null comparisons each, {seconds / 60:.1f} min of CPU). Type-I error of the "
         "paired tests at α = 0.05 and coverage of the 95% intervals, in %. G: clusters (items when each is its "
-        "own). ✗: misses its criterion (type-I error ≤ 6% for exact tests, 5% ± 1% for the Wilcoxon normal "
-        "approximation, coverage ≥ 94%); †: outside the range where the clustered t interval is claimed to cover "
+        "own). ✗: misses its criterion (type-I error ≤ 6% for the exact tests: McNemar, sign, the sign-flip "
+        "permutation test and Wilcoxon up to 50 differences; 5% ± 1% for the Wilcoxon normal "
+        "approximation; coverage ≥ 94%); †: outside the range where the clustered t interval is claimed to cover "
         f"(G·min(p, 1 − p) < {MIN_CLUSTER_EVENTS}); Wilson ignoring clusters has no criterion: it shows what "
         "ignoring the clusters costs.",
         "",
