@@ -30,12 +30,12 @@ def _own_runs(wh: Warehouse, runs: Sequence[RunInfo]) -> list[RunInfo]:
     return mine
 
 
-def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequence[Any] = ()
-                 ) -> tuple[str, dict[str, Any]]:
+def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequence[Any] = (),
+                 cluster: str | None = None) -> tuple[str, dict[str, Any]]:
     """Two runs (each group's first); with `groups` (models with several replicates) the pooled
     comparison of every replicate is a section of its own (reports/core/pooling.py)."""
     from .. import compare
-    from ..core import pooling
+    from ..core import budget_curves, clustered_tables, pooling
     from ..core.compare import MAX_DIFFERING
     from ..render import Provenance
     from ..site import MAX_ITEM_RUNS
@@ -50,6 +50,9 @@ def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequ
         shown = every if len(every) <= MAX_ITEM_RUNS else mine
         site.write_item_pages(wh, [d.sample_id for d in rows], shown, prov)  # each replicate's trajectory
         context = {**context, "pooled": pooled, "pooled_rows": rows, "pooled_headline": pooling.summary(pooled)}
+    sides = list(groups) or [pooling.make_group([r]) for r in mine]
+    context = {**context, "clustered": clustered_tables.compare_block(wh, "agenthop", sides[0], sides[1], cluster),
+               "budget": budget_curves.section(wh, mine, box)}
     site.write_item_pages(wh, context["item_ids"], mine, prov)
     return site.render_page("compare.html.j2", context, box, prov), context
 

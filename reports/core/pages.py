@@ -33,10 +33,11 @@ def compare(wh: Warehouse, site: Site, models: Sequence[str], run_ids: Sequence[
     bench = one_benchmark([r for g in groups for r in g.runs], "compare")
     own = registry.own_page(bench, "compare")
     if own is not None:  # a page of its own compares one run a side (the group's first or --epoch's run)
+        extra = {"cluster": cluster} if cluster is not None else {}  # --cluster, for a page that takes it
         if any(g.n_runs > 1 for g in groups):  # and gets the groups to pool when a model has more
             label_group_runs(groups)
-            return own(wh, site, [g.runs[0] for g in groups], groups=groups)
-        return own(wh, site, [g.runs[0] for g in groups])
+            return own(wh, site, [g.runs[0] for g in groups], groups=groups, **extra)
+        return own(wh, site, [g.runs[0] for g in groups], **extra)
     label_group_runs(groups)
     runs = [r for g in groups for r in g.runs]
     prov = Provenance.build(wh.path, runs)

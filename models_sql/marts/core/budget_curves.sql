@@ -8,7 +8,6 @@
 -- benchmark and axis so runs compare cap for cap. The counting is the shared budget_truncated() macro.
 -- A capped agent would have behaved differently (it might have answered sooner): this is what the stored
 -- trajectories had achieved by b, not what a run with that cap would score.
-{{ config(materialized="table") }}
 with final as (
     select
         t.run_id, t.sample_id, t.benchmark, t.terminated_by, t.total_tokens, t.total_turns, t.budget_used,
