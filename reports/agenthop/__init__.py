@@ -57,12 +57,15 @@ def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequ
     return site.render_page("compare.html.j2", context, box, prov), context
 
 
-def reruns_page(wh: Warehouse, site: Any, model: str) -> tuple[str, dict[str, Any]]:
+def reruns_page(wh: Warehouse, site: Any, model: str, cluster: str | None = None) -> tuple[str, dict[str, Any]]:
     from .. import reruns
+    from ..core import clustered_tables
     from ..render import Provenance
     from ..site import MAX_ITEM_RUNS
 
     context, box, runs = reruns.build(wh, model)
+    for g in context["groups"]:  # each replicate's mean with its clustered interval (--cluster, default source paper)
+        g["clustered"] = clustered_tables.reruns_block(wh, "agenthop", g["runs"], cluster)
     prov = Provenance.build(wh.path, runs)
     grouped = [r for g in context["groups"] for r in g["runs"]]
     for g in context["groups"]:  # one page per item: every replicate of every group when they fit

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..warehouse import Warehouse
-from . import clusters, pooling
+from . import clusters, pooling, registry
 from .runs import RunInfo
 
 
@@ -39,7 +39,8 @@ def reruns_block(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], cluster
     rows = [{"run": r, "ci": clusters.mean_interval(pooling.item_means(values, [r.run_id]), clustering)} for r in runs]
     pooled = pooling.item_means(values, ids)
     return {"clustering": clustering, "note": clustering.describe(sorted(pooled)), "rows": rows,
-            "pooled": clusters.mean_interval(pooled, clustering), "n_runs": len(runs)}
+            "pooled": clusters.mean_interval(pooled, clustering), "n_runs": len(runs),
+            "repeats": registry.repeats_of(benchmark)}
 
 
 __all__ = ["compare_block", "reruns_block"]

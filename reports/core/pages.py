@@ -52,7 +52,7 @@ def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None,
     runs = runs_of(wh, model, benchmark)
     own = registry.own_page(str(runs[0].benchmark), "reruns")
     if own is not None:
-        return own(wh, site, model)
+        return own(wh, site, model, **({"cluster": cluster} if cluster is not None else {}))
     context, box, runs = shared_reruns.build(wh, model, benchmark, cluster)
     prov = Provenance.build(wh.path, runs)
     for g in context["groups"]:  # one page per unstable item, with the group's replicates (up to six)
