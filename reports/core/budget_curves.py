@@ -39,11 +39,12 @@ def rows(wh: Warehouse, runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
 
 def chart(points: Sequence[dict[str, Any]], axis: str, runs: Sequence[str]) -> dict[str, Any]:
     mine = [p for p in points if p["axis"] == axis]
-    color = charts._run_color_dict(runs)
+    color = charts._run_color_dict(runs, columns=2 if len(runs) > 2 else 0)
     x = {"field": "b", "type": "quantitative", "title": AXIS_TITLES.get(axis, axis)}
     layers = [
-        {"mark": {"type": "area", "opacity": 0.15, "interpolate": "step-after"},
-         "encoding": {"x": x, "y": {"field": "lo", "type": "quantitative"}, "y2": {"field": "hi"}, "color": color}},
+        {"mark": {"type": "area", "opacity": 0.12, "interpolate": "step-after"},
+         "encoding": {"x": x, "y": {"field": "lo", "type": "quantitative"}, "y2": {"field": "hi"},
+                      "color": {**color, "legend": None}}},
         {"mark": {"type": "line", "interpolate": "step-after"},
          "encoding": {"x": x, "y": {"field": "mean", "type": "quantitative", "title": "metric had it been cut at b"},
                       "color": color,
