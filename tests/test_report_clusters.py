@@ -201,3 +201,23 @@ def test_item_costs_usd_when_priced_else_all_tokens(cost_db: Path) -> None:
         assert cost_quality.metric_direction(wh, "b") == "lower_is_better"
         assert cost_quality.metric_direction(wh, "b", "acc") == "higher_is_better"
         assert cost_quality.metric_direction(wh, "unknown") == "higher_is_better"
+
+
+def test_leaderboard_frontier_on_the_demo_panel(built_warehouse, tmp_path: Path) -> None:
+    """The frontier table of the AgentHop board: one row per model, the observed frontier the Pareto set of the
+    means it prints (recomputed here), a frontier model's share of draws high and a dominated one's below 1."""
+    from agenthop.reports.frontier import pareto_mask
+    import numpy as np
+
+    soup = _page(built_warehouse.db, tmp_path / "lb.html", "leaderboard", "--benchmark", "agenthop")
+    rows = [r for r in _table(soup, "Cost against quality")[1:]]
+    assert len(rows) >= 3
+    cost = np.array([float(r[2].replace(",", "")) for r in rows])
+    score = np.array([float(r[4]) for r in rows])
+    on = [r[6] == "yes" for r in rows]
+    assert pareto_mask(cost, score).tolist() == on
+    shares = [float(r[7]) for r in rows]
+    assert all(0 <= s <= 100 for s in shares)
+    assert min(s for s, o in zip(shares, on) if o) > 50 and any(not o for o in on)
+    head = _table(soup, "Cost against quality")[0]
+    assert head[2] == "cost / item (all tokens)"  # simulated models have no price
