@@ -14,7 +14,8 @@ A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
 - ``cluster_default`` / ``cluster_labels``: the item field its intervals are clustered by and the function
   reading an item field's values (reports/core/clusters.py);
 - ``pages``: a page of its own for a command (``"compare"``, ``"reruns"``, ``"item"``), a callable the
-  CLI hands the warehouse, the site and the runs; used when every run of the report is of this benchmark.
+  CLI hands the warehouse, the site and the runs (and ``cluster=FIELD`` when ``--cluster`` is given: compare
+  and reruns); used when every run of the report is of this benchmark.
 
 :data:`ENTRIES` maps a benchmark name to the module that defines its ``SECTIONS`` (imported on first
 use); a name ending in ``:`` covers every benchmark with that prefix (``inspect:`` for every imported
