@@ -221,3 +221,38 @@ def test_leaderboard_frontier_on_the_demo_panel(built_warehouse, tmp_path: Path)
     assert min(s for s, o in zip(shares, on) if o) > 50 and any(not o for o in on)
     head = _table(soup, "Cost against quality")[0]
     assert head[2] == "cost / item (all tokens)"  # simulated models have no price
+
+
+def test_each_benchmarks_cluster_fields_on_a_hand_built_warehouse(tmp_path: Path) -> None:
+    from agenthop.reports.agenthop import item_clusters
+    from agenthop.reports.inspect import metadata_clusters
+    from agenthop.reports.sciexplore.sections import task_clusters
+
+    db = tmp_path / "fields.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE SCHEMA raw")
+    con.execute("CREATE TABLE raw.items (sample_id VARCHAR, seed_paper_id VARCHAR, depth INTEGER)")
+    con.execute("INSERT INTO raw.items VALUES ('a', 'p1', 1), ('b', 'p1', 2), ('c', 'p2', 2)")
+    con.execute("CREATE TABLE raw.sciexplore_tasks (task_id VARCHAR, domain VARCHAR, type VARCHAR)")
+    con.execute("INSERT INTO raw.sciexplore_tasks VALUES ('t1', 'bio', 'T1'), ('t2', 'chem', 'T1')")
+    con.execute("CREATE TABLE raw.inspect_items (benchmark VARCHAR, sample_id VARCHAR, metadata_json VARCHAR)")
+    con.execute("""INSERT INTO raw.inspect_items VALUES ('inspect:x', 's1', '{"family": "f1", "n": 3}'),
+                   ('inspect:x', 's2', '{"family": "f1"}'), ('inspect:x', 's3', NULL), ('inspect:y', 's1', '{"family": "g"}')""")
+    con.close()
+    with Warehouse(db) as wh:
+        assert item_clusters(wh, "agenthop", "source_paper") == {"a": "p1", "b": "p1", "c": "p2"}
+        assert item_clusters(wh, "agenthop", "depth") == {"a": "1", "b": "2", "c": "2"}
+        with pytest.raises(AgentHopError, match="no field 'domain'; fields: depth, seed_paper_id, source_paper"):
+            item_clusters(wh, "agenthop", "domain")
+        assert task_clusters(wh, "sciexplore", "domain") == {"t1": "bio", "t2": "chem"}
+        # an Inspect task: its own samples' metadata field (s3 has none: a cluster of its own on the page)
+        assert metadata_clusters(wh, "inspect:x", "family") == {"s1": "f1", "s2": "f1"}
+        assert metadata_clusters(wh, "inspect:x", "n") == {"s1": "3"}
+        with pytest.raises(AgentHopError, match="no sample of inspect:x has the metadata field 'nope'"):
+            metadata_clusters(wh, "inspect:x", "nope")
+        # the registry's defaults: AgentHop source paper, SciExplore domain, Inspect none
+        assert clusters.resolve(wh, "agenthop", None).field == "source_paper"
+        assert clusters.resolve(wh, "sciexplore", None).labels == {"t1": "bio", "t2": "chem"}
+        assert clusters.resolve(wh, "inspect:x", None).by_item
+        assert clusters.resolve(wh, "inspect:x", "family").declared
+        assert clusters.resolve(wh, "agenthop", "item").by_item
