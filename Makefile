@@ -38,6 +38,8 @@ demo: $(STAMP)
 	@echo "item:        $(abspath $(DEMO_DIR)/item.html)"
 	@echo "paper:       $(abspath $(DEMO_DIR)/paper/index.html)"
 	@$(MAKE) --no-print-directory demo-sciexplore
+	$(BIN)/agenthop-report site --out $(DEMO_DIR)/site
+	@echo "site:        $(abspath $(DEMO_DIR)/site/index.html)"
 
 # SciExplore on the same warehouse: synthetic release, the simulated search agents of
 # panels/sciexplore_demo.yaml run through the harness (three paradigms, four replicates), a responses

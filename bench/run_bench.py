@@ -6,6 +6,9 @@ start-up on an empty selection) -> reports (compare, leaderboard, reruns) -> a h
 query over the Parquet files (bench/handwritten.sql) that computes model_summary, stopping_behavior
 and tool_transitions directly; then the same at 10x via replicates.
 
+The search stage (bench/search_bench.py) times transcript search over a seeded corpus of 100,000
+transcripts (bench/transcript_corpus.py); its figures also go to bench/results/search_latest.json.
+
 The short stages (ingest, dbt, the hand-written query, reports) are run three times and the fastest is kept, because
 a shared 2-core VM is noisy; all wall times are in the JSON.
 
@@ -35,6 +38,7 @@ import reports as reports_bench  # noqa: E402
 import paper as paper_bench  # noqa: E402
 import sciexplore as sciexplore_bench  # noqa: E402
 import incremental as incremental_bench  # noqa: E402
+import search_bench  # noqa: E402
 from reference_import import reference_stages, verdicts as reference_verdicts  # noqa: E402
 from inspect_import import inspect_stages  # noqa: E402
 
@@ -329,12 +333,15 @@ def main() -> int:
     results += sciexplore_bench.measure(work / "sciexplore", env, REPEATS)  # 13 systems x 4 replicates
     results += harness_real.run(work / "harness_real")
     results += incremental_bench.measure(work / "incremental", bench_dir, env)  # 95 runs + 1
+    searched = search_bench.measure(work / "search")  # transcript search over 100,000 transcripts
+    search_bench.write_results(searched, search_bench.DEFAULT_TRANSCRIPTS)
+    results += searched
     if not args.skip_10x:
         scale("10x", 10, work, bench_dir, results, env)
     info = machine()
     missed = (verdicts(results) + harness_real.missed(results) + reports_bench.verdicts(results)
               + paper_bench.verdicts(results) + sciexplore_bench.verdicts(results)
-              + incremental_bench.verdicts(results) + reference_verdicts(results))
+              + incremental_bench.verdicts(results) + reference_verdicts(results) + search_bench.verdicts(results))
     md = markdown(info, results, missed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],

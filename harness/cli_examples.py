@@ -30,6 +30,7 @@ _FIXED: dict[str, tuple[str, ...]] = {
         "agenthop-ingest --db warehouse/agenthop.duckdb --benchmark out/demo/benchmark --runs out/demo/runs",
         "agenthop-ingest --db warehouse/agenthop.duckdb --runs out/demo/runs --quiet",
         "agenthop-ingest --db warehouse/agenthop.duckdb --primary-metric correct --metric-direction correct=higher",
+        "agenthop-ingest --db warehouse/agenthop.duckdb --reindex",
     ),
     "agenthop-report compare": (
         "agenthop-report compare --models early-committer,verifier --out out/demo/compare.html",
@@ -53,6 +54,27 @@ _FIXED: dict[str, tuple[str, ...]] = {
     "agenthop-report sciexplore": (
         "agenthop-report sciexplore --out out/demo/sciexplore/report",
         "agenthop-report sciexplore --pair sounder-dr,fathom-dr --single-file --out out/demo/sciexplore/one",
+    ),
+    "agenthop-report behaviours": (
+        "agenthop-report behaviours --out out/demo/behaviours.html",
+        "agenthop-report behaviours --adjust bh --single-file --out out/demo/behaviours-one.html",
+    ),
+    "agenthop-report search": (
+        'agenthop-report search "not found" --role tool --limit 20',
+        "agenthop-report search --status ok --epoch 1 --limit 10 --format csv",
+        "agenthop-report search --repeat 3 --format json --out out/demo/repeats.json",
+        "agenthop-report search --repeat 2 --limit 20 --format html --out out/demo/search.html",
+    ),
+    "agenthop-report export": (
+        "agenthop-report export --format eee --out out/demo/eee",
+        "agenthop-report export --format atif --out out/demo/atif",
+    ),
+    "agenthop-report model": (
+        "agenthop-report model verifier --out out/demo/model-verifier.html",
+    ),
+    "agenthop-report site": (
+        "agenthop-report site --out out/demo/site",
+        "agenthop-report site --out out/demo/site-small --max-pairs 2 --quiet",
     ),
     "agenthop-report sql": (
         'agenthop-report sql "SELECT model, condition, accuracy, paper_recall FROM model_summary ORDER BY accuracy DESC"',

@@ -67,6 +67,12 @@ _FILE = Location(path_type=Path, dir_okay=False, exists=True, resolve_path=True)
     "s3://bucket/prefix. Repeatable. Reading is bounded per member in size, compression ratio and "
     "nesting depth (AGENTHOP_INSPECT_MAX_MEMBER_MB, _MAX_RATIO, _MAX_DEPTH; docs/inspect.md#limits).",
 )
+@click.option("--eee", "eee", type=Location(path_type=Path, resolve_path=True), multiple=True,
+              help="Every Eval Ever aggregate records (<uuid>.json, with their _samples.jsonl) or folders of them; "
+              "local or s3://bucket/prefix. Repeatable (docs/interchange.md#importing).")
+@click.option("--atif", "atif", type=Location(path_type=Path, resolve_path=True), multiple=True,
+              help="ATIF trajectory files (.json) or folders of them; local or s3://bucket/prefix. Repeatable "
+              "(docs/interchange.md#importing).")
 @click.option("--score", "inspect_score", default=None, metavar="SCORER[.KEY]",
               help="The Inspect score that becomes trajectories.score (default: the first scorer, its first key).")
 @click.option("--metric-direction", "metric_directions", multiple=True, metavar="NAME=lower|higher|none",
@@ -96,6 +102,15 @@ _FILE = Location(path_type=Path, dir_okay=False, exists=True, resolve_path=True)
 @click.option("--delete-run", "delete_runs", multiple=True, metavar="RUN_ID",
               help="Delete a loaded run (every row of it), alone in its call; the next dbt build drops its "
               "mart rows (docs/ingest.md#incremental-builds). Repeatable.")
+@click.option("--labels", "labels", type=_FILE, multiple=True,
+              help="Human labels of scanner findings (JSONL; docs/scanners.md#labels) into raw.human_labels, alone "
+              "in its call. Repeatable.")
+@click.option("--scout-results", "scout_results", type=_DIR, multiple=True,
+              help="Inspect Scout scan results (a scan_id=<id>/ folder or a folder of them; docs/scanners.md#inspect-scout) "
+              "into raw.scanner_results, alone in its call. Repeatable.")
+@click.option("--reindex", is_flag=True,
+              help="Rebuild the search index of the transcripts from the loaded runs, alone in its call "
+              "(ingest keeps it up to date; docs/search.md#index).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress and no summary line (errors only).")
 @cli_errors
 @build_option  # --build: the dbt build after the load (build_step.py)
@@ -107,6 +122,8 @@ def main(
     responses: tuple[Path, ...],
     judgments: tuple[Path, ...],
     inspect_log: tuple[Path, ...],
+    eee: tuple[Path, ...],
+    atif: tuple[Path, ...],
     inspect_score: str | None,
     metric_directions: tuple[str, ...],
     primary_metrics: tuple[str, ...],
@@ -116,6 +133,9 @@ def main(
     force: bool,
     accept_dq: bool,
     delete_runs: tuple[str, ...],
+    labels: tuple[Path, ...],
+    scout_results: tuple[Path, ...],
+    reindex: bool,
     quiet: bool,
 ) -> None:
     """Load the benchmark and trajectories into the warehouse, in one transaction.
@@ -124,8 +144,18 @@ def main(
     A bad input leaves the warehouse exactly as it was and names the file and the problem.
     """
     path = db if db is not None else Path(default_db_path()).absolute()
+    if reindex:
+        if delete_runs or benchmark is not None or runs or reference_json or responses or judgments or inspect_log \
+                or metric_directions or primary_metrics:
+            raise click.UsageError("--reindex rebuilds the search index in a call of its own, without inputs to load")
+        from .transcripts.index import reindex_warehouse
+
+        done = reindex_warehouse(path)
+        if not quiet:
+            click.echo(f"search index of {path} rebuilt: {done.runs_added} run(s), {done.units_added:,} text units")
+        return
     if delete_runs:
-        if benchmark is not None or runs or reference_json or responses or judgments or inspect_log \
+        if benchmark is not None or runs or reference_json or responses or judgments or inspect_log or eee or atif \
                 or metric_directions or primary_metrics:
             raise click.UsageError("--delete-run deletes runs in a call of its own, without inputs to load")
         deleted = remove_runs(path, delete_runs)
@@ -133,11 +163,31 @@ def main(
             click.echo(f"deleted {len(delete_runs)} run(s) from {path}: "
                        + " ".join(f"{t}={n}" for t, n in deleted.items()))
         return
+    if labels or scout_results:
+        if benchmark is not None or runs or reference_json or responses or judgments or inspect_log \
+                or metric_directions or primary_metrics or (labels and scout_results):
+            raise click.UsageError("--labels and --scout-results each load in a call of their own, without other "
+                                   "inputs to load")
+        with ExitStack() as stack:
+            from agenthop.harness.store_mirror import local_copy
+
+            files = [Path(stack.enter_context(local_copy(f))) for f in (labels or scout_results)]
+            if labels:
+                from .labels import load_labels
+
+                text = f"loaded {load_labels(path, files)} label(s) into raw.human_labels of {path}"
+            else:
+                from .scanners.scout import load_scout_results
+
+                text = load_scout_results(path, files).summary()
+        if not quiet:
+            click.echo(text)
+        return
     directions = [parse_direction(d) for d in metric_directions]
     if benchmark is None and not runs and not reference_json and not responses and not judgments and not inspect_log \
-            and not directions and not primary_metrics:
+            and not eee and not atif and not directions and not primary_metrics:
         raise click.UsageError("nothing to load: give --benchmark, --runs, --reference-json, --responses, "
-                               "--judgments and/or --inspect-log (or a metric setting)")
+                               "--judgments, --inspect-log, --eee and/or --atif (or a metric setting)")
     with ExitStack() as stack:
         names: dict[str, str] = {}  # temporary copy of an s3:// input -> its URL
 
@@ -160,6 +210,7 @@ def main(
             from agenthop.harness.release_store import release_copy
 
             release = local(benchmark, release_copy)  # with its marker
+        exchange = {"eee": [local(p) for p in eee], "atif": [local(p) for p in atif]}  # before `names` is read
         try:
             result = run_ingest(
                 path,
@@ -178,6 +229,7 @@ def main(
                 imports={"responses": [local(r) for r in responses], "judgments": [local(j) for j in judgments]},
                 metric_directions=directions,
                 primary_metrics=primary_metrics,
+                interchange=exchange,
             )
         except AgentHopError as exc:  # a message naming a temporary copy of an s3:// input names its URL
             if rename(str(exc)) == str(exc):

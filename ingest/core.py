@@ -31,13 +31,15 @@ from . import runs as runsmod
 from agenthop.harness import benchmarks
 from agenthop.harness.benchmarks import Benchmark, ReleaseTables
 from agenthop.harness.errors import AgentHopError
+from agenthop.schemas.sample_hash import sample_hash
 from agenthop.schemas.trajectory import DEFAULT_BENCHMARK, KEYS
 
 from .conform import IngestError, find_duplicate
 from .metric_catalogue import write_catalogue
 from .progress import Progress
-from .sources import inspect_ingest
+from .sources import inspect_ingest, interchange_ingest
 from .sources.agenthop_release import reference_lookup
+from .transcripts.index import sync_index
 from .warehouse import (
     WarehouseState,
     insert_arrow,
@@ -107,6 +109,8 @@ class _Plan:
     benchmark_source: str = ""
     #: items and notes of Inspect logs (docs/inspect.md)
     inspect: inspect_ingest.InspectPlan = field(default_factory=inspect_ingest.InspectPlan)
+    #: reported results of interchange files (their runs are in datas, their items in inspect.items)
+    interchange: interchange_ingest.InterchangePlan = field(default_factory=interchange_ingest.InterchangePlan)
     #: the benchmark of the release given (``--benchmark``), and ``--force``
     bench_name: str | None = None
     force: bool = False
@@ -393,6 +397,7 @@ def run_ingest(
     imports: Mapping[str, Sequence[Path]] | None = None,
     metric_directions: Sequence[tuple[str, str]] = (),
     primary_metrics: Sequence[str] = (),
+    interchange: Mapping[str, Sequence[Path]] | None = None,
 ) -> IngestResult:
     """Load the given inputs into the warehouse at ``db`` in one transaction (module docstring).
 
@@ -402,19 +407,21 @@ def run_ingest(
     through a temporary copy) in recorded sources and in error messages. ``metric_directions`` ((name,
     direction) pairs) and ``primary_metrics`` are the user's metric settings, applied after everything
     else in the same transaction (ingest/metric_catalogue.py); alone, they need an existing warehouse.
+    ``interchange``: format (``eee``, ``atif``) -> files or folders (docs/interchange.md#importing).
     """
     inspect_args = (inspect_logs, inspect_score, inspect_reader, inspect_replace_changed)
+    exchange = {k: list(v) for k, v in (interchange or {}).items() if v}
     own = _imports_by_benchmark(imports or {})
     settings = (tuple(metric_directions), tuple(primary_metrics))
     if (settings[0] or settings[1]) and not db.exists() and benchmark is None and not runs and not reference_json \
-            and not inspect_logs and not own:
+            and not inspect_logs and not own and not exchange:
         raise IngestError(f"warehouse {db} does not exist: metric settings apply to a loaded warehouse")
     if rename is None:
         return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, str, inspect_args,
-                           own, settings)
+                           own, settings, exchange)
     try:
         return _run_ingest(db, benchmark, runs, reference_json, partial, force, accept_dq, progress, rename,
-                           inspect_args, own, settings)
+                           inspect_args, own, settings, exchange)
     except IngestError as exc:
         raise IngestError(rename(str(exc))) from None
 
@@ -446,6 +453,7 @@ def _run_ingest(
     inspect_args: tuple[Sequence[Path], str | None, str, bool] = ((), None, "auto", False),
     imports: dict[str, dict[str, list[Path]]] | None = None,
     settings: tuple[Sequence[tuple[str, str]], Sequence[str]] = ((), ()),
+    exchange: dict[str, list[Path]] | None = None,
 ) -> IngestResult:
     t0 = time.monotonic()
     progress = progress or Progress(quiet=True)
@@ -462,7 +470,7 @@ def _run_ingest(
             try:
                 plan = _prepare(
                     con, state, bench, benchmark, bench_content, run_dirs, ref_dirs, partial, force, accept_dq,
-                    progress, rename, inspect_args, early,
+                    progress, rename, inspect_args, early, exchange or {},
                 )
                 result.notes = inspect_ingest.summary_notes(plan.inspect)
                 n_rows = sum(t.num_rows for t in plan.combined.values())
@@ -529,6 +537,7 @@ def _prepare(
     rename: Callable[[str], str] = str,
     inspect_args: tuple[Sequence[Path], str | None, str, bool] = ((), None, "auto", False),
     early: _EarlyWrite | None = None,
+    exchange: dict[str, list[Path]] | None = None,
 ) -> _Plan:
     """(3) Parse and validate every changed input; nothing is committed.
 
@@ -582,6 +591,14 @@ def _prepare(
                                               replace_changed)
         datas += inspect_plan.datas
 
+    exchange_plan = interchange_ingest.InterchangePlan()
+    if exchange:
+        exchange_plan = interchange_ingest.prepare(exchange, state.run_hashes, progress)
+        datas += exchange_plan.datas
+        inspect_plan.items.update(interchange_ingest.merge_items(
+            exchange_plan, lambda b: inspect_ingest.loaded_items(con, b), force))
+        inspect_plan.metric_defs += exchange_plan.metric_defs
+
     by_id: dict[str, runsmod.RunData] = {}
     for rd in datas:
         rd.source = rename(rd.source)
@@ -618,6 +635,7 @@ def _prepare(
         combined=combined,
         dq_issues=issues,
         inspect=inspect_plan,
+        interchange=exchange_plan,
     )
 
 
@@ -633,11 +651,35 @@ def _layout(con: duckdb.DuckDBPyConnection, state: WarehouseState, now: datetime
     """The write's first statements: upgrades of an older warehouse, the layout, the catalogue."""
     for stmt in state.upgrades:  # a warehouse of an earlier version gains the later columns
         con.execute(stmt).fetchall()
+    if any("sample_hash" in stmt for stmt in state.upgrades):
+        _fill_item_hashes(con)
     for stmt in ddl.ddl_statements():
         con.execute(stmt)
     if state.needs_catalogue:  # its release was described only by warehouse_meta
         ids = benchmarks.get(DEFAULT_BENCHMARK).item_ids_sql
         _catalogue(con, DEFAULT_BENCHMARK, state.releases[DEFAULT_BENCHMARK], f"SELECT count(*) FROM ({ids})", now)
+
+
+def _fill_item_hashes(con: duckdb.DuckDBPyConnection) -> None:
+    """The ``sample_hash`` of every loaded item that lacks one (a warehouse of an earlier version), from each
+    benchmark's own view of its items (docs/interchange.md#sample-hash)."""
+    for bench in benchmarks.available():
+        if bench.item_inputs is None or bench.item_hash_table is None:
+            continue
+        table, id_col = bench.item_hash_table
+        found = con.execute("SELECT count(*) FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
+                            "AND column_name = 'sample_hash'", [ddl.RAW, table]).fetchall()[0][0]
+        if not found:
+            continue
+        hashes = {sid: sample_hash(text, refs) for sid, (text, refs) in bench.item_inputs(con).items()}
+        if not hashes:
+            continue
+        con.register("__item_hashes", pa.table({"id": list(hashes), "sample_hash": list(hashes.values())}))
+        try:
+            con.execute(f'UPDATE {ddl.RAW}."{table}" AS t SET sample_hash = h.sample_hash FROM __item_hashes AS h '
+                        f'WHERE t."{id_col}" = h.id AND t.sample_hash IS NULL').fetchall()
+        finally:
+            con.unregister("__item_hashes")
 
 
 def _write(con: duckdb.DuckDBPyConnection, state: WarehouseState, plan: _Plan, result: IngestResult,
@@ -701,6 +743,11 @@ def _write_body(con: duckdb.DuckDBPyConnection, plan: _Plan, result: IngestResul
         release_arrow_memory()
     for benchmark, n in inspect_ingest.write(con, plan.inspect, now).items():
         result.rows[f"items {benchmark}"] = n
+    n_reported = interchange_ingest.write_reported(con, plan.interchange, now)
+    if n_reported:
+        result.rows["reported_results"] = n_reported
+        for source, n in interchange_ingest.reported_by_source(plan.interchange).items():
+            add_log("eee", source, None, "", "inserted", {"reported_results": n})
     _benchmark_hooks(con, plan, loaded_runs, result, add_log, plan.force)
     changed = write_catalogue(con, plan.inspect.metric_defs, plan.metric_directions, plan.primary_metrics)
     if changed:
@@ -718,6 +765,7 @@ def _write_body(con: duckdb.DuckDBPyConnection, plan: _Plan, result: IngestResul
         result.run_actions[action] += 1
         add_log(rd.kind, rd.source, rd.run_id, rd.content_sha256, action, rd.counts)
     insert_arrow(con, "ingest_log", pa.table(log, schema=ddl.INGEST_LOG))
+    sync_index(con)  # the search index follows the runs written and replaced (docs/search.md#index)
 
     meta = {"layout_version": LAYOUT_VERSION, "duckdb_version": duckdb.__version__}
     if bt is not None:

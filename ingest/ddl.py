@@ -13,6 +13,7 @@ from agenthop.harness import benchmarks
 from agenthop.schemas import catalogue
 from agenthop.schemas import metrics as mschema
 from agenthop.schemas import quality as qschema
+from agenthop.schemas import scanners as sschema
 from agenthop.schemas import trajectory as tschema
 from agenthop.schemas.evolution import absent
 
@@ -81,6 +82,8 @@ def warehouse_schema(table: str) -> pa.Schema:
         return catalogue.BENCHMARKS
     if table == "metric_defs":
         return mschema.METRIC_DEFS
+    if table in sschema.TABLES:
+        return sschema.TABLES[table]
     extra = extra_tables()
     if table in extra:
         return extra[table]
@@ -90,13 +93,14 @@ def warehouse_schema(table: str) -> pa.Schema:
 def all_tables() -> tuple[str, ...]:
     """Every table of the raw layout, in creation order."""
     return ("benchmarks", *benchmark_tables(), *RUN_TABLES, "ingest_log", "warehouse_meta", "dq_issues",
-            "metric_defs", *extra_tables())
+            "metric_defs", *sschema.TABLES, *extra_tables())
 
 
 def later_tables() -> frozenset[str]:
     """Tables a warehouse made by an earlier version (or before a benchmark was added) may lack;
     its next ingest creates them."""
-    return frozenset({"dq_issues", "benchmarks", "scores", "metric_defs", *benchmark_tables(), *extra_tables()})
+    return frozenset({"dq_issues", "benchmarks", "scores", "metric_defs", *sschema.TABLES, *benchmark_tables(),
+                      *extra_tables()})
 
 _SIMPLE: dict[pa.DataType, str] = {
     pa.bool_(): "BOOLEAN",

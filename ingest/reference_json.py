@@ -236,6 +236,9 @@ def _runs_row(
             "generation": [None],
             "benchmark": [tschema.DEFAULT_BENCHMARK],  # the reference harness runs AgentHop
             "paradigm": [None],
+            # provenance of imported Inspect logs: the reference harness records none of it
+            **{c: [None] for c in ("source_packages_json", "task_version", "task_args_json", "message_limit",
+                                   "time_limit_s", "working_limit_s")},
         },
         schema=tschema.RUNS,
     )

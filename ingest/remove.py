@@ -17,9 +17,11 @@ import duckdb
 import pyarrow as pa
 
 from agenthop.harness import benchmarks
+from agenthop.schemas import scanners as sschema
 
 from . import ddl
 from .conform import IngestError
+from .transcripts.index import sync_index
 from .warehouse import insert_arrow, json_counts, open_warehouse, read_state, transaction
 
 
@@ -54,6 +56,14 @@ def _delete(con: duckdb.DuckDBPyConnection, load_id: int, run_ids: list[str]) ->
                     f"DELETE FROM {ddl.RAW}.{name} WHERE run_id IN (SELECT run_id FROM __remove_runs)"
                 ).fetchall()
                 deleted[name] = int(rows[0][0]) if rows else 0
+            for name in sschema.TABLES:  # the runs' scanner findings, scan records and labels (if any)
+                if con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = ? "
+                               "AND table_name = ?", [ddl.RAW, name]).fetchall()[0][0]:
+                    rows = con.execute(
+                        f"DELETE FROM {ddl.RAW}.{name} WHERE run_id IN (SELECT run_id FROM __remove_runs)"
+                    ).fetchall()
+                    if rows and rows[0][0]:
+                        deleted[name] = int(rows[0][0])
         finally:
             con.unregister("__remove_runs")
         for bench in benchmarks.available():
@@ -66,4 +76,5 @@ def _delete(con: duckdb.DuckDBPyConnection, load_id: int, run_ids: list[str]) ->
             for f, v in zip(ddl.INGEST_LOG, row):
                 log[f.name].append(v)
         insert_arrow(con, "ingest_log", pa.table(log, schema=ddl.INGEST_LOG))
+        sync_index(con)  # the deleted runs leave the search index
     return deleted

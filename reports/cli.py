@@ -27,6 +27,8 @@ Examples (each subcommand's --help has its own):
   agenthop-report reruns --model verifier
   agenthop-report item st_0001 --models early-committer,verifier
   agenthop-report paper --condition full
+  agenthop-report model verifier
+  agenthop-report site --out site/
   agenthop-report sql "SELECT model, accuracy FROM model_summary" --format csv
 
 A report is a page plus its folder (cmp.html and cmp_files/ with item pages and the chart bundle);
@@ -185,6 +187,27 @@ def reruns(model: str, benchmark: str | None, cluster: str | None, db: str | Non
     click.echo(str(site.write_page(html)))
 
 
+@main.command(epilog=epilog("agenthop-report behaviours"))
+@click.option("--adjust", "method", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
+              help="How the Fisher p-values of every scanner and run are adjusted together (docs/reports.md#multiplicity).")
+@db_option
+@out_option
+@cli_errors
+def behaviours(method: str, db: str | None, out: Path | None, single_file: bool) -> None:
+    """Behaviour scanners (docs/scanners.md): prevalence per model, agreement with human labels, association
+    with the primary metric, and the items each scanner flagged."""
+    from .core import pages
+    from .render import default_out
+
+    with Warehouse(db) as wh:
+        with open_site(wh, out or default_out("behaviours"), single_file) as site:
+            html, context = pages.behaviours(wh, site, method)
+    if not context["scanners"]:
+        click.secho("warning: the warehouse holds no scanner results: run agenthop-scan --scanners shipped:common, "
+                    "then dbt build", fg="yellow", err=True)
+    click.echo(str(site.write_page(html)))
+
+
 @main.command(epilog=epilog("agenthop-report item"))
 @click.argument("sample_id")
 @click.option("--runs", "run_ids", help="Run ids, comma-separated, of any benchmark.")
@@ -282,6 +305,134 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
         html = render_page(wh, report, site)
         write_tables(report, target)
     click.echo(str(site.write_page(html)))
+
+
+@main.command(epilog=epilog("agenthop-report search"))
+@click.argument("text", required=False)
+@click.option("--regex", is_flag=True, help="TEXT is a regular expression (RE2 syntax, as DuckDB's regexp functions).")
+@click.option("--case-sensitive", is_flag=True, help="Match letter case exactly (default: case-insensitive).")
+@click.option("--role", type=click.Choice(["system", "user", "assistant", "tool", "any"]), default="any",
+              show_default=True, help="Search messages of this role only (a call's arguments count as assistant, "
+              "a tool's output as tool).")
+@click.option("--tool", default=None, metavar="NAME", help="Calls of this tool (with TEXT: search its arguments and outputs only).")
+@click.option("--tool-args", default=None, metavar="REGEX", help="Calls whose arguments' JSON matches REGEX.")
+@click.option("--status", default=None, metavar="STATUS", help="Calls with this status (ok, tool_error, ...).")
+@click.option("--sequence", default=None, metavar="A>B>C", help="Consecutive calls of these tools, in this order, in one attempt.")
+@click.option("--repeat", type=click.IntRange(2), default=None, metavar="N",
+              help="An identical call (tool and arguments) made N or more times in one attempt, whatever its status.")
+@click.option("--benchmark", default=None, metavar="NAME", help="Runs of this benchmark only.")
+@click.option("--model", default=None, metavar="NAME", help="Runs of this model only.")
+@click.option("--run", "run_id", default=None, metavar="RUN_ID", help="This run only.")
+@click.option("--epoch", type=click.IntRange(1), default=None, metavar="N",
+              help="Runs of this epoch only (Inspect's epoch; a harness replicate counted from 1).")
+@click.option("--metric", default=None, metavar="NAME", help="Items whose value of this metric is --value, or within --min/--max (reads the marts).")
+@click.option("--value", type=float, default=None, metavar="V", help="With --metric: the value.")
+@click.option("--min", "min_value", type=float, default=None, metavar="X", help="With --metric: the lowest value kept.")
+@click.option("--max", "max_value", type=float, default=None, metavar="Y", help="With --metric: the highest value kept.")
+@click.option("--terminated-by", default=None, metavar="T", help="Attempts that ended this way (answer, max_turns, error, ...).")
+@click.option("--item-group", default=None, metavar="G", help="Items of this group (AgentHop: the cell, e.g. st_d1; reads the marts).")
+@click.option("--limit", type=click.IntRange(0), default=100, show_default=True,
+              help="Matches listed; the summary and the count cover them all.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "html"]), default="table", show_default=True,
+              help="A text table (summary and matches), JSON (matches, summary, n_matches, truncated), CSV (the "
+              "matches) or an HTML page linking each match to its item page.")
+@click.option("--out", "out", type=LocalPath(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file instead of standard output (HTML: default reports_out/search.html, item pages "
+              "in the folder <name>_files beside it).")
+@db_option
+@cli_errors
+def search(text: str | None, regex: bool, case_sensitive: bool, role: str, tool: str | None, tool_args: str | None,
+           status: str | None, sequence: str | None, repeat: int | None, benchmark: str | None, model: str | None,
+           run_id: str | None, epoch: int | None, metric: str | None, value: float | None, min_value: float | None,
+           max_value: float | None, terminated_by: str | None, item_group: str | None, limit: int, fmt: str,
+           out: Path | None, db: str | None) -> None:
+    """Find text, calls, call sequences and repeated calls in the transcripts of every run (docs/search.md)."""
+    from agenthop.ingest.transcripts.search import TranscriptQuery, find_matches
+
+    from . import search as page
+
+    query = TranscriptQuery(text=text, regex=regex, case_sensitive=case_sensitive, role=role, tool=tool,
+                            tool_args=tool_args, status=status, sequence=sequence or (), repeat=repeat,
+                            benchmark=benchmark, model=model, run=run_id, epoch=epoch, metric=metric, value=value,
+                            min=min_value, max=max_value, terminated_by=terminated_by, item_group=item_group,
+                            limit=limit)
+    with Warehouse(db) as wh:
+        result = find_matches(wh.con, query)
+        if fmt == "html":
+            from .render import default_out
+
+            with open_site(wh, out or default_out("search"), False) as site:
+                html = page.html_page(wh, site, result, query)
+            click.echo(str(site.write_page(html)))
+            return
+    body = {"json": page.as_json, "csv": page.as_csv, "table": page.as_table}[fmt](result)
+    if out is None:
+        click.echo(body, nl=False)
+        return
+    from .render import write_html
+
+    click.echo(str(write_html(body, out)))
+
+
+@main.command(epilog=epilog("agenthop-report export"))
+@click.option("--format", "fmt", type=click.Choice(["eee", "atif"]), required=True,
+              help="eee: Every Eval Ever aggregate records and instance-level JSONL; atif: one ATIF trajectory per "
+                   "sample's final attempt (docs/interchange.md).")
+@click.option("--out", "out", type=LocalPath(file_okay=False, path_type=Path), required=True,
+              help="Folder to write data/<benchmark>/<developer>/<model>/<uuid>.json (and _samples.jsonl) under.")
+@click.option("--runs", "run_ids", help="Run ids, comma-separated (default: every run).")
+@click.option("--models", help="Model names, comma-separated: every run of each.")
+@click.option("--benchmark", "benchmark", default=None, metavar="NAME", help="Only runs of this benchmark.")
+@db_option
+@cli_errors
+def export(fmt: str, out: Path, run_ids: str | None, models: str | None, benchmark: str | None, db: str | None) -> None:
+    """Write runs of any source in an interchange format other tools read (file names derive from run ids:
+    exporting again rewrites the same files)."""
+    from .interchange.write import export as run_export
+
+    result = run_export(db, out, fmt, _split(run_ids), _split(models), benchmark)
+    click.echo(result.summary(fmt, out))
+
+
+@main.command(epilog=epilog("agenthop-report model"))
+@click.argument("name")
+@db_option
+@out_option
+@cli_errors
+def model(name: str, db: str | None, out: Path | None, single_file: bool) -> None:
+    """One model across every benchmark it has runs of: primary score with interval and coverage, repeats,
+    all tokens and cost, terminations and tool behaviour, each beside the panel's median."""
+    from .core import model_page
+    from .render import default_out
+
+    with Warehouse(db) as wh:
+        with open_site(wh, out or default_out("model", name), single_file) as site:
+            html, _ = model_page.page(wh, site, name)
+    click.echo(str(site.write_page(html)))
+
+
+@main.command(epilog=epilog("agenthop-report site"))
+@click.option("--out", "out", type=LocalPath(file_okay=False, path_type=Path), required=True,
+              help="Folder of the site (new, empty, or a site written before, which is replaced whole).")
+@click.option("--max-pairs", "max_pairs", type=click.IntRange(0), default=10, show_default=True,
+              help="Compare pages rendered per benchmark (neighbours in the leaderboard first); the other pairs "
+                   "are listed on the index with their command.")
+@click.option("--quiet", is_flag=True, default=False, help="No progress lines on stderr.")
+@db_option
+@cli_errors
+def site(out: Path, max_pairs: int, quiet: bool, db: str | None) -> None:
+    """Everything the warehouse holds as one static site: index.html (benchmarks, models, runs, coverage),
+    each benchmark's leaderboard, a page per model, reruns, compare pages, the benchmark-specific reports
+    and their item pages; one chart bundle, relative links, offline from file://."""
+    from .site_build import build_site
+
+    def progress(msg: str) -> None:
+        if not quiet:
+            click.echo(f"site: {msg}", err=True)
+
+    with Warehouse(db) as wh:
+        index = build_site(wh, out, max_pairs, progress)
+    click.echo(str(index))
 
 
 @main.command(epilog=epilog("agenthop-report sql"))

@@ -17,7 +17,7 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -30,7 +30,6 @@ from agenthop.harness.errors import AgentHopError
 
 from . import stats
 from .bundle import javascript_bundle
-from .conditions import applies
 from .doc_links import Definitions
 from .values import control_pictures, jsonable
 from .core.runs import RunInfo
@@ -206,9 +205,13 @@ def environment() -> jinja2.Environment:
         script_json=script_json, cell=cell, pct=pct, pp=pp, signed=signed, num=num, pval=pval, pstat=pstat, pretty_json=pretty_json, clip=clip,
         anchor=lambda v, *rest: anchor(v, *rest), header_breaks=header_breaks, tool_name=tool_name, tool_seq=tool_seq,
     )
-    env.globals.update(acc_pm=acc_pm, acc_title=acc_title, acc_pm_meaning=stats.ACC_PM_MEANING, anchor=anchor, significant=stats.significant,
-                       applies=applies)
+    env.globals.update(acc_pm=acc_pm, acc_title=acc_title, acc_pm_meaning=stats.ACC_PM_MEANING, anchor=anchor, significant=stats.significant)
     return env
+
+
+def add_template_globals(**values: Any) -> None:
+    """Functions a benchmark's own templates call (reports/<benchmark>/__init__.py adds them on import)."""
+    environment().globals.update(values)
 
 
 # -- provenance ---------------------------------------------------------------------------------------
@@ -257,6 +260,46 @@ def display_path(path: Path) -> str:
         return str(resolved)
 
 
+def _json_object(text: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _seconds(v: Any) -> str:
+    x = _num(v)
+    return "" if x is None else f"{x:g} s"
+
+
+def run_source(run: RunInfo) -> dict[str, str] | None:
+    """Where an imported run came from, as its footer shows it (None for a run without that record: the
+    harness's own, or a warehouse built before it was kept): the source's package versions, the task's
+    version and arguments, and its limits, each in its own field (a message limit is not a turn cap)."""
+    s = run.summary
+    recorded = ("source_packages_json", "task_version", "task_args_json", "message_limit", "time_limit_s",
+                "working_limit_s")
+    if all(s.get(k) is None for k in recorded):
+        return None
+    packages = _json_object(s.get("source_packages_json"))
+    args = _json_object(s.get("task_args_json"))
+    limits = [(label, text) for label, text in (
+        ("message limit", f"{int(s['message_limit']):,}" if s.get("message_limit") is not None else ""),
+        ("turn limit", f"{int(s['max_turns']):,}" if s.get("max_turns") else ""),
+        ("token limit", f"{int(s['max_total_tokens']):,}" if s.get("max_total_tokens") else ""),
+        ("time limit", _seconds(s.get("time_limit_s"))),
+        ("working limit", _seconds(s.get("working_limit_s"))),
+    ) if text]
+    return {
+        "benchmark": str(run.benchmark or ""),
+        "packages": ", ".join(f"{k} {v}" for k, v in sorted(packages.items())) or "not recorded",
+        "task_version": "" if s.get("task_version") is None else str(s["task_version"]),
+        "task_args": ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in sorted(args.items())) or "none",
+        "limits": ", ".join(f"{label} {text}" for label, text in limits) or "none recorded",
+    }
+
+
 @dataclass
 class Provenance:
     warehouse: str
@@ -265,10 +308,17 @@ class Provenance:
     package_version: str
     generated_at: str
     git_commit: str | None = None
+    #: imported runs' provenance (run_source), one entry per distinct record with the runs that share it
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def build(cls, warehouse: Path, runs: Sequence[RunInfo]) -> Provenance:
         hashes = sorted({r.benchmark_sha256 for r in runs if r.benchmark_sha256})
+        sources: dict[tuple[str, ...], dict[str, Any]] = {}
+        for r in runs:
+            src = run_source(r)
+            if src is not None:
+                sources.setdefault(tuple(src.values()), {**src, "run_ids": []})["run_ids"].append(r.run_id)
         return cls(
             warehouse=display_path(warehouse),
             run_ids=[r.run_id for r in runs],
@@ -276,6 +326,7 @@ class Provenance:
             package_version=package_version(),
             generated_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
             git_commit=project_commit(),
+            sources=list(sources.values()),
         )
 
 

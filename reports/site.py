@@ -26,8 +26,8 @@ API (stable; other report modules, e.g. the paper report, build on it)::
 ``render_page`` injects into the template: ``item_href(sample_id)`` (relative to that page),
 ``vega_bundle`` (a ``<script src=...>`` tag or the inlined bundle), the data-quality warnings
 (``dq_issues``) given to the Site, and in single-file mode the item appendix. Item pages are
-rendered by :mod:`reports.item` (question, options with the correct and chosen answers, seed,
-gold and bridge papers, direct-labelled sections, every call with what the agent received).
+rendered by the shared :mod:`reports.core.item` (the item, each run's transcript and calls) or by
+the pages a benchmark brings (``pages=``).
 """
 
 from __future__ import annotations
@@ -108,6 +108,23 @@ def _umask() -> int:
     return mask
 
 
+def swap_folder(staging: Path, folder: Path, error: str) -> None:
+    """Put the folder `staging` (written beside `folder`) in the place of `folder`, whole: an existing
+    `folder` is moved aside first and removed after. `error` begins the message of a failure."""
+    old = None
+    try:
+        os.chmod(staging, 0o777 & ~_umask())
+        if folder.exists():
+            old = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".old"))
+            os.replace(folder, old / "x")
+        os.replace(staging, folder)
+    except OSError as exc:
+        raise AgentHopError(f"{error} ({exc.strerror or exc})") from None
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def _relative(target: Path, from_page: Path) -> str:
     rel = os.path.relpath(target.resolve(), from_page.resolve().parent)
     return "/".join(quote(part) for part in Path(rel).parts)
@@ -169,18 +186,7 @@ class Site:
         if self._staging is None or self._committed:
             self._committed = True
             return
-        old = None
-        try:
-            os.chmod(self._staging, 0o777 & ~_umask())
-            if self.folder.exists():
-                old = Path(tempfile.mkdtemp(dir=self.out.parent, prefix=f".{self.folder.name}.", suffix=".old"))
-                os.replace(self.folder, old / "x")
-            os.replace(self._staging, self.folder)
-        except OSError as exc:
-            raise AgentHopError(f"--out {self.out}: cannot write the report ({exc.strerror or exc})") from None
-        finally:
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
+        swap_folder(self._staging, self.folder, f"--out {self.out}: cannot write the report")
         self._staging, self._committed = None, True
 
     def __enter__(self) -> Site:
@@ -281,11 +287,11 @@ class Site:
 
         `pages` renders them: an object with ``load(wh, sample_ids, runs)``, ``context(data, sample_id,
         runs, charts)``, ``template`` and ``section_template`` (the shared pages are
-        ``reports.core.item.PAGES``; the default is the pages of ``reports.item``). Items already written
-        by this Site are skipped. In single-file mode the pages are kept for the main page's appendix
-        instead of being written."""
+        ``reports.core.item.PAGES``, the default; a benchmark may bring its own, as
+        ``reports.agenthop.item.PAGES``). Items already written by this Site are skipped. In single-file
+        mode the pages are kept for the main page's appendix instead of being written."""
         if pages is None:
-            from .item import PAGES as pages
+            from .core.item import PAGES as pages
 
         if not runs:
             raise AgentHopError("item pages need at least one run")

@@ -97,6 +97,13 @@ class Warehouse:
             return False
         return column is None or column in cols
 
+    def has_table(self, schema: str, table: str) -> bool:
+        """Whether ``schema.table`` exists in this database (an optional raw table, a dbt schema)."""
+        (n,) = self.con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? "
+            "AND table_catalog = current_database()", [schema, table]).fetchone()  # type: ignore[misc]
+        return bool(n)
+
     def columns(self, relation: str) -> tuple[str, ...]:
         return self.relations().get(relation, ())
 

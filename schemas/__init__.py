@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["agenthop", "catalogue", "evolution", "metrics", "names", "trajectory"]
+__all__ = ["agenthop", "catalogue", "evolution", "metrics", "names", "scanners", "trajectory"]
 
 
 def __getattr__(name: str) -> Any:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from .evolution import added_later
+
 #: The tools of AgentHop's sandbox (docs/harness.md); any other name is an unknown tool.
 TOOL_NAMES: tuple[str, ...] = (
     "get_paper_info",
@@ -47,6 +49,8 @@ ITEMS = pa.schema(
         pa.field("filter_agreement", pa.string()),
         pa.field("bridge_necessary", pa.bool_()),
         pa.field("item_order", pa.int32(), nullable=False),
+        # added after the first release: optional on read (schemas/evolution.py; docs/interchange.md#sample-hash)
+        added_later(pa.field("sample_hash", pa.string())),
     ]
 )
 

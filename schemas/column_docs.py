@@ -28,6 +28,12 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("runs", "generation"): "model generation label from the panel (e.g. `2.5`), if any; orders a family's members",
     ("runs", "benchmark"): "the benchmark the run is on: `agenthop`, `sciexplore` or `inspect:<task>` (a release of it must be loaded)",
     ("runs", "paradigm"): "SciExplore only: `foundation`, `search` or `deep_research`; null for other benchmarks",
+    ("runs", "source_packages_json"): "imported runs: the source's package versions as a JSON object (an Inspect log's `packages`, e.g. `{\"inspect_ai\": \"0.3.90\"}`); null for the harness's runs",
+    ("runs", "task_version"): "imported runs: the task's version as the source records it (Inspect's `task_version`); null when it records none",
+    ("runs", "task_args_json"): "imported runs: the task's arguments as a JSON object (Inspect's `task_args`); null when none are recorded",
+    ("runs", "message_limit"): "imported runs: the cap on messages per sample (Inspect's `message_limit`), null when none; not a turn cap",
+    ("runs", "time_limit_s"): "imported runs: the wall-clock limit per sample in seconds (Inspect's `time_limit`), null when none",
+    ("runs", "working_limit_s"): "imported runs: the working-time limit per sample in seconds (Inspect's `working_limit`), null when none",
     # trajectories
     ("trajectories", "run_id"): "the run",
     ("trajectories", "sample_id"): "the item",
@@ -142,6 +148,8 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("items", "filter_agreement"): "ensemble filter agreement as released, kept as text",
     ("items", "bridge_necessary"): "whether the audit found the bridge paper necessary (null when not labelled)",
     ("items", "item_order"): "position in qa/full.jsonl",
+    ("items", "sample_hash"): "the item's hash across sources: SHA-256 of its input (question and lettered options) "
+                              "and reference (the gold option), EEE's canonical recipe (docs/interchange.md#sample-hash)",
     ("item_papers", "sample_id"): "the item",
     ("item_papers", "paper_id"): "graph node id",
     ("item_papers", "arxiv_id"): "arXiv id of that node, if any",
@@ -185,6 +193,34 @@ COLUMN_DOCS: dict[tuple[str, str], str] = {
     ("dq_issues", "severity"): "`error` (the only severity ingest records)",
     ("dq_issues", "value"): "the offending value as text, if it has one",
     ("dq_issues", "message"): "what is wrong, in words",
+    # behaviour scanners (raw.scanner_results, raw.scanner_runs, raw.human_labels)
+    ("scanner_results", "run_id"): "the run",
+    ("scanner_results", "sample_id"): "the item",
+    ("scanner_results", "attempt"): "the attempt the scanner classified",
+    ("scanner_results", "scanner"): "the scanner's name (its file's `name`)",
+    ("scanner_results", "scanner_version"): "the file's `version` plus a hash of what the scanner does (and, for "
+                                            "an llm scanner, `model:<id>`)",
+    ("scanner_results", "value"): "the finding: 1/0 for yes/no, a count or number, a label's position in its set; "
+                                  "null when an llm reply gave no answer of the asked form",
+    ("scanner_results", "label"): "the finding's label (a label set's label, a termination, a tool name)",
+    ("scanner_results", "explanation"): "an llm scanner's reply, or why there is no value",
+    ("scanner_results", "evidence"): "where in the transcript: `{turn, seq}` references (seq: the tool call)",
+    ("scanner_runs", "scanner"): "the scanner",
+    ("scanner_runs", "run_id"): "the run it scanned",
+    ("scanner_runs", "shard"): "`''` for the whole run, `k/n` for one shard's samples",
+    ("scanner_runs", "scanner_version"): "the version that scanned it",
+    ("scanner_runs", "run_sha256"): "the run's content hash then (`raw.ingest_log`)",
+    ("scanner_runs", "n_units"): "attempts scanned",
+    ("scanner_runs", "scanned_at"): "when",
+    ("human_labels", "run_id"): "the run (resolved from `model` + `epoch`/`replicate` when the file names no run)",
+    ("human_labels", "sample_id"): "the item",
+    ("human_labels", "attempt"): "the attempt labelled (the final one unless the file names another)",
+    ("human_labels", "scanner"): "the scanner whose behaviour the label is about",
+    ("human_labels", "labeler"): "who labelled",
+    ("human_labels", "value"): "the label as a number: true/false as 1/0; null for a label of a label set",
+    ("human_labels", "label"): "a label of a label set (a string value)",
+    ("human_labels", "source"): "the labels file",
+    ("human_labels", "loaded_at"): "when it was loaded",
 }
 
 __all__ = ["COLUMN_DOCS"]

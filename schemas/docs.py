@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from . import agenthop as benchmark, catalogue, metrics, quality, trajectory
+from . import agenthop as benchmark, catalogue, metrics, quality, scanners, trajectory
 from .column_docs import COLUMN_DOCS
 from .evolution import absent
 
@@ -84,7 +84,8 @@ def render() -> str:
         "",
         f"- `tool_calls.status`: {', '.join(f'`{s}`' for s in trajectory.TOOL_CALL_STATUSES)}.",
         f"- `trajectories.terminated_by`: {', '.join(f'`{s}`' for s in trajectory.TERMINATIONS)}.",
-        f"- `runs.backend`: {', '.join(f'`{s}`' for s in trajectory.BACKENDS)} (the last three are imported sources).",
+        f"- `runs.backend`: {', '.join(f'`{s}`' for s in trajectory.BACKENDS)} (the last "
+        f"{len(trajectory.IMPORTED_BACKENDS)} are imported sources).",
         f"- `runs.condition`: {', '.join(f'`{s}`' for s in trajectory.CONDITIONS)}, every benchmark's own "
         "conditions, or empty (`''`) for imported runs without one (Inspect logs).",
         "",
@@ -104,6 +105,13 @@ def render() -> str:
             "One row per (benchmark, metric): kind, direction, primary flag and label, from the sources and the",
             "user (docs/metrics.md#metric-catalogue). Warehouses made before it gain it at their next ingest.", ""]
     out += _table("metric_defs", metrics.METRIC_DEFS, metrics.KEYS["metric_defs"])
+    out += ['<a id="scanner-tables"></a>', "## Behaviour scanners: `raw.scanner_results`, `raw.scanner_runs`, "
+            "`raw.human_labels`", "",
+            "What `agenthop-scan` finds in the transcripts, which scanner version last scanned which run, and the",
+            "human labels the scanners are measured against (docs/scanners.md). Warehouses made before them gain",
+            "them at their next ingest or scan.", ""]
+    for name, schema in scanners.TABLES.items():
+        out += _table(name, schema, scanners.KEYS[name])
     out += ['<a id="benchmark-tables"></a>', "## Benchmark tables in the warehouse (schema `raw`)", "",
             "The release (docs/benchmark.md) as `agenthop-ingest --benchmark` flattens it (docs/ingest.md).", ""]
     for name, schema in benchmark.TABLES.items():

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from .evolution import added_later
+
 UNITS: tuple[str, ...] = ("answer", "citation", "cell")
 VERDICTS: tuple[str, ...] = ("correct", "incorrect", "not_attempted")
 
@@ -36,6 +38,8 @@ TASKS = pa.schema([
     pa.field("primary_key", pa.string()),  # T4
     pa.field("task_order", pa.int32(), nullable=False),
     pa.field("task_json", pa.string(), nullable=False),  # the tasks.jsonl object, for the judges
+    # added later: optional on read (docs/interchange.md#sample-hash)
+    added_later(pa.field("sample_hash", pa.string())),
 ])
 
 T3_REFERENCES = pa.schema([

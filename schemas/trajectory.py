@@ -45,7 +45,7 @@ TERMINATIONS: tuple[str, ...] = (
 
 #: Allowed values of ``runs.backend``: the harness's backends and the importers' sources.
 HARNESS_BACKENDS: tuple[str, ...] = ("sim", "openai", "anthropic", "google", "responses")
-IMPORTED_BACKENDS: tuple[str, ...] = ("reference-json", "inspect-log", "responses-file")
+IMPORTED_BACKENDS: tuple[str, ...] = ("reference-json", "inspect-log", "responses-file", "eee", "atif")
 BACKENDS: tuple[str, ...] = HARNESS_BACKENDS + IMPORTED_BACKENDS
 
 from .names import CONDITIONS, DEFAULT_BENCHMARK  # noqa: E402,F401 (defined without pyarrow, re-exported)
@@ -79,6 +79,13 @@ RUNS = pa.schema(
         added_later(pa.field("generation", pa.string())),
         added_later(pa.field("benchmark", pa.string(), nullable=False), default=DEFAULT_BENCHMARK),
         added_later(pa.field("paradigm", pa.string())),
+        # provenance of imported runs (an Inspect log's), null for the harness's own runs
+        added_later(pa.field("source_packages_json", pa.string())),
+        added_later(pa.field("task_version", pa.string())),
+        added_later(pa.field("task_args_json", pa.string())),
+        added_later(pa.field("message_limit", pa.int32())),
+        added_later(pa.field("time_limit_s", pa.float64())),
+        added_later(pa.field("working_limit_s", pa.float64())),
     ]
 )
 

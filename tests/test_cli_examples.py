@@ -79,7 +79,10 @@ def test_report_examples_run_on_the_demo_warehouse(command: str, built_warehouse
         assert result.exit_code == 0, f"{line}\n{result.output}"
         if "--out" in args:
             out = Path(args[args.index("--out") + 1])
-            # paper and sciexplore write a directory (index.html + tables/), the others one page
-            assert (out / "index.html").is_file() if args[1] in ("paper", "sciexplore") else out.is_file(), line
+            # paper, sciexplore and site write a directory (its index.html), export a data/ tree, the others one page
+            if args[1] == "export":
+                assert any((out / "data").rglob("*.json")), line
+            else:
+                assert (out / "index.html").is_file() if args[1] in ("paper", "sciexplore", "site") else out.is_file(), line
         else:
             assert result.output.strip(), line

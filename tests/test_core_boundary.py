@@ -5,10 +5,12 @@ sources under ingest/sources/ and the reference-harness importer, which reads Ag
 are AgentHop's), the shared dbt models (models_sql/marts/core/, models_sql/intermediate/core/) and
 the shared staging models (models_sql/staging/*.sql, which pass the shared raw tables' columns, the
 benchmark-only nullable ones included, as dbt's source-conformed staging does: checked for tools and
-tables), and the report core (reports/core/, the page, site, chart, statistics, warehouse and freshness
-modules and the CLI, plus the shared page templates; AgentHop's report modules are reports/agenthop/,
-reports/{compare,reruns,item,leaderboard,sections}.py, reports/queries/ and reports/paper/). The names come from AgentHop's schema module and tool list, so a new AgentHop name is
-covered without editing this test.
+tables), and the report core (reports/core/, every module at the top of reports/: the site, render,
+chart, statistics, warehouse and freshness modules and the CLI, plus the shared page templates;
+AgentHop's report modules, its pages, sections and SQL, are reports/agenthop/; the paper report,
+reports/paper/, is AgentHop's analyses on the table and export machinery SciExplore's report reuses,
+and is not scanned). The names come from AgentHop's schema module and tool list, so a new AgentHop
+name is covered without editing this test.
 """
 
 from __future__ import annotations
@@ -75,13 +77,11 @@ def core_files() -> list[tuple[Path, set[str]]]:
     return out
 
 
-#: the report core: benchmark-agnostic modules and the shared pages' templates
-REPORT_CORE = ("reports/core/*.py", "reports/inspect/*.py", "reports/site.py", "reports/render.py", "reports/stats.py",
-               "reports/charts.py", "reports/bundle.py", "reports/values.py", "reports/freshness.py",
-               "reports/warehouse.py", "reports/sql_suggest.py", "reports/doc_links.py", "reports/cli.py",
-               "reports/trajectories.py", "reports/templates/base.html.j2", "reports/templates/core_*.html.j2",
-               "reports/templates/_core_*.html.j2", "reports/templates/_section_table.html.j2",
-               "reports/templates/inspect_*.html.j2")
+#: the report core: every module at the top of reports/ (a benchmark's own are in reports/<benchmark>/),
+#: the shared pages and the shared pages' templates
+REPORT_CORE = ("reports/*.py", "reports/core/*.py", "reports/inspect/*.py", "reports/templates/base.html.j2",
+               "reports/templates/core_*.html.j2", "reports/templates/_core_*.html.j2",
+               "reports/templates/_section_table.html.j2", "reports/templates/inspect_*.html.j2")
 
 
 def report_core_files() -> list[Path]:
@@ -93,14 +93,21 @@ def test_the_scan_finds_agenthop_names_where_they_belong() -> None:
     assert {"submit_answer", "paper_id"} <= python_hits((REPO / "harness/benchmarks/agenthop/tools.py").read_text())
     assert "items" in sql_hits((REPO / "models_sql/intermediate/agenthop/int_trajectories_final.sql").read_text())
     assert "paper_id" in sql_hits((REPO / "models_sql/intermediate/agenthop/int_tool_calls_final.sql").read_text())
-    assert {"submit_answer", "items"} <= python_hits((REPO / "reports/queries/behaviour.py").read_text()
-                                                      + (REPO / "reports/queries/items.py").read_text())
+    assert {"submit_answer", "items"} <= python_hits((REPO / "reports/agenthop/queries/behaviour.py").read_text()
+                                                      + (REPO / "reports/agenthop/queries/items.py").read_text())
 
 
 def test_the_report_core_is_scanned() -> None:
     names = {str(p.relative_to(REPO)) for p in report_core_files()}
     assert {"reports/core/compare.py", "reports/core/queries.py", "reports/core/registry.py", "reports/site.py",
             "reports/templates/core_compare.html.j2", "reports/templates/_core_macros.html.j2"} <= names
+    # every module at the top of reports/ is the core's: AgentHop's pages and SQL live in reports/agenthop/
+    top = {p.name for p in (REPO / "reports").glob("*.py")}
+    assert {"cli.py", "site.py", "render.py", "stats.py", "charts.py", "values.py"} <= top
+    assert {f"reports/{n}" for n in top} <= names
+    assert not top & {"compare.py", "reruns.py", "item.py", "leaderboard.py", "sections.py", "conditions.py"}
+    folders = {p.name for p in (REPO / "reports").iterdir() if (p / "__init__.py").exists()}
+    assert {"core", "agenthop", "sciexplore"} <= folders and "queries" not in folders
 
 
 def test_core_modules_name_no_agenthop_tool_table_or_column() -> None:
@@ -285,7 +292,7 @@ def test_the_harness_core_help_never_names_a_benchmark_archetype() -> None:
 #: callback lives in harness/benchmarks/<name>/) and the report pages, whose examples must name models the
 #: demo warehouse holds (panels/demo.yaml's labels; `sciexplore` is SciExplore's page) to run on it
 #: (tests/test_cli_examples.py runs them). Every other subcommand is the core's: its examples are scanned.
-EXAMPLE_EXEMPT_REPORT_PAGES = ("compare", "leaderboard", "reruns", "item", "paper", "sciexplore")
+EXAMPLE_EXEMPT_REPORT_PAGES = ("compare", "leaderboard", "reruns", "item", "model", "paper", "sciexplore")
 
 
 def _core_example_commands() -> dict[str, tuple[str, ...]]:

@@ -120,6 +120,7 @@ OTHER_PROGRAMS_FLAGS = {
     "--enable-auto-tool-choice", "--tool-call-parser",                                                       # vLLM
     "--epochs", "--token-limit", "--model", "--message-limit", "--to",                                       # Inspect
     "--disable-tools", "--text-tools",                                                                       # reference
+    "--no-deps",                                                                                             # pip
 }
 
 

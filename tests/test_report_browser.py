@@ -541,8 +541,12 @@ def test_names_and_number_formats_a_paper_appendix_can_take(browser, demo: dict,
     assert TIER_NAMES & set(legend) and not [t for t in legend if "_" in t], legend
 
     page, errors2, _, _ = _open(browser, demo["paths"]["reruns"], width)
-    t17 = page.evaluate("""() => Array.from(document.querySelector('main table').tBodies[0].rows).map(r =>
-        Array.from(r.cells).map(c => c.textContent.trim()))""")
+    t17 = page.evaluate("""() => {  // AgentHop's Table 17 section of the shared reruns page
+        const h = Array.from(document.querySelectorAll('main h2')).find(h => h.textContent.startsWith('Rerun variance'));
+        let t = h.nextElementSibling;
+        while (t && t.tagName !== 'TABLE' && !t.querySelector('table')) t = t.nextElementSibling;
+        t = t.tagName === 'TABLE' ? t : t.querySelector('table');
+        return Array.from(t.tBodies[0].rows).map(r => Array.from(r.cells).map(c => c.textContent.trim())); }""")
     ticks = page.evaluate("Array.from(document.querySelectorAll('div.chart svg g.role-axis-label text'))"
                           ".map(t => t.textContent)")
     page.close()

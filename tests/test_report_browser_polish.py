@@ -34,7 +34,7 @@ def test_reruns_lists_every_unstable_item_in_a_compact_grid(browser, demo: dict,
     page, errors, blocked, _ = _open(browser, demo["paths"]["reruns"], width)
     try:
         _no_sideways_scroll(page, "reruns", width)
-        n = int(page.evaluate("""() => document.evaluate("//h3[starts-with(., 'Unstable items')]", document, null,
+        n = int(page.evaluate("""() => document.evaluate("//h2[starts-with(., 'Unstable items')]", document, null,
             XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue.textContent.match(/\\((\\d+)\\)/)[1]"""))
         grid = page.evaluate("""() => Array.from(document.querySelectorAll('ul.item-grid li')).map(li => {
             const r = li.getBoundingClientRect(), a = li.querySelector('a');

@@ -195,7 +195,7 @@ def test_unwritable_out_is_a_user_error(tmp_path: Path, db: Path) -> None:
 
 
 def test_label_runs_with_a_repeated_run() -> None:
-    from agenthop.reports.queries import RunInfo, label_runs
+    from agenthop.reports.agenthop.queries import RunInfo, label_runs
 
     runs = [RunInfo("v__full__r0", "v", "full", 0), RunInfo("v__full__r0", "v", "full", 0)]
     label_runs(runs)  # used to raise KeyError once the first label had been rewritten
@@ -260,9 +260,9 @@ def test_compare_numbers_match_the_marts(tmp_path: Path, db: Path, panel: dict) 
 
 def test_compare_names_the_actions_after_a_wrong_read_as_the_paper_report_does(tmp_path: Path, db: Path) -> None:
     """The compare page's "After reading a wrong paper" rows, chart categories and note use the display names
-    of reports/sections.py (Recover, Re-nav, ...), the source of the paper report's Table 3 columns too, not
+    of reports/agenthop/sections.py (Recover, Re-nav, ...), the source of the paper report's Table 3 columns too, not
     the mart's ids (recover, renav)."""
-    from agenthop.reports import sections
+    from agenthop.reports.agenthop import sections
     from agenthop.reports.paper import layouts
 
     assert [name for _, name, _ in layouts.T3_ACTIONS] == [sections.WRONG_READ_LABELS[k] for k in
@@ -291,8 +291,8 @@ def test_default_output_path(db: Path, tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_chart_data_stays_small(db: Path) -> None:
-    from agenthop.reports import compare, leaderboard
-    from agenthop.reports.queries import label_runs, resolve_runs
+    from agenthop.reports.agenthop import compare, leaderboard
+    from agenthop.reports.agenthop.queries import label_runs, resolve_runs
     from agenthop.reports.warehouse import Warehouse
 
     with Warehouse(db) as wh:

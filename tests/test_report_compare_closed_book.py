@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agenthop.reports import compare, sections
+from agenthop.reports.agenthop import compare, sections
 from agenthop.reports.core.runs import RunInfo
 from report_fixtures import run
 
@@ -25,7 +25,7 @@ def _run_id(db: Path, model: str, condition: str) -> str:
 
 @pytest.fixture(scope="module")
 def closed_vs_full(built_warehouse) -> tuple[dict, list]:  # type: ignore[no-untyped-def]
-    from agenthop.reports.queries import label_runs, resolve_runs
+    from agenthop.reports.agenthop.queries import label_runs, resolve_runs
     from agenthop.reports.warehouse import Warehouse
 
     db = built_warehouse.db

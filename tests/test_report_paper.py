@@ -943,9 +943,9 @@ def test_table10_is_the_cell_grid_with_the_papers_sign(report: Path) -> None:
 
 def test_names_of_actions_and_reasoning_types_have_one_source(report: Path) -> None:
     """Table 3's action columns and Table 10's reasoning types are spelled and ordered as every other page
-    shows them (reports/sections.py): the display names of the compare page, the release's (and the
+    shows them (reports/agenthop/sections.py): the display names of the compare page, the release's (and the
     paper's) capitals, GROUND, METHOD, MOTIVE, RESULT, in the paper's order."""
-    from agenthop.reports import sections
+    from agenthop.reports.agenthop import sections
 
     t3 = page_tables(report)["table03_wrong_read"]
     assert t3["headers"][2:] == [sections.WRONG_READ_LABELS[k] for k in sections.WRONG_READ_ORDER if k != "other"]

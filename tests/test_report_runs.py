@@ -54,7 +54,7 @@ def test_pick_runs_errors(kw: dict, message: str) -> None:
 def test_agenthop_pages_use_the_shared_picker(built_warehouse) -> None:  # type: ignore[no-untyped-def]
     """resolve_runs (model_summary) and select_runs (run_summary) pick the same runs and fail the same way."""
     from agenthop.reports.core.runs import select_runs
-    from agenthop.reports.queries import resolve_runs, runs_of_model
+    from agenthop.reports.agenthop.queries import resolve_runs, runs_of_model
     from agenthop.reports.warehouse import Warehouse
 
     with Warehouse(built_warehouse.db) as wh:
@@ -79,3 +79,32 @@ def test_the_picker_is_written_once() -> None:
         holders = sorted(str(p.relative_to(REPORTS)) for p in REPORTS.rglob("*.py")
                          if re.search(re.escape(text), p.read_text(encoding="utf-8")))
         assert holders == ["core/runs.py"], (text, holders)
+
+
+def test_agenthop_runs_are_the_shared_pickers_with_their_model_summary_row(built_warehouse) -> None:  # type: ignore[no-untyped-def]
+    """AgentHop's pages start from the shared picker's runs (run_summary) and only add model_summary's row:
+    the same runs in the same order, each with Table 2's columns; a run model_summary lacks is a user
+    error naming it."""
+    import duckdb
+
+    from agenthop.reports.agenthop.queries import all_runs, with_summary
+    from agenthop.reports.core.runs import select_runs
+    from agenthop.reports.warehouse import Warehouse
+
+    con = duckdb.connect(str(built_warehouse.db), read_only=True)
+    try:
+        expected = [r for (r,) in con.execute(
+            "SELECT run_id FROM model_summary ORDER BY model, condition, replicate, run_id").fetchall()]
+        recall = dict(con.execute("SELECT run_id, recall_st FROM model_summary").fetchall())
+    finally:
+        con.close()
+    with Warehouse(built_warehouse.db) as wh:
+        runs = all_runs(wh)
+        assert [r.run_id for r in runs] == expected
+        assert all(r.benchmark == "agenthop" and r.summary["recall_st"] == recall[r.run_id] for r in runs)
+        picked = select_runs(wh, models=["verifier", "balanced"])
+        mine = with_summary(wh, picked)
+        assert [r.run_id for r in mine] == [r.run_id for r in picked]
+        assert all("recall_st" in r.summary and "recall_st" not in p.summary for r, p in zip(mine, picked))
+        with pytest.raises(AgentHopError, match=r"^run ghost-run \(ghost\) is not in model_summary"):
+            with_summary(wh, [RunInfo("ghost-run", "ghost", "full", 0)])

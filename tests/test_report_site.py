@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from agenthop.reports import render
-from agenthop.reports.conditions import applicable_summary, applies
+from agenthop.reports.agenthop.conditions import applicable_summary, applies
 
 from report_fixtures import run
 

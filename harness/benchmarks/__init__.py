@@ -169,6 +169,12 @@ class Benchmark:
     #: metrics its loaded runs carry: ``metric_defs(con) -> [row, ...]`` (none without runs); called by
     #: ingest inside its transaction, after the runs and imports were written
     metric_defs: Callable[[Any], list[dict[str, Any]]] | None = None
+    #: its loaded items as other tools see them (docs/interchange.md#sample-hash): ``item_inputs(con)`` ->
+    #: ``{sample_id: (input text, [reference, ...])}``, what ``sample_hash`` hashes and an export writes
+    item_inputs: Callable[[Any], Mapping[str, tuple[str, list[str]]]] | None = None
+    #: the raw table and id column its items' ``sample_hash`` is in (filled from ``item_inputs`` when a
+    #: warehouse of an earlier version gains the column)
+    item_hash_table: tuple[str, str] | None = None
 
 
 @dataclass(slots=True)

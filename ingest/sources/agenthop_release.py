@@ -8,14 +8,17 @@ files: an identical release is not parsed again; a different one replaces the be
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from agenthop.harness.benchmarks.agenthop.model import Release
 from agenthop.schemas import agenthop as bschema
+from agenthop.schemas.sample_hash import sample_hash
 
 from ..conform import IngestError, conform
 
@@ -80,6 +83,20 @@ class BenchmarkTables:
         return {k: v.num_rows for k, v in self.tables.items()}
 
 
+def item_input(question: str, options: Sequence[str], correct_index: int) -> tuple[str, list[str]]:
+    """An item as other tools see it (docs/interchange.md#sample-hash): the question with its lettered
+    options as the input, the gold option's text as the one reference."""
+    lines = [question, *(f"{chr(65 + i)}. {o}" for i, o in enumerate(options))]
+    gold = [options[correct_index]] if 0 <= correct_index < len(options) else []
+    return "\n".join(lines), gold
+
+
+def item_inputs(con: Any) -> dict[str, tuple[str, list[str]]]:
+    """sample_id -> (input, references) of every loaded AgentHop item."""
+    rows = con.execute("SELECT sample_id, question, options, correct_index FROM raw.items ORDER BY item_order").fetchall()
+    return {sid: item_input(q, list(o), c) for sid, q, o, c in rows}
+
+
 def release_tables(release: Release) -> dict[str, pa.Table]:
     """Flatten a loaded release into the raw benchmark tables (validated against the schemas)."""
     items: dict[str, list] = {f.name: [] for f in bschema.ITEMS}
@@ -113,6 +130,7 @@ def release_tables(release: Release) -> dict[str, pa.Table]:
         )
         items["bridge_necessary"].append(it.bridge_necessary)
         items["item_order"].append(order)
+        items["sample_hash"].append(sample_hash(*item_input(it.question, it.options, it.correct_index)))
 
         roles = (
             ("seed", (it.seed_paper_id,), (it.seed_arxiv_id,)),

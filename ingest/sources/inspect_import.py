@@ -20,6 +20,8 @@ from agenthop.ingest.conform import IngestError, conform
 from agenthop.ingest.quality import Segments
 from agenthop.ingest.runs import RunData
 from agenthop.schemas import trajectory as tschema
+from agenthop.schemas.evolution import added_later
+from agenthop.schemas.sample_hash import references, sample_hash
 
 from . import inspect_map, inspect_metrics, inspect_read
 
@@ -33,6 +35,8 @@ ITEMS = pa.schema([
     pa.field("target", pa.string()),
     pa.field("metadata_json", pa.string()),
     pa.field("item_order", pa.int32(), nullable=False),
+    # added later: optional on read (docs/interchange.md#sample-hash); EEE and ATIF items share the table
+    added_later(pa.field("sample_hash", pa.string())),
 ])
 
 
@@ -74,7 +78,9 @@ def _table(name: str, rows: list[dict[str, Any]], schema: pa.Schema, where: str)
 
 
 def items_table(mapped: inspect_map.MappedLog) -> pa.Table:
-    rows = [{**item, "benchmark": mapped.benchmark, "item_order": i} for i, item in enumerate(mapped.items)]
+    rows = [{**item, "benchmark": mapped.benchmark, "item_order": i,
+             "sample_hash": sample_hash(item["input"] or "", references(item["target"]))}
+            for i, item in enumerate(mapped.items)]
     return pa.Table.from_pylist(rows, schema=ITEMS)
 
 

@@ -23,6 +23,7 @@ from agenthop.ingest import runs as runsmod
 from agenthop.ingest.conform import IngestError
 from agenthop.ingest.progress import Progress
 from agenthop.ingest.runs import RunData
+from agenthop.schemas.sample_hash import references, sample_hash
 
 from . import inspect_import, inspect_map
 
@@ -48,7 +49,7 @@ def items_ddl() -> str:
     return f"CREATE TABLE IF NOT EXISTS {ddl.RAW}.{ITEMS_TABLE} ({cols}, PRIMARY KEY (benchmark, sample_id))"
 
 
-def _loaded_items(con: duckdb.DuckDBPyConnection, benchmark: str) -> dict[str, dict]:
+def loaded_items(con: duckdb.DuckDBPyConnection, benchmark: str) -> dict[str, dict]:
     exists = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
         [ddl.RAW, ITEMS_TABLE],
@@ -133,7 +134,7 @@ def prepare(
             continue
         items = merged.get(lt.benchmark)
         if items is None:
-            items = merged[lt.benchmark] = _loaded_items(con, lt.benchmark)
+            items = merged[lt.benchmark] = loaded_items(con, lt.benchmark)
             for sid in items:
                 origin[(lt.benchmark, sid)] = "the warehouse"
         for item in lt.items.to_pylist():
@@ -158,12 +159,38 @@ def prepare(
 
 
 def release_sha256(benchmark: str, items: pa.Table) -> str:
-    return inspect_map.items_sha256(benchmark[len(inspect_map.BENCHMARK_PREFIX):], items.to_pylist())
+    """The items' hash of an imported benchmark (``inspect:<task>``, ``eee:<name>``, ``atif:<task>``)."""
+    if benchmark.startswith(inspect_map.BENCHMARK_PREFIX):
+        benchmark = benchmark[len(inspect_map.BENCHMARK_PREFIX):]
+    return inspect_map.items_sha256(benchmark, items.to_pylist())
+
+
+def _fill_hashes(con: duckdb.DuckDBPyConnection) -> None:
+    """Give the table the ``sample_hash`` column when a warehouse of an earlier version lacks it, and every
+    item without a hash its hash (docs/interchange.md#sample-hash)."""
+    cols = {r[0] for r in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?",
+        [ddl.RAW, ITEMS_TABLE]).fetchall()}
+    if "sample_hash" not in cols:
+        con.execute(f"ALTER TABLE {ddl.RAW}.{ITEMS_TABLE} ADD COLUMN sample_hash VARCHAR").fetchall()
+    rows = con.execute(f"SELECT benchmark, sample_id, input, target FROM {ddl.RAW}.{ITEMS_TABLE} "
+                       "WHERE sample_hash IS NULL").fetchall()
+    if not rows:
+        return
+    fill = pa.table({"benchmark": [r[0] for r in rows], "sample_id": [r[1] for r in rows],
+                     "sample_hash": [sample_hash(r[2] or "", references(r[3])) for r in rows]})
+    con.register("__item_hashes", fill)
+    try:
+        con.execute(f"UPDATE {ddl.RAW}.{ITEMS_TABLE} AS i SET sample_hash = h.sample_hash FROM __item_hashes AS h "
+                    "WHERE i.benchmark = h.benchmark AND i.sample_id = h.sample_id").fetchall()
+    finally:
+        con.unregister("__item_hashes")
 
 
 def write(con: duckdb.DuckDBPyConnection, plan: InspectPlan, now: datetime) -> dict[str, int]:
     """Inside the ingest transaction: the changed benchmarks' items and catalogue rows."""
     con.execute(items_ddl()).fetchall()
+    _fill_hashes(con)  # a table of an earlier version gains the column and its items their hashes
     counts = {}
     has_catalogue = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = 'benchmarks'",
@@ -180,6 +207,8 @@ def write(con: duckdb.DuckDBPyConnection, plan: InspectPlan, now: datetime) -> d
             con.execute("DELETE FROM raw.benchmarks WHERE benchmark = ?", [benchmark]).fetchall()
             con.execute("INSERT INTO raw.benchmarks (benchmark, version, sha256, n_items, loaded_at) "
                         "VALUES (?, NULL, ?, ?, ?)", [benchmark, sha, items.num_rows, now]).fetchall()
+    if plan.items:
+        _fill_hashes(con)
     return counts
 
 

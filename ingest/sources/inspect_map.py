@@ -543,6 +543,30 @@ def map_agenthop_sample(run: RunRows, sample: dict[str, Any]) -> None:
 # one log
 
 
+def _positive(v: Any) -> float | None:
+    """A limit as the log records it: a positive finite number, else None (no limit)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        return None
+    return float(v)
+
+
+def provenance(ev: dict[str, Any], packages: dict[str, Any]) -> dict[str, Any]:
+    """The run's provenance columns from a log's ``eval``: its package versions, task version, task
+    arguments and the limits of its eval config that are no turn or token cap (null when not recorded)."""
+    cfg = ev.get("config") if isinstance(ev.get("config"), dict) else {}
+    args = ev.get("task_args")
+    version = ev.get("task_version")
+    message_limit = _positive(cfg.get("message_limit"))
+    return {
+        "source_packages_json": _json({str(k): str(v) for k, v in packages.items()}) if packages else None,
+        "task_version": None if version is None or isinstance(version, (dict, list)) else str(version),
+        "task_args_json": _json(args) if isinstance(args, dict) and args else None,
+        "message_limit": int(message_limit) if message_limit is not None and message_limit < 2**31 else None,
+        "time_limit_s": _positive(cfg.get("time_limit")),
+        "working_limit_s": _positive(cfg.get("working_limit")),
+    }
+
+
 def runs_row(header: dict[str, Any], source: str, epoch: int, bench_sha: str, complete: bool) -> dict[str, Any]:
     ev = header["eval"]
     cfg = ev.get("config") if isinstance(ev.get("config"), dict) else {}
@@ -570,7 +594,7 @@ def runs_row(header: dict[str, Any], source: str, epoch: int, bench_sha: str, co
         "replicate": epoch - 1,
         "benchmark_sha256": bench_sha,
         "budget_total": 0,
-        "max_turns": _int(cfg.get("turn_limit")) or _int(cfg.get("message_limit")),
+        "max_turns": _int(cfg.get("turn_limit")),  # a message limit is no turn cap: message_limit below
         "max_total_tokens": _int(cfg.get("token_limit")),
         "harness_version": f"inspect_ai {packages.get('inspect_ai', 'unknown')}",
         "config_json": config,  # serialised when the notes are known
@@ -580,6 +604,7 @@ def runs_row(header: dict[str, Any], source: str, epoch: int, bench_sha: str, co
         "finished_at": _time(stats.get("completed_at")) if complete else None,
         "generation": None,
         "benchmark": benchmark_of(header),
+        **provenance(ev, packages),
     }
     if settings is not None:  # the project's AgentHop task: its own caps and condition
         row.update(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -20,6 +22,7 @@ from agenthop.harness.benchmarks.sciexplore.release import (
     task_to_json,
 )
 from agenthop.schemas import sciexplore as sx
+from agenthop.schemas.sample_hash import sample_hash
 
 from ..conform import IngestError
 
@@ -33,6 +36,20 @@ def read_release(root: Path) -> Release:
         raise IngestError(str(exc)) from None
 
 
+def item_input(question: str, answer: str | None, aliases: Sequence[str] | None) -> tuple[str, list[str]]:
+    """A task as other tools see it (docs/interchange.md#sample-hash): its question, and its answer with
+    the aliases the release accepts as the references (none for the task types without one)."""
+    refs = [answer] if answer else []
+    refs += [a for a in aliases or () if a and a not in refs]
+    return question, refs
+
+
+def item_inputs(con: Any) -> dict[str, tuple[str, list[str]]]:
+    """task_id -> (question, references) of every loaded SciExplore task."""
+    rows = con.execute("SELECT task_id, question, answer, aliases FROM raw.sciexplore_tasks ORDER BY task_order").fetchall()
+    return {tid: item_input(q, a, al) for tid, q, a, al in rows}
+
+
 def release_tables(rel: Release, now: datetime | None = None) -> dict[str, pa.Table]:
     now = now or datetime.now(timezone.utc)
     tasks, refs, cells = [], [], []
@@ -43,6 +60,7 @@ def release_tables(rel: Release, now: datetime | None = None) -> dict[str, pa.Ta
             "databases": list(t.databases) if t.type == "T1" else None, "year": t.year, "paragraph": t.paragraph,
             "columns": list(t.columns) if t.type == "T4" else None, "primary_key": t.primary_key,
             "task_order": order, "task_json": json.dumps(task_to_json(t), ensure_ascii=False),
+            "sample_hash": sample_hash(*item_input(t.question, t.answer, t.aliases)),
         })
         for g in t.groups:
             for i, r in enumerate(g.references):

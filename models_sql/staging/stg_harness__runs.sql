@@ -17,6 +17,12 @@ select
     generation::varchar as generation,
     benchmark::varchar as benchmark,
     paradigm::varchar as paradigm,
+    source_packages_json::varchar as source_packages_json,
+    task_version::varchar as task_version,
+    task_args_json::varchar as task_args_json,
+    message_limit::integer as message_limit,
+    time_limit_s::double as time_limit_s,
+    working_limit_s::double as working_limit_s,
     (backend = 'sim')::boolean as is_simulated,
     coalesce(_partial, false)::boolean as is_partial,
     _source::varchar as source_path

@@ -71,6 +71,20 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
     }
 
 
+REPORTED = "reported_results"
+
+
+def reported(wh: Warehouse, benchmark: str | None = None) -> list[dict[str, Any]]:
+    """Scores an imported record reports without its instances (``raw.reported_results``, optional;
+    docs/interchange.md#reported-results): shown as they were reported, never pooled with runs."""
+    if not wh.has_table("raw", REPORTED):
+        return []
+    where, params = ("WHERE benchmark = ?", [benchmark]) if benchmark else ("", [])
+    return wh.rows(f"SELECT benchmark, model, metric, score, direction, ci_lower, ci_upper, num_samples, organization "
+                   f"FROM raw.{REPORTED} {where} ORDER BY benchmark, metric, "
+                   "CASE WHEN direction = 'lower_is_better' THEN score ELSE -score END, model", params)
+
+
 def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str | None,
           cluster: str | None = None) -> dict[str, Any]:
     """The table of one benchmark: a row per model run group, best first."""
@@ -103,6 +117,7 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
         "clustered": any(r["interval"] == "clustered t" for r in rows),
         "cluster_note": clustering.describe(sorted({sid for (rid, sid) in values})),
         "frontier": cost_quality.frontier(wh, benchmark, groups, values),
+        "reported": reported(wh, benchmark),
     }
 
 
@@ -112,6 +127,7 @@ def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = N
     marts.require_shared(wh)
     runs = shared_runs(wh)  # an empty warehouse is a user error saying so
     check_benchmark(runs, benchmark)
-    benches = [benchmark] if benchmark else sorted({str(r.benchmark) for r in runs})
+    benches = [benchmark] if benchmark else sorted({str(r.benchmark) for r in runs} |
+                                                   {str(r["benchmark"]) for r in reported(wh)})
     boards = [board(wh, b, runs, condition, cluster) for b in benches]
     return {"boards": boards}

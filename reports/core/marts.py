@@ -46,6 +46,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     MESSAGES: ("run_id", "sample_id", "attempt", "idx", "role", "name", "content"),
     SCORES: ("run_id", "sample_id", "scorer", "score_key", "value_text", "value_num"),
 }
+#: Optional columns of RUNS the pages' footers show: where a run came from (an imported log's provenance).
+RUN_SOURCE = ("harness_version", "max_turns", "max_total_tokens", "source_packages_json", "task_version",
+              "task_args_json", "message_limit", "time_limit_s", "working_limit_s")
 #: Optional: an item's group (a benchmark that has none builds it empty or leaves it out).
 OPTIONAL = (ITEM_GROUPS,)
 

@@ -52,12 +52,13 @@ def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None,
     runs = runs_of(wh, model, benchmark)
     own = registry.own_page(str(runs[0].benchmark), "reruns")
     if own is not None:
-        return own(wh, site, model, **({"cluster": cluster} if cluster is not None else {}))
+        return own(wh, site, model, runs, **({"cluster": cluster} if cluster is not None else {}))
     context, box, runs = shared_reruns.build(wh, model, benchmark, cluster)
     prov = Provenance.build(wh.path, runs)
+    pages = registry.item_pages_of(context["benchmark"], shared_item.PAGES)
     for g in context["groups"]:  # one page per unstable item, with the group's replicates (up to six)
         site.write_item_pages(wh, [u["sample_id"] for u in g["unstable"]], g["runs"][:MAX_ITEM_RUNS], prov,
-                              pages=shared_item.PAGES)
+                              pages=pages)
     return site.render_page("core_reruns.html.j2", context, box, prov), context
 
 
@@ -90,3 +91,23 @@ def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str
     box = Charts()
     register_charts(context["boards"], box)
     return site.render_page("core_leaderboard.html.j2", {"title": title, **context}, box, prov), context
+
+
+def behaviours(wh: Warehouse, site: Site, method: Any) -> tuple[str, dict[str, Any]]:
+    """Every scanner's prevalence per run, agreement with the labelers and association with the primary
+    metric, with item pages for the items it flagged (reports/core/behaviours.py)."""
+    from . import behaviours as shared_behaviours
+
+    context = shared_behaviours.build(wh, method)
+    all_runs = [r for rs in context["link_runs"].values() for r in rs]
+    prov = Provenance.build(wh.path, list({r.run_id: r for r in all_runs}.values()) or shared_runs(wh))
+    by_runs: dict[tuple[str, ...], list[str]] = {}
+    for sid, rs in context["link_runs"].items():
+        by_runs.setdefault(tuple(r.run_id for r in rs), []).append(sid)
+    linked: set[str] = set()
+    for key, sids in by_runs.items():
+        runs = context["link_runs"][sids[0]]
+        site.write_item_pages(wh, sids, runs, prov, pages=shared_item.PAGES)
+        linked.update(sids)
+    context["linked"] = linked
+    return site.render_page("core_behaviours.html.j2", context, Charts(), prov), context

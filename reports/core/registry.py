@@ -15,7 +15,9 @@ A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
   reading an item field's values (reports/core/clusters.py);
 - ``pages``: a page of its own for a command (``"compare"``, ``"reruns"``, ``"item"``), a callable the
   CLI hands the warehouse, the site and the runs (and ``cluster=FIELD`` when ``--cluster`` is given: compare
-  and reruns); used when every run of the report is of this benchmark.
+  and reruns); used when every run of the report is of this benchmark;
+- ``item_pages``: the item pages the shared pages link to, when the benchmark brings its own (an object
+  as :meth:`reports.site.Site.write_item_pages` takes; the shared ones without it).
 
 :data:`ENTRIES` maps a benchmark name to the module that defines its ``SECTIONS`` (imported on first
 use); a name ending in ``:`` covers every benchmark with that prefix (``inspect:`` for every imported
@@ -107,6 +109,8 @@ class ReportSections:
     cluster_default: str | None = None
     #: ``(wh, benchmark, field) -> {sample_id: cluster}`` for ``--cluster FIELD`` (reports/core/clusters.py)
     cluster_labels: Callable[..., Mapping[str, str]] | None = None
+    #: the item pages the shared pages write for its runs (None: the shared item pages)
+    item_pages: Any = None
 
 
 _REGISTERED: dict[str, ReportSections] = {}
@@ -168,6 +172,12 @@ def mart_columns() -> dict[str, tuple[str, ...]]:
         if s is not None:
             out.update(s.mart_columns)
     return out
+
+
+def item_pages_of(benchmark: str | None, shared: Any) -> Any:
+    """The item pages `benchmark`'s runs get on the shared pages: its own, else `shared`."""
+    s = sections_for(benchmark)
+    return s.item_pages if s is not None and s.item_pages is not None else shared
 
 
 def own_page(benchmark: str, command: str) -> Callable[..., Any] | None:

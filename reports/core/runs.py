@@ -77,8 +77,10 @@ def shared_runs(wh: Warehouse) -> list[RunInfo]:
         raise AgentHopError(
             f"warehouse {wh.path} is empty (run_summary has no runs): load runs with agenthop-ingest "
             "(--runs DIR, --inspect-log LOG, ...), then run dbt build")
+    held = marts._columns(wh).get(marts.RUNS, ())
+    source = "".join(f", r.{c}" for c in marts.RUN_SOURCE if c in held)  # an older build lacks some
     rows = wh.rows(
-        f"""SELECT s.*, r.benchmark_sha256, r.family, r.tier
+        f"""SELECT s.*, r.benchmark_sha256, r.family, r.tier{source}
             FROM {marts.RUN_SUMMARY} AS s LEFT JOIN {marts.RUNS} AS r USING (run_id)
             ORDER BY s.benchmark, s.model, s.condition, s.replicate, s.run_id""")
     return [

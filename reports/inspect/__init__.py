@@ -17,13 +17,6 @@ from ..warehouse import Warehouse
 ITEMS = "inspect_items"
 
 
-def _has_items(wh: Warehouse) -> bool:
-    (n,) = wh.con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' AND table_name = ? "
-        "AND table_catalog = current_database()", [ITEMS]).fetchone()  # type: ignore[misc]
-    return bool(n)
-
-
 def _metadata(text: str | None) -> list[tuple[str, str]]:
     if not text:
         return []
@@ -38,7 +31,7 @@ def _metadata(text: str | None) -> list[tuple[str, str]]:
 
 def item_sections(wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunInfo]) -> dict[str, Section]:
     """Per item: the sample's input, target and metadata as the log recorded them."""
-    if not sample_ids or not runs or not _has_items(wh):
+    if not sample_ids or not runs or not wh.has_table("raw", ITEMS):
         return {}
     rows = wh.rows(
         f"SELECT sample_id, input, target, metadata_json FROM raw.{ITEMS} WHERE benchmark = ? "

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import multiplicity, rank_tests, stats
-from ..queries import correctness_matrix
+from ..agenthop.queries import correctness_matrix
 from ..values import as_float
 from ..warehouse import Warehouse
 from . import layouts

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import stats
-from ..sections import REASONING_ORDER, WRONG_READ_ACTIONS, in_order
+from ..agenthop.sections import REASONING_ORDER, WRONG_READ_ACTIONS, in_order
 from ..values import as_float
 from .table import REPEATS, Column, Table
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..queries import RunInfo, all_runs, label_runs
+from ..agenthop import item as item_pages
+from ..agenthop.queries import RunInfo, all_runs, label_runs
 from ..render import Charts, Provenance
 from ..site import Site
 from ..warehouse import Warehouse
@@ -121,7 +122,7 @@ def render_page(wh: Warehouse, report: PaperReport, site: Site) -> str:
     hardest, easiest = extreme_items(report)
     runs = item_runs(wh, report)
     if hardest or easiest:
-        site.write_item_pages(wh, [r["sample_id"] for r in (*hardest, *easiest)], runs, prov)
+        site.write_item_pages(wh, [r["sample_id"] for r in (*hardest, *easiest)], runs, prov, pages=item_pages.PAGES)
     context = {
         "title": f"AgentHop paper analysis · {report.panel.condition} panel",
         "condition": report.panel.condition,

@@ -72,6 +72,13 @@ CORRECT: dict[str, Any] = {
 }
 
 
+def item_inputs(con: Any) -> dict[str, tuple[str, list[str]]]:
+    """Its loaded items as other tools see them (docs/interchange.md#sample-hash)."""
+    from agenthop.ingest.sources.agenthop_release import item_inputs as inputs
+
+    return inputs(con)
+
+
 def metric_defs(con: Any) -> list[dict[str, Any]]:
     """Its catalogue row when the warehouse holds AgentHop runs (harness, reference JSON, its Inspect task)."""
     n = con.execute("SELECT count(*) FROM raw.runs WHERE benchmark = ?", [NAME]).fetchall()[0][0]
@@ -117,4 +124,6 @@ BENCHMARK = Benchmark(
     make_command=make_command,
     describe=describe,
     metric_defs=metric_defs,
+    item_inputs=item_inputs,
+    item_hash_table=("items", "sample_id"),
 )

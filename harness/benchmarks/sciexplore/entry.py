@@ -141,6 +141,13 @@ def metric_defs(con: Any) -> list[dict[str, Any]]:
     return metric_rows(con)
 
 
+def item_inputs(con: Any) -> dict[str, tuple[str, list[str]]]:
+    """Its loaded tasks as other tools see them (docs/interchange.md#sample-hash)."""
+    from agenthop.ingest.sources.sciexplore_release import item_inputs as inputs
+
+    return inputs(con)
+
+
 def make_command() -> Any:
     from .commands import make_benchmark
 
@@ -183,5 +190,7 @@ BENCHMARK = Benchmark(
     load_imports=load_imports,
     imported_runs=imported_runs,
     on_runs_deleted=on_runs_deleted,
+    item_inputs=item_inputs,
+    item_hash_table=("sciexplore_tasks", "task_id"),
     metric_defs=metric_defs,
 )

@@ -8,7 +8,6 @@ verdicts like a judgments file, in one ingest transaction.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import tempfile
@@ -19,8 +18,7 @@ from typing import Any
 
 import duckdb
 
-from agenthop.harness.backends import make_backend
-from agenthop.harness.backends.base import BackendError, SampleContext, TransientBackendError
+from agenthop.harness.ask import ask_all
 from agenthop.harness.errors import AgentHopError
 from agenthop.harness.panel import ModelSpec
 
@@ -28,10 +26,6 @@ from .judge import judge_name_problem
 from .llm_judge import SYSTEM_PROMPT, Unit, judge_version, prompt_key, read_verdict, units
 from .release import Task, Where, json_problem
 from .tables import Table
-
-#: calls retried after a transient error (rate limit, 5xx, timeout)
-RETRIES = 4
-
 
 @dataclass(slots=True)
 class JudgeResult:
@@ -110,38 +104,6 @@ def read_cache(path: Path) -> dict[str, str]:
     return cache
 
 
-async def _ask_all(spec: ModelSpec, prompts: dict[str, str], cache_path: Path, concurrency: int,
-                   on_done: Callable[[], None]) -> tuple[dict[str, str], list[str]]:
-    backend = make_backend(spec)
-    sem = asyncio.Semaphore(concurrency)
-    replies: dict[str, str] = {}
-    failed: list[str] = []
-    with cache_path.open("a", encoding="utf-8") as fh:
-        async def one(key: str, prompt: str) -> None:
-            async with sem:
-                ctx = SampleContext(item=None, system_prompt=SYSTEM_PROMPT, user_prompt=prompt,  # type: ignore[arg-type]
-                                    tools=[], condition="judge")
-                for attempt in range(RETRIES + 1):
-                    try:
-                        resp = await backend.start(ctx).complete()
-                        break
-                    except BackendError as exc:
-                        if not isinstance(exc, TransientBackendError) or attempt == RETRIES:
-                            failed.append(f"{type(exc).__name__}: {exc}"[:300])
-                            return
-                        await asyncio.sleep(min(2 ** attempt, 10) * 0.1)
-                replies[key] = resp.text
-                fh.write(json.dumps({"key": key, "reply": resp.text}, ensure_ascii=False) + "\n")
-                fh.flush()  # resumable: every answered prompt survives an interruption
-                on_done()
-
-        await asyncio.gather(*(one(k, p) for k, p in prompts.items()))
-    aclose = getattr(backend, "aclose", None)
-    if aclose is not None:
-        await aclose()
-    return replies, failed
-
-
 def run_judge(db: Path, spec: ModelSpec, *, judge_name: str | None = None, cache: Path | None = None,
               run_ids: list[str] | None = None, concurrency: int = 4,
               progress: Callable[[int, int], None] | None = None) -> JudgeResult:
@@ -176,9 +138,11 @@ def run_judge(db: Path, spec: ModelSpec, *, judge_name: str | None = None, cache
             progress(done[0], len(prompts))
 
     if prompts:
-        replies, result.failed = asyncio.run(_ask_all(spec, prompts, cache_path, concurrency, tick))
-        cached.update(replies)
-        result.asked = len(replies)
+        asked = ask_all(spec, SYSTEM_PROMPT, prompts, cache_path, concurrency=concurrency, on_done=tick,
+                        condition="judge")
+        result.failed = asked.failed
+        cached.update(asked.replies)
+        result.asked = len(asked.replies)
     lines = []
     for i, (run_id, status, u) in enumerate(todo):
         if i not in keys:

@@ -1,0 +1,165 @@
+"""The search index: the text units of every loaded run, stored in the warehouse (docs/search.md#index).
+
+Schema ``search`` holds ``units`` (the units other than tool outputs, with their text: units.py),
+``outputs`` (each tool output's place in ``raw.messages`` and its turn; their text, most of a
+transcript's, is read from there rather than copied, so that keeping the index costs an ingest
+little), ``indexed_runs`` (the runs it covers and the load that wrote each: the latest
+``inserted``/``replaced`` load of ``raw.ingest_log``, 0 for a run loaded without a log row) and
+``meta`` (the index's format version). Ingest calls :func:`sync_index` inside its write transaction
+(and so does ``--delete-run``): runs deleted or replaced since leave the index, runs loaded since
+enter it; unchanged runs cost nothing. ``agenthop-ingest --reindex`` drops and rebuilds it whole
+(:func:`rebuild_index`).
+
+Search reads the units through the index when it is current (:func:`is_current`) and otherwise the
+same rows computed from the raw tables (slower, same answers), so a warehouse of an earlier version
+searches before its next ingest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from .units import COLUMNS, OUTPUT_COLUMNS, indexed_units_sql, outputs_sql, stored_units_sql, units_sql
+
+SCHEMA = "search"
+#: The index's format; an index of another version is rebuilt by the next sync.
+VERSION = "2"
+
+#: The order units are written in: a search of one source or role (assistant messages) reads only the
+#: row groups that hold it (DuckDB skips the others by their min/max), and within them a run's items
+#: lie together, so fetching the text of the listed matches reads few row groups.
+CLUSTER_ORDER = "source, role, run_id, sample_id, attempt, pos"
+
+_CURRENT_RUNS = """
+    SELECT r.run_id, coalesce(l.version, 0)::BIGINT AS version
+    FROM (SELECT DISTINCT run_id FROM raw.trajectories) r
+    LEFT JOIN (SELECT run_id, max(load_id) AS version FROM raw.ingest_log
+               WHERE run_id IS NOT NULL AND action IN ('inserted', 'replaced') GROUP BY run_id) l USING (run_id)
+"""
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    runs_added: int
+    runs_removed: int
+    units_added: int
+
+
+def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    rows = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+                       [SCHEMA, table]).fetchall()
+    return bool(rows[0][0])
+
+
+def has_raw_tables(con: duckdb.DuckDBPyConnection) -> bool:
+    rows = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'raw' "
+                       "AND table_name IN ('trajectories', 'turns', 'tool_calls', 'messages', 'ingest_log')").fetchall()
+    return int(rows[0][0]) == 5
+
+
+def _version(con: duckdb.DuckDBPyConnection) -> str | None:
+    if not _exists(con, "meta"):
+        return None
+    rows = con.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'version'").fetchall()
+    return rows[0][0] if rows else None
+
+
+def is_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """The index exists in this version and covers exactly the loaded runs in their loaded versions."""
+    if _version(con) != VERSION or not _exists(con, "units") or not _exists(con, "indexed_runs"):
+        return False
+    rows = con.execute(f"""
+        SELECT (SELECT count(*) FROM ({_CURRENT_RUNS} EXCEPT SELECT run_id, version FROM {SCHEMA}.indexed_runs))
+             + (SELECT count(*) FROM (SELECT run_id, version FROM {SCHEMA}.indexed_runs EXCEPT {_CURRENT_RUNS}))
+    """).fetchall()
+    return int(rows[0][0]) == 0
+
+
+def relation(con: duckdb.DuckDBPyConnection) -> str:
+    """What search reads units from: the index when current, else the raw tables' units (same rows)."""
+    if is_current(con):
+        return f"({indexed_units_sql(SCHEMA)})"
+    return f"({units_sql()})"
+
+
+def _create(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+    cols = ", ".join(f"{name} {typ}" for name, typ in COLUMNS)
+    con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.units ({cols})")
+    outs = ", ".join(f"{name} {typ}" for name, typ in OUTPUT_COLUMNS)
+    con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.outputs ({outs})")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.indexed_runs (run_id VARCHAR NOT NULL, version BIGINT NOT NULL)")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.meta (key VARCHAR NOT NULL, value VARCHAR)")
+
+
+def drop_index(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+
+
+def sync_index(con: duckdb.DuckDBPyConnection) -> SyncResult:
+    """Bring the index up to date with the raw tables (call inside the write transaction)."""
+    if not has_raw_tables(con):
+        return SyncResult(0, 0, 0)
+    if _version(con) not in (None, VERSION):
+        drop_index(con)
+    _create(con)
+    con.execute(f"DELETE FROM {SCHEMA}.meta WHERE key = 'version'")
+    con.execute(f"INSERT INTO {SCHEMA}.meta VALUES ('version', ?)", [VERSION])
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __search_current AS {_CURRENT_RUNS}")
+    try:
+        gone = [r[0] for r in con.execute(
+            f"SELECT run_id FROM (SELECT run_id, version FROM {SCHEMA}.indexed_runs "
+            f"EXCEPT SELECT run_id, version FROM __search_current)").fetchall()]
+        new = [r[0] for r in con.execute(
+            f"SELECT run_id FROM (SELECT run_id, version FROM __search_current "
+            f"EXCEPT SELECT run_id, version FROM {SCHEMA}.indexed_runs)").fetchall()]
+        if gone:
+            con.execute("CREATE OR REPLACE TEMP TABLE __search_gone AS SELECT unnest(?::VARCHAR[]) AS run_id", [gone])
+            for table in ("units", "outputs", "indexed_runs"):
+                con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE run_id IN (SELECT run_id FROM __search_gone)")
+            con.execute("DROP TABLE __search_gone")
+        added = 0
+        if new:
+            con.execute("CREATE OR REPLACE TEMP TABLE __search_new AS SELECT unnest(?::VARCHAR[]) AS run_id", [new])
+            runs = "run_id IN (SELECT run_id FROM __search_new)"
+            names = ", ".join(name for name, _ in COLUMNS)
+            rows = con.execute(f"INSERT INTO {SCHEMA}.units ({names}) SELECT {names} FROM "
+                               f"({stored_units_sql(runs)}) ORDER BY {CLUSTER_ORDER}").fetchall()
+            added = int(rows[0][0]) if rows else 0
+            outs = ", ".join(name for name, _ in OUTPUT_COLUMNS)
+            rows = con.execute(f"INSERT INTO {SCHEMA}.outputs ({outs}) SELECT {outs} FROM ({outputs_sql(runs)}) "
+                               f"ORDER BY run_id, sample_id, attempt, idx").fetchall()
+            added += int(rows[0][0]) if rows else 0
+            con.execute(f"INSERT INTO {SCHEMA}.indexed_runs SELECT run_id, version FROM __search_current "
+                        f"WHERE run_id IN (SELECT run_id FROM __search_new)")
+            con.execute("DROP TABLE __search_new")
+    finally:
+        con.execute("DROP TABLE IF EXISTS __search_current")
+    return SyncResult(len(new), len(gone), added)
+
+
+def rebuild_index(con: duckdb.DuckDBPyConnection) -> SyncResult:
+    """Drop the index and build it again from the raw tables (``agenthop-ingest --reindex``)."""
+    drop_index(con)
+    return sync_index(con)
+
+
+def reindex_warehouse(db: Path) -> SyncResult:
+    """``agenthop-ingest --reindex``: rebuild the index of the warehouse at ``db`` in one transaction."""
+    from ..conform import IngestError
+    from ..warehouse import open_warehouse, read_state, transaction
+
+    if not db.exists():
+        raise IngestError(f"warehouse {db} does not exist")
+    try:
+        with open_warehouse(db) as con:
+            state = read_state(con, db)
+            if not state.has_layout:
+                raise IngestError(f"warehouse {db} has no runs loaded: nothing to index")
+            with transaction(con):
+                return rebuild_index(con)
+    except duckdb.Error as exc:
+        raise IngestError(f"warehouse {db}: reindex failed, nothing was changed: {exc}") from None

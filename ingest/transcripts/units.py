@@ -1,0 +1,116 @@
+"""Text units: every piece of a transcript that search looks at, one row each (docs/search.md#units).
+
+A unit is a message (``source`` ``message``), a tool call's arguments (``tool_args``) or a tool's
+output (``tool_output``: a message of role ``tool``), with its run, item, attempt and turn. Messages
+carry no turn of their own: the k-th assistant message of an attempt is the k-th turn of role
+``assistant`` (error turns have no message); the messages after it (tool outputs, a user's reply)
+belong to that turn, and the system and user messages before the first assistant message to the first
+assistant turn. ``pos`` is the message's ``idx`` or the call's ``seq``.
+
+:func:`units_sql` is the one definition: the index (index.py) stores its rows, and search reads the
+same SELECT straight from the raw tables when a warehouse has no index yet.
+"""
+
+from __future__ import annotations
+
+#: Columns of a unit, in order, with their DuckDB types.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("run_id", "VARCHAR"),
+    ("sample_id", "VARCHAR"),
+    ("attempt", "INTEGER"),
+    ("turn", "INTEGER"),
+    ("source", "VARCHAR"),  # message | tool_args | tool_output
+    ("role", "VARCHAR"),  # the message's role; assistant for tool_args, tool for tool_output
+    ("tool", "VARCHAR"),  # the call's tool; the tool message's name; null for other messages
+    ("pos", "INTEGER"),  # messages.idx, or tool_calls.seq for tool_args
+    ("status", "VARCHAR"),  # the call's status (tool_args only)
+    ("text", "VARCHAR"),
+)
+
+SOURCES: tuple[str, ...] = ("message", "tool_args", "tool_output")
+
+#: Sort rank of a source within a turn: the assistant's message, its calls' arguments, their outputs.
+SOURCE_RANK_SQL = "CASE source WHEN 'message' THEN 0 WHEN 'tool_args' THEN 1 ELSE 2 END"
+
+
+#: Columns of a tool output's entry in the index: where its text is in raw.messages, and its turn.
+OUTPUT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("run_id", "VARCHAR"),
+    ("sample_id", "VARCHAR"),
+    ("attempt", "INTEGER"),
+    ("idx", "INTEGER"),
+    ("turn", "INTEGER"),
+)
+
+
+def _messages_sql(runs_filter: str) -> str:
+    """Every message with its turn (module docstring) and whether it is a tool output."""
+    where = f"WHERE {runs_filter}" if runs_filter else ""
+    also = f"AND {runs_filter}" if runs_filter else ""
+    return f"""
+    WITH msg AS (
+        SELECT run_id, sample_id, attempt, idx, role, name, content,
+               count(*) FILTER (WHERE role = 'assistant') OVER (
+                   PARTITION BY run_id, sample_id, attempt ORDER BY idx ROWS UNBOUNDED PRECEDING) AS n_assistant
+        FROM raw.messages {where}
+    ),
+    assistant_turns AS (
+        SELECT run_id, sample_id, attempt, turn,
+               row_number() OVER (PARTITION BY run_id, sample_id, attempt ORDER BY turn) AS k
+        FROM raw.turns WHERE role = 'assistant' {also}
+    )
+    SELECT msg.run_id, msg.sample_id, msg.attempt, msg.idx, msg.role, msg.name, msg.content,
+           coalesce(a.turn, greatest(msg.n_assistant - 1, 0))::INTEGER AS turn
+    FROM msg LEFT JOIN assistant_turns a
+      ON a.run_id = msg.run_id AND a.sample_id = msg.sample_id AND a.attempt = msg.attempt
+     AND a.k = greatest(msg.n_assistant, 1)
+    """
+
+
+def _calls_sql(runs_filter: str) -> str:
+    where = f"WHERE {runs_filter}" if runs_filter else ""
+    return f"""
+    SELECT run_id, sample_id, attempt, turn::INTEGER AS turn, 'tool_args' AS source, 'assistant' AS role, tool,
+           seq::INTEGER AS pos, status, coalesce(args_json, '') AS text
+    FROM raw.tool_calls {where}
+    """
+
+
+def _as_unit(messages: str) -> str:
+    return f"""
+    SELECT run_id, sample_id, attempt, turn,
+           CASE WHEN role = 'tool' THEN 'tool_output' ELSE 'message' END AS source,
+           role, CASE WHEN role = 'tool' THEN name END AS tool, idx::INTEGER AS pos, NULL::VARCHAR AS status,
+           coalesce(content, '') AS text
+    FROM ({messages})
+    """
+
+
+def units_sql(runs_filter: str = "") -> str:
+    """SELECT of every unit of the raw tables (of the runs ``runs_filter`` names: a SQL condition on
+    ``run_id``, e.g. ``run_id IN (SELECT run_id FROM x)``)."""
+    return f"{_as_unit(_messages_sql(runs_filter))} UNION ALL {_calls_sql(runs_filter)}"
+
+
+def stored_units_sql(runs_filter: str = "") -> str:
+    """The units the index stores with their text: messages other than tool outputs, and calls' arguments."""
+    return (f"{_as_unit(f'SELECT * FROM ({_messages_sql(runs_filter)}) WHERE role <> ' + chr(39) + 'tool' + chr(39))}"
+            f" UNION ALL {_calls_sql(runs_filter)}")
+
+
+def outputs_sql(runs_filter: str = "") -> str:
+    """The index's entries of tool outputs: their place in raw.messages and their turn (no text)."""
+    return f"SELECT run_id, sample_id, attempt, idx, turn FROM ({_messages_sql(runs_filter)}) WHERE role = 'tool'"
+
+
+def indexed_units_sql(schema: str) -> str:
+    """Every unit, read through the index in ``schema``: the stored units, and the tool outputs' text
+    from raw.messages at the places the index records."""
+    return f"""
+    SELECT {", ".join(name for name, _ in COLUMNS)} FROM {schema}.units
+    UNION ALL
+    SELECT o.run_id, o.sample_id, o.attempt, o.turn, 'tool_output' AS source, 'tool' AS role, m.name AS tool,
+           o.idx AS pos, NULL::VARCHAR AS status, coalesce(m.content, '') AS text
+    FROM {schema}.outputs o JOIN raw.messages m
+      ON m.run_id = o.run_id AND m.sample_id = o.sample_id AND m.attempt = o.attempt AND m.idx = o.idx
+    """

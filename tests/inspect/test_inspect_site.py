@@ -1,0 +1,173 @@
+"""`agenthop-report site` and `model` on an Inspect-only warehouse: the project's toolbox logs (two
+models, two epochs) as task ``toolbox``, and the same logs as a second task ``toolbox_b`` whose header
+records a task version, arguments and limits (as a published task's log does). Imported with
+``agenthop-ingest --inspect-log DIR --build``, the two commands an Inspect user runs.
+
+Hand computation (inspect_fixtures.py), the same for both tasks and both epochs:
+- score: alpha 1, 1, 1, 0 on s1-s4 in both epochs: 0.750 over 4 of 4 items; beta (1, 1, 0.5, 0) pooled:
+  0.625. Panel median (alpha, beta) = 0.6875; alpha ranks 1 of 2.
+- all tokens per sample: s1 = (100 + 20) + alpha's cached reply (10 + 5 + 120 read + 30 write) = 285
+  (beta: 120 + 130 = 250); s2 = 120 + 130 = 250; s3 = 120 + 130 + 140 = 390; s4 = 3 x 1,000 = 3,000.
+  alpha: 3,925 per epoch, 981.25 per trajectory; beta 3,890, 972.5; panel median 976.875.
+- tool calls: s1 1, s2 1, s3 2, s4 3 = 7 per trajectory set, 1.75 per trajectory; not ok: s2's lookup
+  (a tool error) and s3's first add (bad arguments) = 2 of 7 = 28.6%; add 12 calls (85.7%) and lookup 2
+  over the two epochs.
+- ended: 3 of 4 with an answer (75.0%), s4 at the token limit (25.0%), none in an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
+
+from inspect_fixtures import inspect_logs, query_rows  # noqa: E402,F401  (the session's logs)
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+ALPHA, BETA = "mockllm/alpha", "mockllm/beta"
+sys.path.insert(0, str(REPO / "tests"))
+
+from site_crawl import crawl, in_chromium  # noqa: E402
+
+
+def _run(db: Path, *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    return subprocess.run([str(BIN / args[0]), *args[1:]], capture_output=True, text=True, env=env, cwd=cwd)
+
+
+def second_task(src: Path, dst: Path) -> Path:
+    """A JSON log of task ``toolbox`` as one of task ``toolbox_b`` (its own eval id) whose header records a
+    task version, task arguments, and a message and a time limit in its eval config."""
+    doc = json.loads(src.read_text(encoding="utf-8"))
+    ev = doc["eval"]
+    ev.update(task="toolbox_b", eval_id=ev["eval_id"] + "b", task_id=ev["task_id"] + "b", task_version=3,
+              task_args={"level": 2, "hint": "none"})
+    ev["config"].update(message_limit=40, time_limit=600)
+    dst.write_text(json.dumps(doc), encoding="utf-8")
+    return dst
+
+
+@pytest.fixture(scope="module")
+def warehouse(inspect_logs, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+    work = tmp_path_factory.mktemp("inspect-site")
+    logs = work / "logs"
+    logs.mkdir()
+    for p in inspect_logs.eval_logs:
+        (logs / p.name).write_bytes(p.read_bytes())
+    for p in inspect_logs.json_logs:
+        second_task(p, logs / p.name.replace("toolbox", "toolbox_b"))
+    db = work / "w.duckdb"
+    proc = _run(db, "agenthop-ingest", "--db", str(db), "--inspect-log", str(logs), "--build", cwd=work)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return db
+
+
+def _cells(table) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    return [[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in table.find_all("tr")]
+
+
+def test_provenance_is_kept_in_columns_of_its_own(warehouse: Path) -> None:
+    rows = query_rows(warehouse, "SELECT benchmark, max_turns, message_limit, time_limit_s, working_limit_s, task_version, "
+                                 "task_args_json, source_packages_json FROM raw.runs ORDER BY benchmark, run_id")
+    assert len(rows) == 8
+    for bench, max_turns, message_limit, time_limit, working, version, args, packages in rows:
+        assert max_turns == 0 and working is None  # a message limit is not a turn cap
+        assert "inspect_ai" in json.loads(packages)
+        if bench == "inspect:toolbox_b":
+            assert (message_limit, time_limit, version) == (40, 600.0, "3")
+            assert json.loads(args) == {"hint": "none", "level": 2}
+        else:
+            assert (message_limit, time_limit, version, args) == (None, None, "0", None)
+
+
+def test_model_page_equals_the_hand_computation(warehouse: Path, tmp_path: Path) -> None:
+    out = tmp_path / "alpha.html"
+    proc = _run(warehouse, "agenthop-report", "model", ALPHA, "--db", str(warehouse), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    soup = BeautifulSoup(out.read_text(encoding="utf-8"), "html.parser")
+    summary = _cells(soup.find(id="summary").find_next("table"))
+    assert summary[0][:10] == ["benchmark", "primary score", "score", "95% interval", "panel median", "rank",
+                               "items scored", "repeats", "all tokens / traj.", "USD / traj."]
+    by_bench = {r[0]: r for r in summary[1:]}
+    assert set(by_bench) == {"inspect:toolbox", "inspect:toolbox_b"}
+    for row in by_bench.values():
+        # score 0.750; median of 0.750 and 0.625; 4 of 4 items; 2 epochs; 981.25 tokens; no price
+        assert row[2] == "0.750" and row[4] == "0.688" and row[5] == "1 of 2"
+        assert row[6] == "4 of 4" and row[7] == "2 epochs" and row[8] == "981" and row[9] == "n/a"
+    for heading in soup.find_all("h2"):
+        if not heading.get_text().startswith("inspect:"):
+            continue
+        measures = {r[0]: r[1:] for r in _cells(heading.find_next("table"))[1:]}
+        assert measures["primary score"] == ["0.750", "0.688", "1 of 2"]
+        assert measures["all tokens per trajectory"] == ["981", "977", "2 of 2"]  # 981.25 vs median 976.875
+        assert measures["ended with an answer"][:2] == ["75.0%", "75.0%"]
+        assert measures["ended at a limit"][:2] == ["25.0%", "25.0%"]
+        assert measures["ended in an error"][:2] == ["0.0%", "0.0%"]
+        assert measures["tool calls per trajectory"][:2] == ["1.75", "1.75"]
+        assert measures["tool calls not ok"][:2] == ["28.6%", "28.6%"]
+        tools = _cells(heading.find_next("h3").find_next("table"))[1:]
+        assert tools == [["add", "12", "85.7%"], ["lookup", "2", "14.3%"]]
+    footer = soup.find("footer").get_text(" ", strip=True)
+    assert "task version 3" in footer and 'hint="none", level=2' in footer
+    assert "message limit 40, token limit 3,000, time limit 600 s" in footer
+    assert "task arguments none; limits: token limit 3,000" in footer  # toolbox: only the token limit
+
+
+def test_model_page_of_an_unknown_model_is_a_user_error(warehouse: Path, tmp_path: Path) -> None:
+    proc = _run(warehouse, "agenthop-report", "model", "nobody", "--db", str(warehouse), "--out", str(tmp_path / "x.html"))
+    assert proc.returncode == 2 and "unknown model 'nobody'" in proc.stderr and ALPHA in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "x.html").exists()
+
+
+@pytest.mark.browser
+def test_site_of_an_inspect_only_warehouse_in_chromium(warehouse: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    proc = _run(warehouse, "agenthop-report", "site", "--db", str(warehouse), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(out / "index.html")
+    assert "site: [1/" in proc.stderr and "index" in proc.stderr.splitlines()[-1]  # progress on stderr
+    found = crawl(out / "index.html")
+    assert found.broken == [] and found.absolute == []
+    rel = {str(p.relative_to(out.resolve())) for p in found.pages}
+    assert any(r.startswith("leaderboard/") for r in rel) and sum(r.startswith("models/") for r in rel) == 2
+    assert sum(r.startswith("reruns/") and "_files" not in r for r in rel) == 4  # 2 models x 2 tasks
+    assert sum(r.startswith("compare/") and "_files" not in r for r in rel) == 2
+    assert any("/items/" in r for r in rel)  # item pages reached from compare and reruns
+    assert not any(r.startswith(("paper/", "sciexplore/")) for r in rel)  # no AgentHop or SciExplore runs
+    assert len(found.scripts) == 1 and next(iter(found.scripts)).parent == (out / "assets").resolve()
+    in_chromium(out, found.pages, "inspect-site")
+
+
+
+PROVENANCE_COLUMNS = ("source_packages_json", "task_version", "task_args_json", "message_limit", "time_limit_s",
+                      "working_limit_s")
+
+
+def test_a_warehouse_built_before_provenance_was_kept_still_renders(warehouse: Path, tmp_path: Path) -> None:
+    """Marts built by the version before: the runs' staged view lacks the provenance columns. The pages
+    render as before, their footers without the imported runs' record."""
+    import duckdb
+
+    old = tmp_path / "old.duckdb"
+    old.write_bytes(warehouse.read_bytes())
+    con = duckdb.connect(str(old))
+    cols = ", ".join(PROVENANCE_COLUMNS)
+    con.execute(f"CREATE TABLE staging.runs_before AS SELECT * EXCLUDE ({cols}) FROM staging.stg_harness__runs")
+    con.execute("DROP VIEW staging.stg_harness__runs")
+    con.execute("ALTER TABLE staging.runs_before RENAME TO stg_harness__runs")
+    con.close()
+    out = tmp_path / "alpha.html"
+    proc = _run(old, "agenthop-report", "model", ALPHA, "--db", str(old), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    soup = BeautifulSoup(out.read_text(encoding="utf-8"), "html.parser")
+    footer = soup.find("footer").get_text(" ", strip=True)
+    assert "imported" not in footer and "run ids" in footer
+    assert _cells(soup.find(id="summary").find_next("table"))[1][2] == "0.750"

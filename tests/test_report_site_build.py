@@ -1,0 +1,140 @@
+"""`agenthop-report site`: the pair order, the model page's pure parts, imported runs' provenance in
+the footer, the output folder rules, and the whole site of the end-to-end warehouse (AgentHop and
+SciExplore, as `make demo` holds them) crawled in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from click.testing import CliRunner
+
+from agenthop.reports.cli import main
+from agenthop.reports.core.model_page import median, rank, tool_behaviour
+from agenthop.reports.core.runs import RunInfo
+from agenthop.reports.render import Provenance, run_source
+from agenthop.reports.site_build import MARKER, compare_command, ranked_pairs
+from site_crawl import crawl, in_chromium
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# -- pure parts ------------------------------------------------------------------------------------------
+
+
+def test_pairs_are_neighbours_in_the_ranking_first() -> None:
+    assert ranked_pairs(["a", "b", "c", "d"]) == [("a", "b"), ("b", "c"), ("c", "d"), ("a", "c"), ("b", "d"),
+                                                  ("a", "d")]
+    assert ranked_pairs(["a"]) == [] and len(ranked_pairs(list("abcdef"))) == 15
+    assert compare_command("x", "y", "inspect:t") == \
+        "agenthop-report compare --models x,y --benchmark inspect:t --out compare.html"
+
+
+def test_median_and_rank_by_hand() -> None:
+    assert median([0.75, 0.625]) == 0.6875
+    assert median([3.0, None, 1.0, 2.0]) == 2.0 and median([None]) is None
+    assert rank(0.75, [0.75, 0.625, 0.8], "high") == 2  # one value above it
+    assert rank(981.25, [981.25, 972.5], "low") == 2  # fewer tokens are better
+    assert rank(0.5, [0.5, 0.5], "high") == 1  # ties share the better rank
+    assert rank(1.75, [1.75], "") is None and rank(None, [1.0], "high") is None
+
+
+def test_tool_behaviour_by_hand() -> None:
+    usage = [{"run_id": "r1", "tool": "add", "n": 6, "n_failed": 1}, {"run_id": "r1", "tool": "lookup", "n": 1, "n_failed": 1},
+             {"run_id": "r2", "tool": "add", "n": 6, "n_failed": 0}, {"run_id": "r3", "tool": "add", "n": 50, "n_failed": 50}]
+    b = tool_behaviour(usage, ["r1", "r2"], 8)
+    assert b["n_calls"] == 13 and b["calls_per_item"] == 13 / 8 and b["failed_share"] == 2 / 13
+    assert b["top_tools"] == [{"tool": "add", "n": 12, "share": 12 / 13}, {"tool": "lookup", "n": 1, "share": 1 / 13}]
+    assert tool_behaviour([], ["r1"], 0) == {"n_calls": 0, "calls_per_item": None, "failed_share": None, "top_tools": []}
+
+
+def _run(run_id: str, **summary: object) -> RunInfo:
+    return RunInfo(run_id=run_id, model="m", condition="", replicate=0, benchmark="inspect:t", summary=dict(summary))
+
+
+def test_footer_provenance_of_imported_runs() -> None:
+    imported = dict(source_packages_json=json.dumps({"inspect_ai": "0.3.75", "inspect_evals": "0.1"}),
+                    task_version="2", task_args_json=json.dumps({"level": 1}), message_limit=50, max_turns=0,
+                    max_total_tokens=3000, time_limit_s=None, working_limit_s=120.0)
+    src = run_source(_run("a", **imported))
+    assert src == {"benchmark": "inspect:t", "packages": "inspect_ai 0.3.75, inspect_evals 0.1", "task_version": "2",
+                   "task_args": "level=1", "limits": "message limit 50, token limit 3,000, working limit 120 s"}
+    # the harness's own runs, and runs loaded before the fields were kept (the columns absent), have none
+    assert run_source(_run("h", max_turns=20, max_total_tokens=200_000, harness_version="0.1.0")) is None
+    assert run_source(_run("old")) is None
+    prov = Provenance.build(Path("w.duckdb"), [_run("a", **imported), _run("b", **imported), _run("h", max_turns=20)])
+    assert [(s["run_ids"], s["limits"]) for s in prov.sources] == [
+        (["a", "b"], "message limit 50, token limit 3,000, working limit 120 s")]
+
+
+# -- the output folder ---------------------------------------------------------------------------------
+
+
+def test_site_refuses_a_folder_it_did_not_write(built_warehouse, tmp_path: Path) -> None:
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    res = CliRunner().invoke(main, ["site", "--db", str(built_warehouse.db), "--out", str(foreign), "--quiet"])
+    assert res.exit_code == 2 and "holds no site written by agenthop-report site" in res.output
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left
+
+
+# -- the end-to-end warehouse in Chromium --------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_site_of_the_demo_warehouse_in_chromium(built_warehouse, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    runner = CliRunner()
+    res = runner.invoke(main, ["site", "--db", str(built_warehouse.db), "--out", str(out), "--max-pairs", "2"])
+    assert res.exit_code == 0, res.output
+    assert (out / MARKER).exists()
+    found = crawl(out / "index.html")
+    assert found.broken == [] and found.absolute == []
+    rel = {str(p.relative_to(out.resolve())) for p in found.pages}
+    for must in ("paper/index.html", "sciexplore/index.html"):
+        assert must in rel, sorted(rel)[:40]
+    assert any(r.startswith("models/verifier") for r in rel)
+    assert any(r.startswith("reruns/") and "verifier" in r and "_files" not in r for r in rel)  # two replicates
+    assert len(found.scripts) == 1  # one chart bundle for the whole site
+
+    index = BeautifulSoup((out / "index.html").read_text(encoding="utf-8"), "html.parser")
+    commands = [c.get_text() for c in index.select("#compare ~ details code")]
+    # agenthop: 4 models under full -> 6 pairs, 2 rendered, 4 listed with the command that renders one
+    assert sum("--benchmark agenthop " in c for c in commands) == 4
+    assert len([a for a in index.select("#compare ~ ul a") if "compare/agenthop" in a["href"]]) == 2
+    runs_table = index.find(id="runs").find_next("table")
+    assert len(runs_table.find("tbody").find_all("tr")) >= 7  # every run listed, with its coverage
+
+    in_chromium(out, found.pages, "demo-site")
+
+    # a second run replaces the site it wrote, whole
+    (out / "leaderboard" / "stale.html").write_text("old")
+    res = runner.invoke(main, ["site", "--db", str(built_warehouse.db), "--out", str(out), "--max-pairs", "0", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert res.output.strip() == str(out / "index.html") and not (out / "leaderboard" / "stale.html").exists()
+    assert not list(out.glob("compare/**/*.html"))
+
+
+def test_a_page_the_warehouse_cannot_give_is_listed_with_its_reason(tmp_path: Path) -> None:
+    from agenthop.harness.errors import AgentHopError
+    from agenthop.reports.site_build import Entry, SiteBuilder
+
+    builder = SiteBuilder(None, tmp_path / "site")  # type: ignore[arg-type]  # no page here reads it
+    builder.root = tmp_path
+
+    def fails(site) -> str:  # type: ignore[no-untyped-def]
+        site._write_folder_file("half", site.items_dir / "a.html")  # an item page, then the failure
+        raise AgentHopError("model 'x' has no 'full' run")
+
+    entry = Entry("compare", "x vs y", "compare/b/x--y.html", fails, benchmark="b")
+    builder._render(entry)
+    assert (entry.written, entry.problem) == (False, "model 'x' has no 'full' run")
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []  # nor its half-written folder
+
+    ok = Entry("leaderboard", "L", "leaderboard/b.html", lambda site: "<html></html>", benchmark="b")
+    builder._render(ok)
+    assert ok.written and (tmp_path / "leaderboard" / "b.html").read_text() == "<html></html>"
