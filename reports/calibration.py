@@ -14,7 +14,11 @@ Difficulties are Beta with mean = the rate and the dispersion that gives an intr
 of 0.1 on the score scale: Beta(9p, 9(1 − p)) for 0/1 scores (var(μ) = 0.1·p(1 − p)), Beta(36p, 36(1 − p))
 for graded scores, which are Binomial(4, μ)/4 (then var(μ) / var(score) = 0.1 too).
 
-The tests and intervals are vectorised restatements of reports.stats / reports.clustered, and each
+The sign-flip permutation test (stats.sign_flip_test, the pooled compare's test) is measured by its exact
+permutation p (the null distribution of the sum of the flipped integer differences, by FFT), which the
+reports count exactly up to 16 non-zero differences and estimate from 20,000 random sign vectors above; the
+check against the reports allows for that Monte-Carlo error. The tests and intervals are vectorised
+restatements of reports.stats / reports.clustered, and each
 cell checks them against those functions on its first simulations (a mismatch raises), so what is
 measured is what the reports compute. Run ``python -m agenthop.reports.calibration --grid full --write
 docs/reports.md``; the Markdown table goes between the calibration marker comments.
@@ -62,9 +66,9 @@ KINDS: tuple[Kind, ...] = ("binary", "graded")
 DESIGNS: tuple[Design, ...] = ("independent", "pooled", "clustered")
 
 #: what each measured rate is, with its criterion; the column order of the table
-TESTS = ("mcnemar", "sign", "wilcoxon")
+TESTS = ("mcnemar", "sign", "wilcoxon", "signflip")
 INTERVALS = ("wilson", "bootstrap", "clustered_t", "wilson_naive")
-HEADERS = {"mcnemar": "McNemar exact", "sign": "sign exact", "wilcoxon": "Wilcoxon",
+HEADERS = {"mcnemar": "McNemar exact", "sign": "sign exact", "wilcoxon": "Wilcoxon", "signflip": "sign-flip",
            "wilson": "Wilson", "bootstrap": "bootstrap", "clustered_t": "clustered t",
            "wilson_naive": "Wilson ignoring clusters"}
 
@@ -213,6 +217,41 @@ def wilcoxon_p(diff_units: np.ndarray, max_units: int) -> tuple[np.ndarray, np.n
     return p, exact
 
 
+def _odd_at_least(k: int) -> int:
+    return k if k % 2 else k + 1
+
+
+def signflip_p(diff_units: np.ndarray, max_units: int, chunk_elems: int = 4_000_000) -> np.ndarray:
+    """Two-sided sign-flip permutation p per row of integer differences: the exact share of the 2^m sign
+    vectors of the m non-zero differences with |Σ s·d| ≥ |Σ d| (what stats.sign_flip_test counts up to
+    SIGN_FLIP_EXACT_MAX differences and estimates by random vectors above).
+
+    With c_k differences of magnitude k, the positive part P = Σ_k k·X_k, X_k ~ Binomial(c_k, 1/2), and
+    Σ s·d = 2P − T (T = Σ_k k·c_k). P's distribution is the inverse FFT of Π_k ((1 + ω^k)/2)^{c_k} over N
+    points (N odd and > T, so no factor is 0 and nothing wraps round); the distribution is symmetric, so
+    p = min(1, 2·P(P ≤ min(P_obs, T − P_obs)))."""
+    mags = np.arange(1, max_units + 1)
+    absd = np.abs(diff_units)
+    counts = (absd[..., None] == mags).sum(axis=1)  # (sims, L)
+    total = counts @ mags
+    pos = np.where(diff_units > 0, diff_units, 0).sum(axis=1)
+    low = np.minimum(pos, total - pos)
+    p = np.ones(len(diff_units))
+    todo = np.flatnonzero(2 * low < total)
+    if not len(todo):
+        return p
+    size = _odd_at_least(int(total[todo].max()) + 1)
+    omega = np.exp(-2j * np.pi * np.arange(size) / size)
+    logs = np.log((1 + omega[None, :] ** mags[:, None]) / 2)  # (L, N), finite as N is odd
+    step = max(1, chunk_elems // size)
+    for start in range(0, len(todo), step):
+        rows = todo[start:start + step]
+        pmf = np.fft.ifft(np.exp(counts[rows].astype(float) @ logs), axis=1).real
+        cdf = np.cumsum(pmf, axis=1)
+        p[rows] = np.minimum(1.0, 2 * cdf[np.arange(len(rows)), low[rows]])
+    return p
+
+
 # --------------------------------------------------------------------------------------------------
 # Vectorised restatements of the intervals
 # --------------------------------------------------------------------------------------------------
@@ -295,6 +334,8 @@ def _check_against_reports(cell: Cell, a: np.ndarray, b: np.ndarray, codes: np.n
             g = stats.paired_graded([float(v) for v in a[i]], [float(v) for v in b[i]], n_boot=1)
             _same(cell, "wilcoxon", got["wilcoxon"][i], g.wilcoxon_p)
             _same(cell, "sign", got["sign"][i], g.sign_p)
+        if "signflip" in got:
+            _same_signflip(cell, got["signflip"][i], stats.sign_flip_test([float(v) for v in a[i] - b[i]]))
         if "wilson" in got:
             lo, hi = stats.wilson_interval(int(a[i].sum()), cell.n)  # type: ignore[misc]
             _same(cell, "wilson", got["wilson"][0][i], lo)
@@ -304,6 +345,20 @@ def _check_against_reports(cell: Cell, a: np.ndarray, b: np.ndarray, codes: np.n
             labels = np.repeat(np.arange(cell.n), cell.repeats) if cell.design == "pooled" else codes
             ci = clustered.clustered_interval(list(obs), list(labels))
             _same(cell, "clustered_t", got["clustered_t"][0][i], ci.lo)
+
+
+def _same_signflip(cell: Cell, exact_p: float, reports: stats.SignFlip) -> None:
+    """Up to stats.SIGN_FLIP_EXACT_MAX non-zero differences the reports count every sign vector: the same p.
+    Above they estimate it from random vectors: within four Monte-Carlo standard errors (plus the 1/(B + 1)
+    of Phipson and Smyth's p)."""
+    if reports.exact:
+        _same(cell, "sign-flip", exact_p, reports.p)
+        return
+    b = reports.n_resamples
+    tol = 4 * math.sqrt(max(exact_p * (1 - exact_p), 1 / b) / b) + 2 / (b + 1)
+    if abs(reports.p - exact_p) > tol:
+        raise AssertionError(f"calibration {cell}: exact sign-flip p {exact_p} is not within {tol:.4f} of the "
+                             f"reports' Monte-Carlo estimate {reports.p}")
 
 
 def _same(cell: Cell, what: str, vectorised: float, reports: float | None) -> None:
@@ -330,6 +385,7 @@ def run_cell(cell: Cell, sims: int, chunk_elems: int = 2_000_000) -> Result:
             better, worse = (d > 0).sum(axis=1), (d < 0).sum(axis=1)
             got["sign"] = binomial_half_p(np.minimum(better, worse), better + worse)
             got["wilcoxon"], exact = wilcoxon_p(d, scale)
+            got["signflip"] = signflip_p(d, scale)
             res.wilcoxon_exact += int(exact.sum())
         true = cell.rate
         if cell.kind == "binary" and cell.design != "pooled":
@@ -383,8 +439,9 @@ def markdown(results: Iterable[Result], grid: str, sims: int, seconds: float) ->
         f"Measured by `python -m agenthop.reports.calibration --grid {grid} --sims {sims}` "
         f"({len(results)} cells, {sims:,} null comparisons each, {seconds / 60:.1f} min of CPU). Type-I error of the "
         "paired tests at α = 0.05 and coverage of the 95% intervals, in %. G: clusters (items when each is its "
-        "own). ✗: misses its criterion (type-I error ≤ 6% for exact tests, 5% ± 1% for the Wilcoxon normal "
-        "approximation, coverage ≥ 94%); †: outside the range where the clustered t interval is claimed to cover "
+        "own). ✗: misses its criterion (type-I error ≤ 6% for the exact tests: McNemar, sign, the sign-flip "
+        "permutation test and Wilcoxon up to 50 differences; 5% ± 1% for the Wilcoxon normal "
+        "approximation; coverage ≥ 94%); †: outside the range where the clustered t interval is claimed to cover "
         f"(G·min(p, 1 − p) < {MIN_CLUSTER_EVENTS}); Wilson ignoring clusters has no criterion: it shows what "
         "ignoring the clusters costs.",
         "",

@@ -94,6 +94,15 @@ def benchmark_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
+def cluster_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--cluster", "cluster", default=None, metavar="FIELD",
+        help="Cluster the intervals and paired tests by this item field (AgentHop: source_paper or an items column; "
+             "SciExplore: domain or a tasks column; Inspect: a sample metadata field); 'item' for items alone. "
+             "Default: the benchmark's own (AgentHop source_paper, SciExplore domain, Inspect none).",
+    )(fn)
+
+
 def condition_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--condition", default=None, metavar="NAME",
@@ -120,11 +129,12 @@ def metric_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 @condition_option
 @benchmark_option
 @metric_option
+@cluster_option
 @db_option
 @out_option
 @cli_errors
 def compare(models: str | None, run_ids: str | None, epoch: int | None, condition: str | None, benchmark: str | None,
-            metric: str | None, db: str | None, out: Path | None, single_file: bool) -> None:
+            metric: str | None, cluster: str | None, db: str | None, out: Path | None, single_file: bool) -> None:
     """Compare two runs of one benchmark: outcomes, paired test, behaviour, the items they differ on."""
     from .core import pages
     from .render import default_out
@@ -139,7 +149,7 @@ def compare(models: str | None, run_ids: str | None, epoch: int | None, conditio
     target = out or default_out("compare", *(names or ids))
     with Warehouse(db) as wh:
         with open_site(wh, target, single_file) as site:
-            html, _ = pages.compare(wh, site, names, ids, condition, benchmark, epoch, metric)
+            html, _ = pages.compare(wh, site, names, ids, condition, benchmark, epoch, metric, cluster=cluster)
     click.echo(str(site.write_page(html)))
 
 
@@ -148,10 +158,11 @@ def compare(models: str | None, run_ids: str | None, epoch: int | None, conditio
               help="Only this benchmark's table (default: one table per benchmark the warehouse holds).")
 @condition_option
 @metric_option
+@cluster_option
 @db_option
 @out_option
 @cli_errors
-def leaderboard(benchmark: str | None, condition: str | None, metric: str | None, db: str | None, out: Path | None,
+def leaderboard(benchmark: str | None, condition: str | None, metric: str | None, cluster: str | None, db: str | None, out: Path | None,
                 single_file: bool) -> None:
     """A table per benchmark: each model's score with its interval, items, repeats, tokens, cost and
     terminations; AgentHop's panel by tier (Table 2), accuracy vs recall, condition deltas, reliability."""
@@ -161,7 +172,7 @@ def leaderboard(benchmark: str | None, condition: str | None, metric: str | None
     target = out or default_out("leaderboard", *(n for n in (benchmark, condition) if n))
     with Warehouse(db) as wh:
         with open_site(wh, target, single_file) as site:
-            html, _ = pages.leaderboard(wh, site, benchmark, condition, metric)
+            html, _ = pages.leaderboard(wh, site, benchmark, condition, metric, cluster=cluster)
     click.echo(str(site.write_page(html)))
 
 
@@ -169,10 +180,11 @@ def leaderboard(benchmark: str | None, condition: str | None, metric: str | None
 @click.option("--model", required=True, help="Model whose replicates (or Inspect epochs) to analyse.")
 @benchmark_option
 @metric_option
+@cluster_option
 @db_option
 @out_option
 @cli_errors
-def reruns(model: str, benchmark: str | None, metric: str | None, db: str | None, out: Path | None,
+def reruns(model: str, benchmark: str | None, metric: str | None, cluster: str | None, db: str | None, out: Path | None,
            single_file: bool) -> None:
     """Rerun variance across replicates or epochs, per-item flips, unstable items, noise floor."""
     from .core import pages
@@ -180,7 +192,7 @@ def reruns(model: str, benchmark: str | None, metric: str | None, db: str | None
 
     with Warehouse(db) as wh:
         with open_site(wh, out or default_out("reruns", model), single_file) as site:
-            html, context = pages.reruns(wh, site, model, benchmark, metric)
+            html, context = pages.reruns(wh, site, model, benchmark, metric, cluster=cluster)
     if not context["groups"]:
         click.secho(f"warning: model {model!r} has no condition with two or more replicates", fg="yellow", err=True)
     click.echo(str(site.write_page(html)))

@@ -28,6 +28,15 @@ def test_vectorised_wilcoxon_by_hand() -> None:
     assert stats.paired_graded([0, 0, 0], [1, 2, 3], n_boot=1).wilcoxon_p == 0.25
 
 
+def test_vectorised_signflip_by_hand() -> None:
+    # d = (0.2, 0.1, 0.3, −0.1, 0.25, 0.15) in units of 1/20: p = 6/64 (the worked example of the sign-flip test);
+    # (1, −1): the observed sum is 0, which every sign vector reaches -> p = 1;
+    # (1, 2, 3): only the all-plus and all-minus vectors reach 6 -> 2/8; no non-zero difference: p = 1
+    p = cal.signflip_p(np.array([[4, 2, 6, -2, 5, 3], [1, -1, 0, 0, 0, 0], [1, 2, 3, 0, 0, 0], [0] * 6]), 6)
+    assert list(p) == pytest.approx([6 / 64, 1.0, 0.25, 1.0], abs=1e-12)
+    assert stats.sign_flip_test([0.2, 0.1, 0.3, -0.1, 0.25, 0.15]).p == 6 / 64
+
+
 def test_multinomial_bootstrap_matches_the_reports_resampling() -> None:
     # the same percentile interval as bootstrap_mean_interval up to Monte Carlo error (2,000 draws each)
     rng = np.random.default_rng(4)
@@ -55,7 +64,7 @@ def test_reduced_grid_type_one_error_and_coverage(n: int) -> None:
             if name == "wilcoxon" and r.wilcoxon_exact == 0:
                 assert 0.04 <= rate <= 0.06, (r.cell, name, rate)  # normal approximation: 5% ± 1%
             else:
-                assert rate <= 0.06, (r.cell, name, rate)  # exact (discrete) tests
+                assert rate <= 0.06, (r.cell, name, rate)  # exact (discrete) tests, the sign-flip test among them
         for name in ("bootstrap", "clustered_t"):
             cov = r.rate(name)
             if cov is not None and r.claimed(name):
@@ -69,6 +78,8 @@ def test_reduced_grid_type_one_error_and_coverage(n: int) -> None:
             exact = _exact_wilson_coverage(r.cell.n, r.cell.rate)
             assert abs(cov - exact) <= 4 * math.sqrt(exact * (1 - exact) / SIMS), (r.cell, cov, exact)
             assert cov >= 0.93
+    # the sign-flip test of the pooled comparison is measured wherever McNemar does not apply
+    assert all(r.rate("signflip") is not None for r in results if r.cell.kind == "graded" or r.cell.design == "pooled")
     # counting pooled repeats as independent items under-covers (design effect 1 + 2·0.1 = 1.2); clustering by
     # item restores the coverage
     pooled = [r for r in results if r.cell.design == "pooled" and r.cell.kind == "binary"]

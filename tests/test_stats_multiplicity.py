@@ -36,3 +36,17 @@ def test_adjust_skips_tests_that_could_not_run_and_names_the_method() -> None:
     with pytest.raises(ValueError, match="outside"):
         multiplicity.holm([1.2])
 
+
+
+def test_paper_tables_keep_the_unadjusted_p_and_add_holm() -> None:
+    # Tables 4 and 12 keep the paper's p of each test alone and add p_holm over the table's tests: three p-values
+    # (the row without one is not in the family): 0.01·3 = 0.03; 0.03·2 = 0.06; 0.04·1, raised to 0.06 (step-down)
+    from agenthop.reports.paper.analyses import holm_note, with_holm
+
+    rows = [{"p_value": 0.01}, {"p_value": 0.04}, {"p_value": None}, {"p_value": 0.03}]
+    with_holm(rows)
+    assert [r["p_value"] for r in rows] == [0.01, 0.04, None, 0.03]
+    got = [r["p_holm"] for r in rows]
+    assert got[2] is None and [got[0], got[1], got[3]] == pytest.approx([0.03, 0.06, 0.06])
+    assert holm_note(rows) == ("Adjusted p: Holm (family-wise error) over the 3 tests of this table (CSV column "
+                               "p_holm).")

@@ -41,12 +41,12 @@ def _own_runs(wh: Warehouse, runs: Sequence[RunInfo]) -> list[RunInfo]:
     return mine
 
 
-def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequence[Any] = ()
-                 ) -> tuple[str, dict[str, Any]]:
+def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequence[Any] = (),
+                 cluster: str | None = None) -> tuple[str, dict[str, Any]]:
     """Two runs (each group's first); with `groups` (models with several replicates) the pooled
     comparison of every replicate is a section of its own (reports/core/pooling.py)."""
     from . import compare
-    from ..core import pooling
+    from ..core import budget_curves, clustered_tables, pooling
     from ..core.compare import MAX_DIFFERING
     from ..render import Provenance
     from ..site import MAX_ITEM_RUNS
@@ -61,6 +61,9 @@ def compare_page(wh: Warehouse, site: Any, runs: Sequence[RunInfo], groups: Sequ
         shown = every if len(every) <= MAX_ITEM_RUNS else mine
         site.write_item_pages(wh, [d.sample_id for d in rows], shown, prov, pages=item.PAGES)  # each replicate's trajectory
         context = {**context, "pooled": pooled, "pooled_rows": rows, "pooled_headline": pooling.summary(pooled)}
+    sides = list(groups) or [pooling.make_group([r]) for r in mine]
+    context = {**context, "clustered": clustered_tables.compare_block(wh, "agenthop", sides[0], sides[1], cluster),
+               "budget": budget_curves.section(wh, mine, box)}
     site.write_item_pages(wh, context["item_ids"], mine, prov, pages=item.PAGES)
     return site.render_page("compare.html.j2", context, box, prov), context
 
@@ -77,6 +80,7 @@ def leaderboard_page(wh: Warehouse, site: Any, condition: str | None, shared: di
     """AgentHop's leaderboard (Table 2 by tier, accuracy vs recall, condition deltas, reliability) of the
     panel of `condition` (None: its default, full), beneath the shared tables of every benchmark shown."""
     from . import leaderboard
+    from ..core.cost_quality import register_charts
     from ..core.runs import default_condition
     from ..render import Provenance
 
@@ -85,7 +89,16 @@ def leaderboard_page(wh: Warehouse, site: Any, condition: str | None, shared: di
     rel = context["reliability"]
     site.write_item_pages(wh, [w["sample_id"] for w in rel["worst"]], rel["item_runs"], prov, pages=item.PAGES)
     context = {**context, **shared, "title": context["title"]}
+    register_charts(shared.get("boards", []), box)
     return site.render_page("leaderboard.html.j2", context, box, prov), context
+
+
+def item_clusters(wh: Warehouse, benchmark: str, name: str) -> dict[str, str]:
+    """``--cluster NAME``: an item field of the release (source_paper: the seed paper it starts from; any other
+    column of the items table, e.g. depth, reasoning_type, venue)."""
+    from ..core.clusters import column_labels
+
+    return column_labels(wh, "raw.items", "sample_id", {"source_paper": "seed_paper_id"}, benchmark, name)
 
 
 SECTIONS = ReportSections(
@@ -94,4 +107,6 @@ SECTIONS = ReportSections(
     item_pages=item.PAGES,
     pages={"compare": compare_page, "item": item_page, "leaderboard": leaderboard_page},
     mart_columns=MART_COLUMNS,
+    cluster_default="source_paper",
+    cluster_labels=item_clusters,
 )

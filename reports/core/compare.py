@@ -18,7 +18,7 @@ from .. import charts, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import coverage, marts, metrics, outcome, pooling, queries, registry
+from . import budget_curves, clustered_tables, coverage, marts, metrics, outcome, pooling, queries, registry
 from .pivot import ordered, share_chart, side_by_side
 from .pooling import RunGroup
 from .runs import RunInfo
@@ -29,6 +29,7 @@ TERMINATION_ORDER = ("answer", "max_turns", "budget", "token_limit", "time_limit
 #: The shared call statuses, ok first.
 STATUS_ORDER = ("ok",)
 MAX_DIFFERING = 400  # item pages a compare report writes at most
+MAX_BUDGET_RUNS = 6  # runs whose budget curves the page draws
 
 
 def outcome_chart(outs: Sequence[outcome.RunOutcome], kind: str, title: str) -> dict[str, Any] | None:
@@ -131,7 +132,7 @@ def sides_coverage(wh: Warehouse, ga: RunGroup, gb: RunGroup) -> dict[str, Any]:
             "coverage_rule": coverage.RULE, "itt": itt if any(c.partial for c in cov) else [None, None]}
 
 
-def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Charts]:
+def build(wh: Warehouse, groups: Sequence[RunGroup], cluster: str | None = None) -> tuple[dict[str, Any], Charts]:
     """The shared compare page's context (template core_compare.html.j2) and its charts: two run groups
     (one run each, or every epoch/replicate of a model), pooled per item (reports/core/pooling.py)."""
     if len(groups) != 2:
@@ -204,5 +205,7 @@ def build(wh: Warehouse, groups: Sequence[RunGroup]) -> tuple[dict[str, Any], Ch
         "item_ids": [d["sample_id"] for d in differing[:MAX_DIFFERING]],
         "benchmark_sections": list(extra.compare(wh, runs, box)) if extra and extra.compare else [],
         **covered,
+        "clustered": clustered_tables.compare_block(wh, str(a.benchmark), ga, gb, cluster),
+        "budget": budget_curves.section(wh, runs[:MAX_BUDGET_RUNS], box),
     }
     return context, box

@@ -24,7 +24,7 @@ from agenthop.harness.errors import AgentHopError
 from .. import stats
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import coverage, marts, metrics, pooling, registry
+from . import clusters, cost_quality, coverage, marts, metrics, pooling, registry
 from .runs import RunInfo, benchmark_conditions, check_benchmark, in_condition, shared_runs
 
 #: run_summary's token column the table shows, the first one the mart has (all_tokens counts cache reads)
@@ -88,7 +88,7 @@ def imported_values(wh: Warehouse, runs: Sequence[RunInfo]) -> pooling.Values:
 
 def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
         cov_rows: dict[str, coverage.RunCoverage] | None = None, worst: float | None = None,
-        noun: str = "items") -> dict[str, Any]:
+        noun: str = "items", clustering: clusters.Clustering | None = None) -> dict[str, Any]:
     """One model's row: its pooled score with interval, n of the scope (and the intention-to-treat value
     where some are missing), repeats, all tokens, cost and terminations."""
     means = pooling.item_means(values, group.run_ids)
@@ -101,6 +101,10 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
         ci, interval = stats.wilson_interval(k, len(xs)), "Wilson"
     else:
         ci, interval = stats.bootstrap_mean_interval(xs), "bootstrap"
+    n_clusters = len(xs)
+    cl = clusters.declared_interval(means, clustering)
+    if cl is not None:  # items share clusters of a declared field: the cluster-robust t interval
+        ci, interval, n_clusters = (None if cl.lo is None else (cl.lo, cl.hi)), cl.method, cl.n_clusters
     n_traj = int(_sum(group.runs, "n") or 0)
     tokens = _sum(group.runs, token_col)
     usd = _sum(group.runs, "total_usd")
@@ -109,7 +113,7 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
     return {
         "group": group, "model": group.model, "label": group.label or group.model, "mean": mean, "ci": ci,
         "interval": interval, "binary": binary,
-        "n_items": len(xs), "n_runs": group.n_runs, "n_trajectories": n_traj, "coverage": cov, "itt": itt,
+        "n_items": len(xs), "n_clusters": n_clusters, "n_runs": group.n_runs, "n_trajectories": n_traj, "coverage": cov, "itt": itt,
         "tokens": tokens, "tokens_per_item": tokens / n_traj if tokens is not None and n_traj else None,
         "usd": usd, "usd_per_item": usd / n_traj if usd is not None and n_traj else None,
         "answer": (_sum(group.runs, "n_answer") or 0) / n_traj if n_traj else None,
@@ -164,7 +168,7 @@ def _groups(mine: Sequence[RunInfo], benchmark: str, condition: str | None) -> t
 
 
 def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str | None,
-          metric: metrics.Metric | None = None) -> dict[str, Any]:
+          metric: metrics.Metric | None = None, cluster: str | None = None) -> dict[str, Any]:
     """The table of one benchmark on `metric`: a row per model run group, best first by the metric's
     direction (by name without one)."""
     mine = [r for r in runs if r.benchmark == benchmark]
@@ -178,7 +182,8 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
     worst = coverage.primary_worst(wh, benchmark, metric.name if metric is not None else None)
     noun = coverage.noun_of(benchmark)
     sign = metric.sign if metric is not None else 1
-    rows = sorted((row(g, values, tok_col, cov_rows, worst, noun) for g in groups),
+    clustering = clusters.resolve(wh, benchmark, cluster)
+    rows = sorted((row(g, values, tok_col, cov_rows, worst, noun, clustering) for g in groups),
                   key=lambda x: (x["mean"] is None, -sign * (x["mean"] or 0.0), x["model"], x["label"]))
     shown = {g.condition for g in groups}
     return {
@@ -198,13 +203,18 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
         "partial": any(r["coverage"].partial for r in rows),
         "has_itt": any(r["itt"] is not None for r in rows),
         "imported": any(is_imported(r) for g in groups for r in g.runs),
+        "clustering": clustering,
+        "clustered": any(r["interval"] == "clustered t" for r in rows),
+        "cluster_note": clustering.describe(sorted({sid for (rid, sid) in values})),
+        "frontier": cost_quality.frontier(wh, benchmark, groups, values,
+                                         metric.direction if metric is not None else None),
         "reported": reported(wh, benchmark),
         "metric": metric,
     }
 
 
 def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = None,
-          metric: str | None = None) -> dict[str, Any]:
+          metric: str | None = None, cluster: str | None = None) -> dict[str, Any]:
     """The shared leaderboard's context: ``boards``, one per benchmark (only `benchmark` when given), each
     on `metric` (resolved in each benchmark; None: its primary metric)."""
     marts.require_shared(wh)
@@ -212,6 +222,7 @@ def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = N
     check_benchmark(runs, benchmark)
     held = {str(r.benchmark) for r in runs}
     benches = [benchmark] if benchmark else sorted(held | {str(r["benchmark"]) for r in reported(wh)})
-    boards = [board(wh, b, runs, condition, metrics.resolve(wh, b, metric if b in held else None))
+    boards = [board(wh, b, runs, condition, metrics.resolve(wh, b, metric if b in held else None),
+                    cluster)
               for b in benches]
     return {"boards": boards, "coverage_rule": coverage.RULE}

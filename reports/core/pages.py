@@ -17,6 +17,7 @@ from . import item as shared_item
 from . import leaderboard as shared_leaderboard
 from . import metrics, registry
 from . import reruns as shared_reruns
+from .cost_quality import register_charts
 from .pooling import label_group_runs, make_group
 from .runs import label_runs, one_benchmark, pick_groups, runs_of, select_runs, shared_runs
 
@@ -33,7 +34,8 @@ def _metric(wh: Warehouse, benchmark: str, name: str | None, own_page: bool) -> 
 
 
 def compare(wh: Warehouse, site: Site, models: Sequence[str], run_ids: Sequence[str], condition: str | None,
-            benchmark: str | None, epoch: int | None = None, metric: str | None = None) -> tuple[str, dict[str, Any]]:
+            benchmark: str | None, epoch: int | None = None, metric: str | None = None,
+            cluster: str | None = None) -> tuple[str, dict[str, Any]]:
     """Two runs (`run_ids`), or two models' run groups: every run of each model under `condition` (None:
     the benchmark's default), pooled, or only its epoch/replicate number `epoch`; on `metric` (a name,
     None: the benchmark's primary metric)."""
@@ -45,30 +47,31 @@ def compare(wh: Warehouse, site: Site, models: Sequence[str], run_ids: Sequence[
     own = registry.own_page(bench, "compare")
     chosen = _metric(wh, bench, metric, own is not None)
     if own is not None:  # a page of its own compares one run a side (the group's first or --epoch's run)
+        extra = {"cluster": cluster} if cluster is not None else {}  # --cluster, for a page that takes it
         if any(g.n_runs > 1 for g in groups):  # and gets the groups to pool when a model has more
             label_group_runs(groups)
-            return own(wh, site, [g.runs[0] for g in groups], groups=groups)
-        return own(wh, site, [g.runs[0] for g in groups])
+            return own(wh, site, [g.runs[0] for g in groups], groups=groups, **extra)
+        return own(wh, site, [g.runs[0] for g in groups], **extra)
     label_group_runs(groups)
     runs = [r for g in groups for r in g.runs]
     prov = Provenance.build(wh.path, runs)
     with metrics.scoped(wh, chosen):
-        context, box = shared_compare.build(wh, groups)
+        context, box = shared_compare.build(wh, groups, cluster)
         shown = runs if len(runs) <= MAX_ITEM_RUNS else [r for g in groups for r in g.runs[:MAX_ITEM_RUNS // 2]]
         site.write_item_pages(wh, context["item_ids"], shown, prov, pages=shared_item.PAGES)
     return site.render_page("core_compare.html.j2", context, box, prov), context
 
 
-def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None, metric: str | None = None
-           ) -> tuple[str, dict[str, Any]]:
+def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None, metric: str | None = None,
+           cluster: str | None = None) -> tuple[str, dict[str, Any]]:
     runs = runs_of(wh, model, benchmark)
     bench = str(runs[0].benchmark)
     own = registry.own_page(bench, "reruns")
     chosen = _metric(wh, bench, metric, own is not None)
     if own is not None:
-        return own(wh, site, model, runs)
+        return own(wh, site, model, runs, **({"cluster": cluster} if cluster is not None else {}))
     with metrics.scoped(wh, chosen):
-        context, box, runs = shared_reruns.build(wh, model, benchmark)
+        context, box, runs = shared_reruns.build(wh, model, benchmark, cluster)
         context.update(metric=chosen, oc=metrics.outcomes_for(bench, chosen))
         prov = Provenance.build(wh.path, runs)
         pages = registry.item_pages_of(context["benchmark"], shared_item.PAGES)
@@ -94,12 +97,12 @@ def item(wh: Warehouse, site: Site, sample_id: str, models: Sequence[str], run_i
     return site.render_page("core_item.html.j2", context, box, Provenance.build(wh.path, runs)), context
 
 
-def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str | None, metric: str | None = None
-                ) -> tuple[str, dict[str, Any]]:
+def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str | None, metric: str | None = None,
+                cluster: str | None = None) -> tuple[str, dict[str, Any]]:
     """A table per benchmark (or `benchmark`'s alone), each on `metric` (a name resolved in each benchmark;
     None: each benchmark's primary metric); a benchmark shown whose report sections bring a leaderboard page
     of their own (AgentHop: Table 2 and more) renders it with the tables above its own."""
-    context = shared_leaderboard.build(wh, benchmark, condition, metric)
+    context = shared_leaderboard.build(wh, benchmark, condition, metric, cluster)
     for bd in context["boards"]:
         own = registry.own_page(bd["benchmark"], "leaderboard")
         if own is not None:
@@ -107,7 +110,9 @@ def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str
     runs = [r["group"].runs for bd in context["boards"] for r in bd["rows"]]
     prov = Provenance.build(wh.path, [r for group in runs for r in group])
     title = "Leaderboard" + (f" · {benchmark}" if benchmark else "")
-    return site.render_page("core_leaderboard.html.j2", {"title": title, **context}, Charts(), prov), context
+    box = Charts()
+    register_charts(context["boards"], box)
+    return site.render_page("core_leaderboard.html.j2", {"title": title, **context}, box, prov), context
 
 
 def behaviours(wh: Warehouse, site: Site, method: Any) -> tuple[str, dict[str, Any]]:

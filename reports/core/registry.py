@@ -12,8 +12,11 @@ A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
 - ``mart_columns``: the columns its queries read from its own marts (a mart built without one is a
   user error naming it);
 - ``items``: its own word for its items on the pages ("answered 3 of 103 tasks"; default ``items``);
+- ``cluster_default`` / ``cluster_labels``: the item field its intervals are clustered by and the function
+  reading an item field's values (reports/core/clusters.py);
 - ``pages``: a page of its own for a command (``"compare"``, ``"reruns"``, ``"item"``), a callable the
-  CLI hands the warehouse, the site and the runs; used when every run of the report is of this benchmark;
+  CLI hands the warehouse, the site and the runs (and ``cluster=FIELD`` when ``--cluster`` is given: compare
+  and reruns); used when every run of the report is of this benchmark;
 - ``item_pages``: the item pages the shared pages link to, when the benchmark brings its own (an object
   as :meth:`reports.site.Site.write_item_pages` takes; the shared ones without it).
 
@@ -110,6 +113,10 @@ class ReportSections:
     items: str = "items"
     #: how its paper counts a missing item, said beside the pages' coverage rule ("" : the pages' rule alone)
     missing_rule: str = ""
+    #: the item field its intervals are clustered by without ``--cluster`` (None: by item alone)
+    cluster_default: str | None = None
+    #: ``(wh, benchmark, field) -> {sample_id: cluster}`` for ``--cluster FIELD`` (reports/core/clusters.py)
+    cluster_labels: Callable[..., Mapping[str, str]] | None = None
     #: the item pages the shared pages write for its runs (None: the shared item pages)
     item_pages: Any = None
 

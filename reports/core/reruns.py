@@ -20,7 +20,7 @@ from .. import charts, multiplicity, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import coverage, marts, metrics, outcome, queries, registry
+from . import clustered_tables, coverage, marts, metrics, outcome, queries, registry
 from .registry import repeats_of
 from .runs import RunInfo, benchmark_conditions, label_runs, runs_of
 
@@ -86,7 +86,7 @@ def _pattern_rank(pattern: Sequence[int | None]) -> tuple[int, int]:
     return abs(2 * sum(known) - len(known)), -len(known)
 
 
-def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> dict[str, Any]:
+def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts, cluster: str | None = None) -> dict[str, Any]:
     runs = sorted(runs, key=lambda r: (r.replicate, r.run_id))
     ids = [r.run_id for r in runs]
     kind = outcome.kind_of(wh, runs)
@@ -150,14 +150,16 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts) -> di
             "n_pairs_total": len(runs) * (len(runs) - 1) // 2, "unstable": unstable,
             "pairs_adjust": multiplicity.caption(PAIRS_ADJUST, sum(1 for p in pairs if p["res"].p is not None),
                                                  "pair", "shown"),
-            "n_items": len(flips), "n_complete": len(complete)}
+            "n_items": len(flips), "n_complete": len(complete),
+            "clustered": clustered_tables.reruns_block(wh, str(runs[0].benchmark), runs, cluster)}
 
 
 #: multiplicity adjustment over the replicate pairs shown (docs/reports.md#multiplicity)
 PAIRS_ADJUST: multiplicity.Method = "holm"
 
 
-def build(wh: Warehouse, model: str, benchmark: str | None = None) -> tuple[dict[str, Any], Charts, list[RunInfo]]:
+def build(wh: Warehouse, model: str, benchmark: str | None = None,
+          cluster: str | None = None) -> tuple[dict[str, Any], Charts, list[RunInfo]]:
     marts.require_shared(wh)
     runs = runs_of(wh, model, benchmark)
     label_runs(runs)
@@ -170,7 +172,7 @@ def build(wh: Warehouse, model: str, benchmark: str | None = None) -> tuple[dict
         for r in members:
             r.label = f"{r.model} · {r.condition + ' · ' if has_conditions and r.condition else ''}{rep.name(r)}"
     box = Charts()
-    groups = [group(wh, cond, members, box) for cond, members in sorted(by_cond.items())
+    groups = [group(wh, cond, members, box, cluster) for cond, members in sorted(by_cond.items())
               if len({m.replicate for m in members}) >= 2]
     singles = [r for _, members in sorted(by_cond.items()) if len({m.replicate for m in members}) < 2 for r in members]
     bench = str(runs[0].benchmark)

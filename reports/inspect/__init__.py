@@ -44,7 +44,28 @@ def item_sections(wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunIn
 #: an Inspect score of 1 is what its scorer gave, not a right answer (a security "C" is the bad outcome)
 SCORED = Outcomes(right="scored 1", got_right="scored 1", wrong="scored 0", correct="scored 1", correctness="score (1 or 0)",
                   judged="that scored 1")
-SECTIONS = ReportSections(name="inspect:", item=item_sections, repeats=Repeats("epoch", "epochs", 1),
-                          outcomes=SCORED, items="samples")
 
-__all__ = ["SECTIONS", "item_sections"]
+
+def metadata_clusters(wh: Warehouse, benchmark: str, name: str) -> dict[str, str]:
+    """``--cluster NAME``: the value of the sample metadata's field NAME (text as is, other JSON as JSON); a
+    field no sample of the task carries is a user error."""
+    from agenthop.harness.errors import AgentHopError
+
+    out: dict[str, str] = {}
+    if wh.has_table("raw", ITEMS):
+        for sid, text in wh.con.execute(f"SELECT sample_id, metadata_json FROM raw.{ITEMS} WHERE benchmark = ?",
+                                        [benchmark]).fetchall():
+            value = dict(_metadata(text)).get(name)
+            if value is not None:
+                out[str(sid)] = value
+    if not out:
+        raise AgentHopError(f"--cluster {name}: no sample of {benchmark} has the metadata field {name!r} "
+                            "(fields are listed on its item pages)")
+    return out
+
+
+#: no default: an Inspect task's samples are clustered only by a metadata field named with --cluster
+SECTIONS = ReportSections(name="inspect:", item=item_sections, repeats=Repeats("epoch", "epochs", 1),
+                          outcomes=SCORED, items="samples", cluster_labels=metadata_clusters)
+
+__all__ = ["SECTIONS", "item_sections", "metadata_clusters"]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import rank_tests, stats
+from .. import multiplicity, rank_tests, stats
 from ..agenthop.queries import correctness_matrix
 from ..values import as_float
 from ..warehouse import Warehouse
@@ -244,6 +244,7 @@ def table4(wh: Warehouse, panel: Panel) -> Table:
                                            "delta_pp", "n", "from_only", "to_only")},
                      "p_value": p, "chance": CHANCE, "n_runs_from": r["n_runs_from"], "n_runs_to": r["n_runs_to"],
                      **_panel_pair(acc, r["model"], r["condition_from"], r["condition_to"])})
+    with_holm(rows)
     return Table("table04_conditions", "Tables 4 and 18", "Closed-book, no-search and full: paired deltas",
                  "paper-table-4", [
                      Column("model", "text", "Model"), Column("condition_from", "text", "From"),
@@ -253,11 +254,11 @@ def table4(wh: Warehouse, panel: Panel) -> Table:
                      Column("to_only", "int", "to only"), Column("p_value", "p", "p"), Column("chance", "rate"),
                      Column("n_runs_from", "int"), Column("n_runs_to", "int"),
                      Column("panel_accuracy_from", "rate"), Column("panel_accuracy_to", "rate"),
-                     Column("panel_delta_pp", "pp")], rows,
+                     Column("panel_delta_pp", "pp"), Column("p_holm", "p", "p (Holm)")], rows,
                  note="accuracy_from/to and delta_pp: the mean over a condition's replicates; panel_accuracy_from/to, "
                       "panel_delta_pp and the exact McNemar columns: the two panel runs (lowest replicates) on "
-                      "their shared items, p not adjusted for multiplicity (as in the paper). Chance = 25% (four "
-                      "options).",
+                      "their shared items. p_value: each test alone, not adjusted for multiplicity, as in the paper "
+                      f"(its numbers are reproduced); p_holm: {holm_note(rows)} Chance = 25% (four options).",
                  group_by="model")
 
 
@@ -348,16 +349,32 @@ def table11(wh: Warehouse, panel: Panel) -> Table:
 # -- Tables 12 and 13 --------------------------------------------------------------------------------------
 
 
+def with_holm(rows: list[dict[str, Any]]) -> None:
+    """Add ``p_holm`` to each row: Holm's adjustment over every p_value of the table (a row without one has
+    none and is not in the family)."""
+    for r, adj in zip(rows, multiplicity.adjust([r.get("p_value") for r in rows], "holm")):
+        r["p_holm"] = adj
+
+
+def holm_note(rows: Sequence[dict[str, Any]]) -> str:
+    """The caption's sentence on the adjusted column."""
+    m = sum(1 for r in rows if r.get("p_value") is not None)
+    return multiplicity.caption("holm", m, where="of this table (CSV column p_holm)")
+
+
 def table12(walk: Sequence[dict[str, Any]], leaders: Sequence[dict[str, Any]]) -> Table:
-    rows = [*walk, *leaders]
+    rows = [dict(r) for r in (*walk, *leaders)]
+    with_holm(rows)
     return Table("table12_mcnemar", "Table 12", "The walk of paired exact McNemar tests", "paper-table-12", [
         Column("panel", "text", "Comparison"), Column("axis", "text", "Axis"), Column("model_a", "text", "A"),
         Column("model_b", "text", "B"), Column("n", "int", "n"), Column("a_only", "int", "A only"),
         Column("b_only", "int", "B only"), Column("p_value", "p", "p"), Column("significant", "bool", "p < 0.05"),
-        Column("value_a", "rate", "A %"), Column("value_b", "rate", "B %"), Column("mde", "rate", "MDE %")], rows,
+        Column("value_a", "rate", "A %"), Column("value_b", "rate", "B %"), Column("mde", "rate", "MDE %"),
+        Column("p_holm", "p", "p (Holm)")], rows,
         note="Adjacent pairs among the six highest MT-conversion models, then each tier's leader against its "
              "runner-up on accuracy (all shared items) and on conversion (ST / MT items both recalled). p and "
-             "p < 0.05: the paper's exact McNemar p of each test alone, not adjusted for multiplicity.")
+             "p < 0.05: the paper's exact McNemar p of each test alone, not adjusted for multiplicity (the paper's "
+             f"numbers, reproduced); p (Holm): {holm_note(rows)}")
 
 
 def bigram_significance(wh: Warehouse, panel: Panel) -> dict[str, dict[str, int]]:

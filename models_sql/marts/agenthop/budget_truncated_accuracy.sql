@@ -6,6 +6,7 @@
 -- Axes and grids, up to the run's caps: points (budget_used; b = 0 .. budget_total), turns (total_turns;
 -- b = 1 .. max_turns), tokens (total_tokens; b = max_total_tokens / 20 .. max_total_tokens in 20 steps).
 -- At the caps the value is the run's accuracy minus correct trajectories that did not end by answering.
+-- The counting is the shared budget_truncated() macro (docs/metrics.md#budget-curves), as for every benchmark.
 with runs as (
     select run_id, budget_total, max_turns, max_total_tokens from {{ ref('stg_harness__runs') }}
     where {{ runs_to_build(plan, 'run_id') }}
@@ -19,38 +20,30 @@ grid as (
     select run_id, 'tokens', 3, (max_total_tokens * k // 20)::bigint from runs, range(1, 21) as t(k)
 ),
 traj as (
-    select t.run_id, t.is_correct and t.terminated_by = 'answer' as counts_correct,
-           t.budget_used, t.total_turns, t.total_tokens, runs.max_total_tokens
+    select t.run_id, t.sample_id, t.is_correct and t.terminated_by = 'answer' as counts_correct,
+           t.budget_used, t.total_turns, t.total_tokens
     from {{ ref('fct_trajectory') }} as t
     join runs on runs.run_id = t.run_id
     where {{ runs_to_build(plan, 't.run_id') }}
 ),
-n_items as (
-    select run_id, count(*) as n_items from traj group by run_id
-),
--- each correct submission is counted once, at the smallest grid value that admits it, then accumulated
-first_cap as (
-    select run_id, 'points' as axis, budget_used::bigint as b from traj where counts_correct
+-- per trajectory and axis: what it had used; it counts (value 1) when correct and ended by answering
+usage as (
+    select run_id, sample_id, 'points' as axis, budget_used as u, case when counts_correct then 1.0 end as value
+    from traj
     union all
-    select run_id, 'turns', greatest(total_turns, 1)::bigint from traj where counts_correct
+    select run_id, sample_id, 'turns', total_turns, case when counts_correct then 1.0 end from traj
     union all
-    select run_id, 'tokens',
-           (max_total_tokens * greatest(ceil(total_tokens * 20.0 / max_total_tokens), 1)::bigint // 20)::bigint
-    from traj where counts_correct
+    select run_id, sample_id, 'tokens', total_tokens, case when counts_correct then 1.0 end from traj
 ),
-at_cap as (
-    select run_id, axis, b, count(*) as n_new from first_cap group by all
+curve as (
+    {{ budget_truncated('grid', 'usage') | indent(4) }}
 )
 select
-    grid.run_id::varchar as run_id,
-    grid.axis::varchar as axis,
-    grid.axis_order::integer as axis_order,
-    grid.b::bigint as b,
-    n_items.n_items::integer as n_items,
-    (sum(coalesce(at_cap.n_new, 0)) over (partition by grid.run_id, grid.axis order by grid.b))::integer
-        as n_correct,
-    (sum(coalesce(at_cap.n_new, 0)) over (partition by grid.run_id, grid.axis order by grid.b)
-        / n_items.n_items)::double as accuracy
-from grid
-join n_items on n_items.run_id = grid.run_id
-left join at_cap on at_cap.run_id = grid.run_id and at_cap.axis = grid.axis and at_cap.b = grid.b
+    run_id::varchar as run_id,
+    axis::varchar as axis,
+    axis_order::integer as axis_order,
+    b::bigint as b,
+    n_items::integer as n_items,
+    n_counted::integer as n_correct,
+    (n_counted / n_items)::double as accuracy
+from curve
