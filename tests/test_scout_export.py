@@ -115,14 +115,25 @@ def test_scout_round_trip_joins_findings_to_outcomes(wh: Path, tmp_path: Path, s
     try:
         got = {(rid, sid): v for rid, sid, v in con.execute(
             "SELECT run_id, sample_id, value FROM raw.scanner_results WHERE scanner = 'timeouts'").fetchall()}
+        found_in = {(rid, sid): [(e["turn"], e["seq"]) for e in ev] for rid, sid, ev in con.execute(
+            "SELECT run_id, sample_id, evidence FROM raw.scanner_results WHERE scanner = 'timeouts'").fetchall()}
+        (why,) = con.execute("SELECT explanation FROM raw.scanner_results WHERE scanner = 'labelled' "
+                             "AND run_id = 'run-c' AND sample_id = 'st_0001'").fetchone()
         labelled = {(rid, sid): v for rid, sid, v in con.execute(
             "SELECT run_id, sample_id, value FROM raw.scanner_results WHERE scanner = 'labelled'").fetchall()}
         outcomes = {(r[0], r[1]): r[2:] for r in con.execute(
             "SELECT run_id, scanner, n_with, n_without, mean_with, mean_without FROM main.behaviour_outcomes "
-            "WHERE metric = 'accuracy' ORDER BY ALL").fetchall()}
+            "WHERE metric = 'correct' ORDER BY ALL").fetchall()}
     finally:
         con.close()
     assert got == want_counts
+    # evidence: the (turn, tool call) of every message that matched; the fixture's seven messages are system,
+    # user, turn 0's text and its calls 0 and 1, turn 1's text and its call 2
+    layout = [None, None, (0, None), (0, 0), (0, 1), (1, None), (1, 2)]
+    assert found_in == {k: [layout[i] for i, t in enumerate(texts(*k)) if re.search("timeout", t, re.IGNORECASE)]
+                        for k in TRANSCRIPTS}
+    assert found_in[("run-a", "st_0002")] == [(0, None), (0, 0)]  # "timeout" in the text, "TIMEOUT" in a result
+    assert why.startswith("answer_b: [M6]: ASSISTANT: The **answer is B**.")
     # a labelled grep is one result set per transcript: its value is how many of its labels matched
     assert labelled == {k: float((count(*k, "timeout") > 0) + (count(*k, "answer is b") > 0)) for k in TRANSCRIPTS}
 

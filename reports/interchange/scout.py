@@ -6,7 +6,9 @@ The messages are Inspect ``ChatMessage`` objects as JSON, each with a stable ``i
 so the message ids Scout's results cite stay the same between scans. The transcript id is a UUID derived from
 the run, sample and attempt. ``run_id``, ``sample_id``, ``attempt`` and ``benchmark`` are extra columns: Scout
 reads them as the transcript's metadata and copies them into every result, which is how
-``agenthop-ingest --scout-results`` finds the attempt a result belongs to.
+``agenthop-ingest --scout-results`` finds the attempt a result belongs to; so is ``message_turns`` (JSON: per
+message, ``[turn, seq]`` of the turn it belongs to and the tool call it answers, or null before the first turn),
+which turns the messages a result cites into the warehouse's evidence.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ SCHEMA = pa.schema([
     ("task_set", _S), ("task_id", _S), ("task_repeat", _I), ("agent", _S), ("model", _S), ("score", _S),
     ("success", pa.bool_()), ("message_count", _I), ("total_time", pa.float64()), ("total_tokens", _I),
     ("error", _S), ("limit", _S), ("messages", _S),
-    ("run_id", _S), ("sample_id", _S), ("attempt", _I), ("benchmark", _S),
+    ("run_id", _S), ("sample_id", _S), ("attempt", _I), ("benchmark", _S), ("message_turns", _S),
 ])
 
 
@@ -59,6 +61,26 @@ def chat_messages(ex: RunExport, tid: str, sample_id: str, attempt: int, text: s
     return out
 
 
+def message_turns(ex: RunExport, sample_id: str, attempt: int, msgs: list[dict[str, Any]]) -> list[Any]:
+    """Per message, ``[turn, seq]``: each assistant message opens the next turn (from 0); a tool message belongs to
+    the open turn and answers the call of that id (built messages), else the next call in order (recorded ones)."""
+    calls = ex.details["tool_calls"].get((sample_id, attempt), [])
+    by_id = {f"call-{c['turn']}-{c['call_index']}": c["seq"] for c in calls}
+    in_order = iter(sorted(c["seq"] for c in calls))
+    out: list[Any] = []
+    turn = -1
+    for m in msgs:
+        if m["role"] == "assistant":
+            turn += 1
+            out.append([turn, None])
+        elif m["role"] == "tool" and turn >= 0:
+            call = m.get("tool_call_id", "")
+            out.append([turn, by_id[call] if call in by_id else next(in_order, None)])
+        else:
+            out.append(None)
+    return out
+
+
 def transcripts(ex: RunExport) -> list[dict[str, Any]]:
     """A row per final attempt of the run (runs imported without trajectories have none)."""
     run = ex.run
@@ -84,5 +106,6 @@ def transcripts(ex: RunExport) -> list[dict[str, Any]]:
             "error": "error" if ended == "error" else None, "limit": LIMITS.get(str(ended)),
             "messages": json.dumps(msgs, ensure_ascii=False), "run_id": ex.run_id, "sample_id": sid,
             "attempt": attempt, "benchmark": ex.benchmark,
+            "message_turns": json.dumps(message_turns(ex, sid, attempt, msgs)),
         })
     return rows
