@@ -117,6 +117,7 @@ def test_scout_round_trip_joins_findings_to_outcomes(wh: Path, tmp_path: Path, s
             "SELECT run_id, sample_id, value FROM raw.scanner_results WHERE scanner = 'timeouts'").fetchall()}
         found_in = {(rid, sid): [(e["turn"], e["seq"]) for e in ev] for rid, sid, ev in con.execute(
             "SELECT run_id, sample_id, evidence FROM raw.scanner_results WHERE scanner = 'timeouts'").fetchall()}
+        versions = {v for (v,) in con.execute("SELECT DISTINCT scanner_version FROM raw.scanner_results").fetchall()}
         (why,) = con.execute("SELECT explanation FROM raw.scanner_results WHERE scanner = 'labelled' "
                              "AND run_id = 'run-c' AND sample_id = 'st_0001'").fetchone()
         labelled = {(rid, sid): v for rid, sid, v in con.execute(
@@ -133,6 +134,7 @@ def test_scout_round_trip_joins_findings_to_outcomes(wh: Path, tmp_path: Path, s
     assert found_in == {k: [layout[i] for i, t in enumerate(texts(*k)) if re.search("timeout", t, re.IGNORECASE)]
                         for k in TRANSCRIPTS}
     assert found_in[("run-a", "st_0002")] == [(0, None), (0, 0)]  # "timeout" in the text, "TIMEOUT" in a result
+    assert versions == {f"scout 0 {scan.name.replace('_id=', ':')}"}  # Scout writes the version as a number
     assert why.startswith("answer_b: [M6]: ASSISTANT: The **answer is B**.")
     # a labelled grep is one result set per transcript: its value is how many of its labels matched
     assert labelled == {k: float((count(*k, "timeout") > 0) + (count(*k, "answer is b") > 0)) for k in TRANSCRIPTS}
