@@ -14,11 +14,9 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from agenthop.ingest.core import run_ingest
 from conftest import _check, cli, run_dbt_build
-from ingest_fixtures import write_release
 from interchange_validators import EeeValidator, scout_cli
-from search_fixtures import CORRECT, SYSTEM, TRANSCRIPTS, USER, write_runs
+from search_fixtures import CORRECT, SYSTEM, TRANSCRIPTS, USER, build_warehouse
 
 SCANNERS = '''
 from inspect_scout import Scanner, Transcript, grep_scanner, scanner
@@ -37,13 +35,7 @@ def labelled() -> Scanner[Transcript]:
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("scout")
-    sha = write_release(work / "bench")
-    write_runs(work / "runs", sha)
-    db = work / "w.duckdb"
-    run_ingest(db, benchmark=work / "bench", runs=[work / "runs"], accept_dq=True)
-    _check(run_dbt_build(db, work), "dbt build")
-    return db
+    return build_warehouse(tmp_path_factory.mktemp("scout"))
 
 
 @pytest.fixture(scope="session")

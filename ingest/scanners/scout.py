@@ -82,13 +82,9 @@ def read_value(value: Any, value_type: str | None) -> tuple[float | None, str | 
 
 def _items(value: Any, value_type: str | None) -> list[dict[str, Any]]:
     """The results of a result set (none for any other value)."""
-    if value_type != "resultset" or value is None:
+    if value_type != "resultset":
         return []
-    try:
-        items = json.loads(str(value))
-    except ValueError:
-        return []
-    return [x for x in items if isinstance(x, dict)] if isinstance(items, list) else []
+    return [x for x in _list(value) if isinstance(x, dict)]
 
 
 def explanation(row: dict[str, Any]) -> str | None:
@@ -122,28 +118,24 @@ def evidence(row: dict[str, Any], meta: dict[str, Any]) -> list[dict[str, Any]] 
     return out
 
 
-def _list(v: Any) -> list[Any]:
-    if isinstance(v, list):
-        return v
-    if isinstance(v, str) and v.strip():
+def _decoded(v: Any) -> Any:
+    """A JSON column's value: parsed when it is text (None when it is not JSON), else as it is."""
+    if isinstance(v, str):
         try:
-            obj = json.loads(v)
+            return json.loads(v) if v.strip() else None
         except ValueError:
-            return []
-        return obj if isinstance(obj, list) else []
-    return []
+            return None
+    return v
+
+
+def _list(v: Any) -> list[Any]:
+    obj = _decoded(v)
+    return obj if isinstance(obj, list) else []
 
 
 def _json(v: Any) -> dict[str, Any]:
-    if isinstance(v, dict):
-        return v
-    if isinstance(v, str) and v.strip():
-        try:
-            obj = json.loads(v)
-        except ValueError:
-            return {}
-        return obj if isinstance(obj, dict) else {}
-    return {}
+    obj = _decoded(v)
+    return obj if isinstance(obj, dict) else {}
 
 
 def _attempts(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], tuple[set[int], int]]:

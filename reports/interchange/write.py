@@ -107,7 +107,7 @@ def write_scout(runs: Sequence[RunExport], out: Path) -> list[Path]:
     rows = [row for ex in runs for row in scout.transcripts(ex)]
     if not rows:
         return []
-    starts = [ex.run["started_at"] for ex in runs if ex.run.get("started_at") is not None]
+    starts = [ex.run["started_at"] for ex in runs if hasattr(ex.run.get("started_at"), "strftime")]
     stamp = max(starts) if starts else datetime(1970, 1, 1, tzinfo=timezone.utc)
     digest = hashlib.sha256("\n".join(sorted(r["transcript_id"] for r in rows)).encode()).hexdigest()[:8]
     path = out / f"transcripts_{stamp.strftime('%Y%m%dT%H%M%S')}_{digest}.parquet"
