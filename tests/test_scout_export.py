@@ -143,3 +143,34 @@ def test_scout_round_trip_joins_findings_to_outcomes(wh: Path, tmp_path: Path, s
             assert outcomes[(rid, scanner)] == expected(found, rid), (rid, scanner)
     # run-a: flagged st_0001 (right) and st_0002 (wrong); not flagged mt_0001 (wrong)
     assert outcomes[("run-a", "timeouts")] == (2, 1, 0.5, 0.0)
+
+
+def test_messages_built_from_turns_carry_calls_and_turns() -> None:
+    """A run that kept no messages: the input, each turn with its calls, each call's status as its result."""
+    from agenthop.reports.interchange.scout import transcripts
+    from agenthop.reports.interchange.source import RunExport
+
+    def call(turn: int, index: int, seq: int, tool: str) -> dict:
+        return {"turn": turn, "call_index": index, "seq": seq, "tool": tool, "args_json": '{"q": 1}', "status": "ok"}
+
+    turn = {"error_text": None}
+    ex = RunExport(
+        run={"run_id": "r", "benchmark": "b", "model": "m", "epoch": 1, "backend": "sim", "started_at": None},
+        metrics=[], values={},
+        trajectories=[{"sample_id": "s", "attempt": 1, "is_final": True, "predicted_answer": "A", "score": 0.0,
+                       "is_correct": False, "total_tokens": 10, "wall_time_s": 2.0, "terminated_by": "budget"},
+                      {"sample_id": "s", "attempt": 0, "is_final": False}],
+        details={"messages": {}, "turns": {("s", 1): [{**turn, "turn": 0}, {**turn, "turn": 1}]},
+                 "tool_calls": {("s", 1): [call(0, 0, 0, "look"), call(0, 1, 1, "read"), call(1, 0, 2, "submit")]}},
+        scores={}, inputs={"s": ("Q?", ["A"])})
+    (row,) = transcripts(ex)
+    msgs = json.loads(row["messages"])
+    assert [(m["role"], m["content"]) for m in msgs] == [
+        ("user", "Q?"), ("assistant", ""), ("tool", "ok"), ("tool", "ok"), ("assistant", ""), ("tool", "ok"),
+        ("assistant", "A")]
+    assert [c["function"] for c in msgs[1]["tool_calls"]] == ["look", "read"]
+    assert msgs[1]["tool_calls"][0] == {"id": "call-0-0", "function": "look", "arguments": {"q": "1"}, "type": "function"}
+    assert [m.get("tool_call_id") for m in msgs] == [None, None, "call-0-0", "call-0-1", None, "call-1-0", None]
+    assert json.loads(row["message_turns"]) == [None, [0, None], [0, 0], [0, 1], [1, None], [1, 2], None]  # the answer: no turn of its own
+    assert (row["attempt"], row["limit"], row["score"], row["success"], row["task_repeat"], row["message_count"]) == (
+        1, "budget", "0.0", False, 1, 7)

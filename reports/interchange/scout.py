@@ -62,17 +62,19 @@ def chat_messages(ex: RunExport, tid: str, sample_id: str, attempt: int, text: s
 
 
 def message_turns(ex: RunExport, sample_id: str, attempt: int, msgs: list[dict[str, Any]]) -> list[Any]:
-    """Per message, ``[turn, seq]``: each assistant message opens the next turn (from 0); a tool message belongs to
-    the open turn and answers the call of that id (built messages), else the next call in order (recorded ones)."""
+    """Per message, ``[turn, seq]``: each assistant message opens the next turn (from 0; an answer message after the
+    attempt's last recorded turn has none); a tool message belongs to the open turn and answers the call of that id
+    (built messages), else the next call in order (recorded ones)."""
     calls = ex.details["tool_calls"].get((sample_id, attempt), [])
     by_id = {f"call-{c['turn']}-{c['call_index']}": c["seq"] for c in calls}
     in_order = iter(sorted(c["seq"] for c in calls))
+    n_turns = len(ex.details["turns"].get((sample_id, attempt), []))
     out: list[Any] = []
     turn = -1
     for m in msgs:
         if m["role"] == "assistant":
             turn += 1
-            out.append([turn, None])
+            out.append([turn, None] if turn < n_turns or not n_turns else None)  # the answer after the last turn
         elif m["role"] == "tool" and turn >= 0:
             call = m.get("tool_call_id", "")
             out.append([turn, by_id[call] if call in by_id else next(in_order, None)])
