@@ -387,11 +387,12 @@ def search(text: str | None, regex: bool, case_sensitive: bool, role: str, tool:
 
 
 @main.command(epilog=epilog("agenthop-report export"))
-@click.option("--format", "fmt", type=click.Choice(["eee", "atif"]), required=True,
+@click.option("--format", "fmt", type=click.Choice(["eee", "atif", "scout"]), required=True,
               help="eee: Every Eval Ever aggregate records and instance-level JSONL; atif: one ATIF trajectory per "
-                   "sample's final attempt (docs/interchange.md).")
+                   "sample's final attempt; scout: an Inspect Scout transcript database (docs/interchange.md).")
 @click.option("--out", "out", type=LocalPath(file_okay=False, path_type=Path), required=True,
-              help="Folder to write data/<benchmark>/<developer>/<model>/<uuid>.json (and _samples.jsonl) under.")
+              help="Folder to write data/<benchmark>/<developer>/<model>/<uuid>.json (and _samples.jsonl) under; "
+                   "for scout, the database folder (one transcripts_*.parquet file).")
 @click.option("--runs", "run_ids", help="Run ids, comma-separated (default: every run).")
 @click.option("--models", help="Model names, comma-separated: every run of each.")
 @click.option("--benchmark", "benchmark", default=None, metavar="NAME", help="Only runs of this benchmark.")

@@ -145,3 +145,29 @@ def atif_errors(path: Path) -> list[str]:
 
     v = TrajectoryValidator()
     return [] if v.validate(path) else [f"{path}: {e}" for e in v.get_errors()]
+
+
+SCOUT_PIN = "inspect-scout==0.6.1"
+
+
+def scout_cli() -> EeeValidator:
+    """Inspect Scout's ``scout`` command in a virtual environment of its own (Scout 0.6 pins duckdb < 2, which
+    the project's environment cannot hold), made with this Python from the package registry and cached by
+    version beside the other validators; ``cli`` is the ``scout`` script, or None with the reason."""
+    cache = Path(os.environ.get("AGENTHOP_VALIDATOR_CACHE", Path.home() / ".cache" / "agenthop" / "validators"))
+    venv = cache / SCOUT_PIN.replace("==", "-")
+    cli, done = venv / "bin" / "scout", venv / ".installed"
+    if done.exists() and cli.exists():
+        return EeeValidator(cli)
+    shutil.rmtree(venv, ignore_errors=True)  # a half-made one
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
+    if made.returncode != 0:
+        return EeeValidator(None, f"cannot make a virtual environment for Scout: {made.stderr.strip()[-300:]}")
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                          SCOUT_PIN], capture_output=True, text=True, timeout=1800)
+    if pip.returncode != 0 or not cli.exists():
+        shutil.rmtree(venv, ignore_errors=True)
+        return EeeValidator(None, f"{SCOUT_PIN} cannot be installed here: {pip.stderr.strip()[-300:]}")
+    done.write_text(SCOUT_PIN + "\n")
+    return EeeValidator(cli)

@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ingest_fixtures import run_rows, write_run
+from agenthop.ingest.core import run_ingest
+from conftest import _check, run_dbt_build
+from ingest_fixtures import run_rows, write_release, write_run
 
 SYSTEM = "You are a careful research agent."
 USER = "Which section reports the result?"
@@ -119,3 +121,13 @@ def rows_of(run_id: str, bench_sha: str, transcripts: dict[tuple[str, str], dict
 def write_runs(out: Path, bench_sha: str, run_ids: tuple[str, ...] = tuple(RUNS),
                transcripts: dict[tuple[str, str], dict[str, Any]] | None = None) -> list[Path]:
     return [write_run(out, rows_of(r, bench_sha, transcripts)) for r in run_ids]
+
+
+def build_warehouse(work: Path) -> Path:
+    """The three hand-built runs with the tiny release, ingested and dbt-built under ``work``."""
+    sha = write_release(work / "bench")
+    write_runs(work / "runs", sha)
+    db = work / "w.duckdb"
+    run_ingest(db, benchmark=work / "bench", runs=[work / "runs"], accept_dq=True)
+    _check(run_dbt_build(db, work), "dbt build")
+    return db

@@ -121,6 +121,7 @@ OTHER_PROGRAMS_FLAGS = {
     "--epochs", "--token-limit", "--model", "--message-limit", "--to",                                       # Inspect
     "--disable-tools", "--text-tools",                                                                       # reference
     "--no-deps",                                                                                             # pip
+    "--scans", "--display",                                                                                  # Scout
 }
 
 

@@ -16,7 +16,7 @@ import scanner_fixtures as fx
 from click.testing import CliRunner
 
 from agenthop.ingest.cli import main as ingest_main
-from agenthop.ingest.scanners.scout import read_value
+from agenthop.ingest.scanners.scout import evidence, explanation, read_value
 
 
 def _scan(root: Path, scanner: str, rows: list[dict]) -> Path:
@@ -95,3 +95,21 @@ def test_a_bad_scout_row_is_one_error_and_writes_nothing(tmp_path: Path, row: di
     assert r.exit_code == 2 and "row 2 (transcript 't9')" in r.output and reason in r.output, r.output
     assert len(r.output.strip().splitlines()) == 1
     assert hashlib.sha256(db.read_bytes()).hexdigest() == sha
+
+
+def test_result_set_explanation_and_evidence_as_scout_writes_them() -> None:
+    """Scout 0.6.1's own output: a labelled grep is one ``resultset`` row with no explanation of its own; the
+    items carry theirs and their message references (ids ``<transcript id>-<n>`` from our export)."""
+    items = [{"value": 0, "references": [], "label": "leak"},
+             {"value": 2, "explanation": "[M3]: ASSISTANT: **x**", "label": "files",
+              "references": [{"type": "message", "cite": "[M3]", "id": "T-3"}, {"type": "message", "cite": "[M4]", "id": "T-4"}]}]
+    row = {"transcript_id": "T", "value": json.dumps(items), "value_type": "resultset", "explanation": None,
+           "message_references": "[]"}
+    meta = {"message_turns": [None, None, [0, None], [0, 1], [1, None]]}
+    assert explanation(row) == "files: [M3]: ASSISTANT: **x**"
+    assert evidence(row, meta) == [{"turn": 0, "seq": None}, {"turn": 0, "seq": 1}]
+    plain = {"transcript_id": "T", "value": "1", "value_type": "number", "explanation": "[M5]: hi",
+             "message_references": '[{"type": "message", "cite": "[M5]", "id": "T-5"}, {"type": "message", "id": "U-1"}]'}
+    assert explanation(plain) == "[M5]: hi"
+    assert evidence(plain, {"message_turns": json.dumps(meta["message_turns"])}) == [{"turn": 1, "seq": None}]
+    assert evidence(plain, {}) is None  # not our export: no evidence

@@ -23,21 +23,14 @@ from agenthop.ingest.transcripts.search import (
     find_matches,
     matching_attempts,
 )
-from conftest import _check, run_dbt_build
 from ingest_fixtures import write_release
-from search_fixtures import SYSTEM, TRANSCRIPTS, USER, messages_of, write_runs
+from search_fixtures import SYSTEM, TRANSCRIPTS, USER, build_warehouse, messages_of, write_runs
 
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The three hand-built runs, ingested and dbt-built (the metric and item-group filters read marts)."""
-    work = tmp_path_factory.mktemp("search")
-    sha = write_release(work / "bench")
-    write_runs(work / "runs", sha)
-    db = work / "w.duckdb"
-    run_ingest(db, benchmark=work / "bench", runs=[work / "runs"], accept_dq=True)
-    _check(run_dbt_build(db, work), "dbt build")
-    return db
+    return build_warehouse(tmp_path_factory.mktemp("search"))
 
 
 def search(db: Path, **kw: Any):  # type: ignore[no-untyped-def]

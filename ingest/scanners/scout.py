@@ -6,7 +6,10 @@ names ``run_id`` (and ``sample_id``, ``attempt``), else from the Inspect log it 
 (``transcript_source_id``), epoch (``transcript_task_repeat``) and sample id (``transcript_task_id``) name
 the run ``inspect-<eval id>-e<epoch>`` that `agenthop-ingest --inspect-log` made of that log; the final
 attempt unless the metadata names another. Values: numbers as they are, booleans as 1/0, a string as the
-label, a result set as the number of its truthy results. Rows with a scan error are skipped (counted).
+label, a result set as the number of its truthy results (its explanation: each truthy result's label and
+explanation). Evidence: the messages a result cites (``message_references``, a result set's items' ``references``)
+as the turns and tool calls they belong to, when the transcript came from ``agenthop-report export --format scout``
+(its ``message_turns`` metadata); none otherwise. Rows with a scan error are skipped (counted).
 Every row is checked before anything is written; the results of one import are written in one transaction,
 replacing the same scanner's earlier results for those runs.
 """
@@ -77,16 +80,62 @@ def read_value(value: Any, value_type: str | None) -> tuple[float | None, str | 
         return None, text
 
 
-def _json(v: Any) -> dict[str, Any]:
-    if isinstance(v, dict):
-        return v
-    if isinstance(v, str) and v.strip():
+def _items(value: Any, value_type: str | None) -> list[dict[str, Any]]:
+    """The results of a result set (none for any other value)."""
+    if value_type != "resultset":
+        return []
+    return [x for x in _list(value) if isinstance(x, dict)]
+
+
+def explanation(row: dict[str, Any]) -> str | None:
+    """The row's explanation; for a result set, its truthy results' ``label: explanation`` lines."""
+    if row.get("explanation") or row.get("value_type") != "resultset":
+        return row.get("explanation")
+    lines = [f"{x.get('label')}: {x.get('explanation') or ''}".rstrip()
+             for x in _items(row.get("value"), "resultset") if _truthy(x.get("value"))]
+    return "\n".join(lines) or None
+
+
+def evidence(row: dict[str, Any], meta: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """``{turn, seq}`` of every message the result cites, from the exported transcript's ``message_turns``."""
+    turns = _list(meta.get("message_turns"))  # Scout reads the exported JSON text into a list
+    if not turns:
+        return None
+    refs = _list(row.get("message_references"))
+    for x in _items(row.get("value"), row.get("value_type")):
+        if _truthy(x.get("value")):
+            refs += _list(x.get("references"))
+    prefix, out = f"{row['transcript_id']}-", []
+    for ref in refs:
+        mid = str(ref.get("id") or "") if isinstance(ref, dict) and ref.get("type", "message") == "message" else ""
+        n = mid.removeprefix(prefix)
+        if not mid.startswith(prefix) or not n.isdigit() or not 0 < int(n) <= len(turns) or not turns[int(n) - 1]:
+            continue
+        turn, seq = turns[int(n) - 1]
+        if {"turn": turn, "seq": seq} not in out:
+            out.append({"turn": turn, "seq": seq})
+    out.sort(key=lambda e: (e["turn"], e["seq"] if e["seq"] is not None else -1))
+    return out
+
+
+def _decoded(v: Any) -> Any:
+    """A JSON column's value: parsed when it is text (None when it is not JSON), else as it is."""
+    if isinstance(v, str):
         try:
-            obj = json.loads(v)
+            return json.loads(v) if v.strip() else None
         except ValueError:
-            return {}
-        return obj if isinstance(obj, dict) else {}
-    return {}
+            return None
+    return v
+
+
+def _list(v: Any) -> list[Any]:
+    obj = _decoded(v)
+    return obj if isinstance(obj, list) else []
+
+
+def _json(v: Any) -> dict[str, Any]:
+    obj = _decoded(v)
+    return obj if isinstance(obj, dict) else {}
 
 
 def _attempts(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], tuple[set[int], int]]:
@@ -152,10 +201,11 @@ def load_scout_results(db: Path, folders: Sequence[Path]) -> ScoutImport:
                 if unit in seen:
                     raise IngestError(f"{where}: a second result of scanner {scanner!r} for this attempt")
                 seen.add(unit)
-                version = f"scout {row.get('scanner_version') or ''} scan:{scan_id}".replace("  ", " ")
+                version = f"scout {'' if row.get('scanner_version') is None else row['scanner_version']} " \
+                          f"scan:{scan_id}".replace("  ", " ")
                 scan = scans.setdefault((scanner, run_id), RunScan(scanner, version, run_id, run_shas[run_id][0], []))
                 scan.units.append(unit)
-                scan.rows.append((*unit, value, label, row.get("explanation"), None))
+                scan.rows.append((*unit, value, label, explanation(row), evidence(row, meta)))
     if not scans:
         raise IngestError(f"--scout-results: no result without a scan error in {', '.join(map(str, folders))}")
     write_scans(db, list(scans.values()), "")

@@ -1,9 +1,11 @@
-"""``agenthop-report export --format eee|atif``: write the chosen runs under ``DIR/data/`` (docs/interchange.md).
+"""``agenthop-report export --format eee|atif|scout``: write the chosen runs under ``DIR`` (docs/interchange.md).
 
 EEE: ``data/<benchmark>/<developer>/<model>/<uuid>.json`` per run and its ``<uuid>_samples.jsonl`` beside
 it. ATIF: ``data/<benchmark>/<developer>/<model>/<uuid>.json`` per (run, sample, final attempt). File
 names derive from run ids, so exporting again rewrites the same files. Files are written whole to a
-temporary name and renamed; nothing but the export's own ``.json``/``.jsonl`` files is written.
+temporary name and renamed; nothing but the export's own ``.json``/``.jsonl`` files is written. Scout: one
+Parquet file ``DIR/transcripts_<time>_<8 hex>.parquet`` holding every chosen run's final attempts, its name
+derived from the runs' start times and the transcript ids (the same export rewrites the same file).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from datetime import datetime, timezone
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +22,13 @@ from typing import Any
 from agenthop.harness.errors import AgentHopError
 
 from ..warehouse import Warehouse
-from . import atif, eee
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import atif, eee, scout
 from .source import RunExport, read_runs, select_runs
 
-FORMATS = ("eee", "atif")
+FORMATS = ("eee", "atif", "scout")
 
 
 @dataclass
@@ -58,6 +64,9 @@ def export(db: str | os.PathLike[str] | None, out: Path, fmt: str, run_ids: Sequ
     finally:
         wh.close()
     result = ExportResult(runs=len(runs))
+    if fmt == "scout":
+        result.files = write_scout(runs, out)
+        return result
     for ex in runs:
         result.files += (write_eee(ex, out) if fmt == "eee" else write_atif(ex, out))
     return result
@@ -91,3 +100,19 @@ def write_atif(ex: RunExport, out: Path) -> list[Path]:
         _write(path, _json(doc))
         files.append(path)
     return files
+
+
+def write_scout(runs: Sequence[RunExport], out: Path) -> list[Path]:
+    """The runs' transcripts as one Parquet file of a Scout transcript database (none when no run has one)."""
+    rows = [row for ex in runs for row in scout.transcripts(ex)]
+    if not rows:
+        return []
+    starts = [ex.run["started_at"] for ex in runs if hasattr(ex.run.get("started_at"), "strftime")]
+    stamp = max(starts) if starts else datetime(1970, 1, 1, tzinfo=timezone.utc)
+    digest = hashlib.sha256("\n".join(sorted(r["transcript_id"] for r in rows)).encode()).hexdigest()[:8]
+    path = out / f"transcripts_{stamp.strftime('%Y%m%dT%H%M%S')}_{digest}.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part")
+    pq.write_table(pa.Table.from_pylist(rows, schema=scout.SCHEMA), tmp, compression="zstd")
+    os.replace(tmp, path)
+    return [path]
