@@ -133,6 +133,7 @@ def _our_options() -> set[str]:
     from agenthop.harness.cli import main as harness_main
     from agenthop.ingest.cli import main as ingest_main
     from agenthop.ingest.dbt_command import main as dbt_main
+    from agenthop.ingest.scanners.cli import main as scan_main
     from agenthop.reports.calibration import main as calibration_main
     from agenthop.reports.cli import main as report_main
 
@@ -145,7 +146,7 @@ def _our_options() -> set[str]:
             for sub in cmd.commands.values():
                 collect(sub)
 
-    for cmd in (harness_main, ingest_main, report_main, dbt_main, judge_main, calibration_main):
+    for cmd in (harness_main, ingest_main, report_main, dbt_main, judge_main, calibration_main, scan_main):
         collect(cmd)
     for b in benchmarks.available():
         if b.make_command is not None:
