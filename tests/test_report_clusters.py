@@ -112,7 +112,8 @@ def test_leaderboard_row_clustered(warehouse: Path, toy_sections, tmp_path: Path
     cells = dict(zip(head, row))
     # both replicates pooled per item (t1 0.75, t2 1, t3 0), as the reruns page's pooled row
     half = T975_1 / 9
-    assert cells["score"] == "0.583" and cells["clusters"] == "2" and cells["items"] == "3"
+    assert cells["score"].split()[0] == "0.583" and cells["clusters"] == "2" and cells["items"] == "3 of 3"
+    assert cells["score"].endswith("(1 missing in 1 of 2 replicates)")  # coverage under the score
     assert cells["95% interval"] == f"[{7 / 12 - half:.3f}, {7 / 12 + half:.3f}]"
     assert soup.find(string=lambda s: s and "clustered by family (2 clusters over 3 items" in s) is not None
     assert soup.find(id=lambda i: i and i.startswith("frontier")) is None  # one model: no frontier

@@ -123,7 +123,7 @@ def test_compare_scorers_terminations_tools(pages: dict[str, Path]) -> None:
 def test_compare_resources_differing_items_and_benchmark_section(pages: dict[str, Path]) -> None:
     soup = _soup(pages["compare"])
     res = _rows(_table_after(soup, "resources"))
-    assert res["tokens per item, mean"] == ["77", "33"]  # 230 / 3 and 100 / 3
+    assert res["total tokens (caps' quantity) per item, mean"] == ["77", "33"]  # 230 / 3 and 100 / 3
     assert res["turns per item, mean (p50 / p90)"] == ["2.33 (2 / 3)", "2.00 (2 / 3)"]
     assert res["tool calls"] == ["8", "5"]
     assert res["cost, total (USD)"] == ["n/a", "n/a"]  # simulated runs are not priced
@@ -147,7 +147,7 @@ def test_reruns_spread_flips_and_pairwise_graded(pages: dict[str, Path]) -> None
                                     for tr in tables[1].find_all("tr"))}
     assert spread["accuracy"] == ["33.3", "66.7", "50.0", "16.67", "33.3"]
     assert spread["mean score"] == ["0.500", "1.000", "0.750", "0.250", "0.500"]
-    assert spread["tokens per item"] == ["77", "33", "55", "22", "43"]
+    assert spread["all tokens (incl. cache reads) per item"] == ["77", "33", "55", "22", "43"]
     pairwise = [c.get_text(" ", strip=True) for c in tables[2].find_all("tr")[1].find_all("td")]
     assert pairwise == ["#0 vs #1", "2", "0", "1", "1", "-0.250", "[-0.500, 0.000]", "1.00", "1.00", "1.00"]  # Wilcoxon p, its Holm p, sign p
     consistency = [[c.get_text(" ", strip=True) for c in tr.find_all("td")] for tr in tables[3].find_all("tr")[1:]]

@@ -79,6 +79,10 @@ REMOTE = {
     ("agenthop-ingest", "--inspect-log"),
     ("agenthop-ingest", "--responses"),
     ("agenthop-ingest", "--judgments"),
+    ("agenthop-ingest", "--eee"),
+    ("agenthop-ingest", "--atif"),
+    ("agenthop-ingest", "--labels"),
+    ("agenthop-ingest", "--scout-results"),
 }
 
 

@@ -3,7 +3,7 @@
 {% macro sciexplore_raw_columns() %}
 {{ return({
     'sciexplore_release': [('benchmark', 'VARCHAR'), ('version', 'VARCHAR'), ('sha256', 'VARCHAR'), ('n_items', 'INTEGER'), ('source', 'VARCHAR'), ('loaded_at', 'TIMESTAMPTZ')],
-    'sciexplore_tasks': [('task_id', 'VARCHAR'), ('type', 'VARCHAR'), ('domain', 'VARCHAR'), ('question', 'VARCHAR'), ('answer', 'VARCHAR'), ('aliases', 'VARCHAR[]'), ('hops', 'INTEGER'), ('databases', 'VARCHAR[]'), ('year', 'INTEGER'), ('paragraph', 'VARCHAR'), ('columns', 'VARCHAR[]'), ('primary_key', 'VARCHAR'), ('task_order', 'INTEGER'), ('task_json', 'VARCHAR')],
+    'sciexplore_tasks': [('task_id', 'VARCHAR'), ('type', 'VARCHAR'), ('domain', 'VARCHAR'), ('question', 'VARCHAR'), ('answer', 'VARCHAR'), ('aliases', 'VARCHAR[]'), ('hops', 'INTEGER'), ('databases', 'VARCHAR[]'), ('year', 'INTEGER'), ('paragraph', 'VARCHAR'), ('columns', 'VARCHAR[]'), ('primary_key', 'VARCHAR'), ('task_order', 'INTEGER'), ('task_json', 'VARCHAR'), ('sample_hash', 'VARCHAR')],
     'sciexplore_t3_references': [('task_id', 'VARCHAR'), ('slot', 'VARCHAR'), ('ref_index', 'INTEGER'), ('title', 'VARCHAR'), ('year', 'INTEGER'), ('authors', 'VARCHAR[]'), ('venue', 'VARCHAR'), ('doi', 'VARCHAR')],
     'sciexplore_t4_cells': [('task_id', 'VARCHAR'), ('row_index', 'INTEGER'), ('row_key', 'VARCHAR'), ('column', 'VARCHAR'), ('column_index', 'INTEGER'), ('value', 'VARCHAR'), ('is_primary_key', 'BOOLEAN')],
     'sciexplore_documents': [('doc_id', 'VARCHAR'), ('kind', 'VARCHAR'), ('database', 'VARCHAR'), ('title', 'VARCHAR'), ('url', 'VARCHAR'), ('year', 'INTEGER'), ('n_chars', 'BIGINT')],

@@ -66,7 +66,8 @@ def model_items(group: pooling.RunGroup, values: Mapping[tuple[str, str], float]
 
 
 def chart(points: Sequence[FrontierPoint], unit: str, direction: str) -> dict[str, Any]:
-    """Each model a dot at (cost, metric) with whiskers of both intervals; frontier models filled."""
+    """Each model a dot at (cost, metric) with whiskers of both intervals; frontier models filled; the model in
+    the tooltip and in the table beside the chart."""
     rows = [{"model": p.label, "cost": p.cost, "cost_lo": p.cost_lo, "cost_hi": p.cost_hi, "metric": p.metric,
              "metric_lo": p.metric_lo, "metric_hi": p.metric_hi, "share": p.share,
              "frontier": "on the frontier" if p.on_frontier else "dominated"} for p in points]
@@ -87,9 +88,7 @@ def chart(points: Sequence[FrontierPoint], unit: str, direction: str) -> dict[st
                       "fill": {"field": "frontier", "type": "nominal", "title": None,
                                "scale": {"domain": ["on the frontier", "dominated"], "range": ["#2458a6", "#ffffff"]},
                                "legend": {"orient": "top"}}}},
-        {"mark": {"type": "text", "dy": -14, "fontSize": charts.LABEL_FONT},
-         "encoding": {"x": x, "y": y, "text": {"field": "model"}}},
-    ]
+    ]  # no name labels: models of equal cost and quality would print on each other; the table names them
     return {"$schema": charts.SCHEMA, "config": charts._config(), "data": {"values": rows}, "layer": layers,
             "height": 320, "width": "container", "autosize": {"type": "fit-x", "contains": "padding"},
             "title": "Cost against quality"}

@@ -113,7 +113,7 @@ def test_the_leaderboard_has_both_systems_with_their_coverage(partial: dict, tmp
     assert h2 is not None and "is empty" not in _text(soup)
     table = h2.find_next("table")
     heads = [th.get_text(" ", strip=True) for th in table.find("thead").find_all("th")]
-    assert heads[:7] == ["model", "score", "95% interval", "tasks", "ITT", "replicates", "all tokens / task"]
+    assert heads[:8] == ["model", "score", "95% interval", "tasks", "clusters", "ITT", "replicates", "all tokens / task"]
     rows = {tr.find("td").get_text(" ", strip=True).replace(" SIM", ""): [td.get_text(" ", strip=True)
                                                                           for td in tr.find_all("td")[1:]]
             for tr in table.find("tbody").find_all("tr")}
@@ -128,13 +128,13 @@ def test_the_leaderboard_has_both_systems_with_their_coverage(partial: dict, tmp
     pp, itt = sum(scores[PARTIAL]) / 3, sum(scores[PARTIAL]) / N_TASKS
     assert len(scores[PARTIAL]) == 3 and len(scores[FULL]) == N_TASKS
     assert body[PARTIAL][0] == f"{pp:.3f} answered 3 of {N_TASKS} tasks (100 missing)"
-    assert body[PARTIAL][2] == f"3 of {N_TASKS}" and body[PARTIAL][3] == f"{itt:.3f}"
+    assert body[PARTIAL][2] == f"3 of {N_TASKS}" and body[PARTIAL][4] == f"{itt:.3f}"
     assert body[FULL][0] == f"{sum(scores[FULL]) / N_TASKS:.3f}" and body[FULL][2] == f"{N_TASKS} of {N_TASKS}"
-    assert body[FULL][3] == "–"  # complete: no intention-to-treat value of its own
+    assert body[FULL][4] == "–"  # complete: no intention-to-treat value of its own
     # all tokens per task: the file's prompt + completion tokens over the responses
     for model, n in ((FULL, N_TASKS), (PARTIAL, 3)):
         tokens = sum(x["prompt_tokens"] + x["completion_tokens"] for x in partial["lines"] if x["model"] == model)
-        assert body[model][5] == f"{tokens / n:,.0f}"
+        assert body[model][6] == f"{tokens / n:,.0f}"
     caption = _text(h2.find_next("p"))
     assert caption.startswith("A row per model and condition (each of the benchmark's conditions makes a system")
     assert "all tokens (incl. cache reads)" in caption
