@@ -58,7 +58,7 @@ def test_leaderboard_scatter_labels_apart_and_names_the_rest(browser, demo: dict
     page, errors, blocked, _ = _open(browser, demo["paths"]["leaderboard"], width)
     try:
         _no_sideways_scroll(page, "leaderboard", width)
-        chart = page.locator("div.chart").first
+        chart = page.locator("div.chart:not(.frontier-chart)").first  # the accuracy-recall scatter
         labels = chart.evaluate("c => Array.from(c.querySelectorAll('g.mark-text.role-mark text')).map(t => t.textContent)")
         points = chart.evaluate("c => c.querySelectorAll('g.mark-symbol.role-mark path').length")
         subtitle = chart.evaluate("c => Array.from(c.querySelectorAll('g.role-title-subtitle text')).map(t => t.textContent).join(' ')")
