@@ -34,7 +34,6 @@ TOKEN_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 #: runs imported without trajectories, with run_summary's columns the table reads
 IMPORTED = "main.imported_run_summary"
-ITEM_METRIC_VALUES = "main.item_metric_values"
 
 
 def token_column(wh: Warehouse) -> tuple[str, str]:
@@ -72,18 +71,6 @@ def board_runs(wh: Warehouse) -> list[RunInfo]:
 def is_imported(run: RunInfo) -> bool:
     """A run of ``imported_run_summary`` (its rows carry the run group; run_summary's do not)."""
     return "run_group" in run.summary
-
-
-def imported_values(wh: Warehouse, runs: Sequence[RunInfo]) -> pooling.Values:
-    """The primary metric's per-item values (item_metric_values) of runs imported without trajectories."""
-    ids = [r.run_id for r in runs if is_imported(r)]
-    if not ids or not marts.has(wh, ITEM_METRIC_VALUES) or not marts.has(wh, coverage.METRIC_DEFS):
-        return {}
-    rows = wh.con.execute(
-        f"""SELECT v.run_id, v.sample_id, v.value FROM {ITEM_METRIC_VALUES} v
-            JOIN {coverage.METRIC_DEFS} d ON d.benchmark = v.benchmark AND d.metric = v.metric AND d.is_primary
-            WHERE v.value IS NOT NULL AND v.run_id IN ({', '.join('?' * len(ids))})""", ids).fetchall()
-    return {(str(r), str(s)): float(v) for r, s, v in rows}
 
 
 def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
@@ -175,8 +162,7 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
     has_conditions = bool(benchmark_conditions(benchmark))
     groups, left_out = _groups(mine, benchmark, condition)
     ids = [rid for g in groups for rid in g.run_ids]
-    values = (pooling.values_source(metric)(wh, ids) if metric is not None else
-              {**pooling.ITEM_VALUES(wh, ids), **imported_values(wh, [r for g in groups for r in g.runs])})
+    values = pooling.values_source(metric)(wh, ids)  # item_metric_values covers responses-file runs too
     tok_col, tok_label = token_column(wh)
     cov_rows = coverage.run_coverage(wh, ids)
     worst = coverage.primary_worst(wh, benchmark, metric.name if metric is not None else None)
