@@ -139,4 +139,3 @@ def test_the_leaderboard_has_both_systems_with_their_coverage(partial: dict, tmp
     assert caption.startswith("A row per model and condition (each of the benchmark's conditions makes a system")
     assert "all tokens (incl. cache reads)" in caption
     assert "counts a task without a response as not attempted" in caption
-
