@@ -595,7 +595,9 @@ def markdown(results: Iterable[Result], grid: str, sims: int, seconds: float) ->
     failing = [(r.cell, n) for r in results for n in (*TESTS, *INTERVALS) if r.claimed(n) and r.passes(n) is False]
     lines = [
         f"Measured by `python -m agenthop.reports.calibration --grid {grid} --sims {sims}` "
-        f"({len(results)} cells, {sims:,} null comparisons each, {seconds / 60:.1f} min of CPU). Type-I error of the "
+        f"(grid {grid}: {len(results)} cells, {sims:,} null comparisons each, every cell seeded by the CRC-32 of its "
+        f"n, rate, scores and design, so the table is the same on every run; {seconds / 60:.1f} min of CPU). "
+        "Type-I error of the "
         "paired tests at α = 0.05 and coverage of the 95% intervals, in %. G: clusters (items when each is its "
         "own). ✗: misses its criterion (type-I error ≤ 6% for the exact tests: McNemar, sign, the sign-flip "
         "permutation test and Wilcoxon up to 50 differences; 5% ± 1% for the Wilcoxon normal "
