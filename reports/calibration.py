@@ -587,7 +587,7 @@ def _fmt(res: Result, name: str) -> str:
     text = f"{100 * r:.1f}"
     if not res.claimed(name):
         return f"{text} †"
-    return f"**{text}** ✗" if res.passes(name) is False else text
+    return f"**{100 * r:.2f}** ✗" if res.passes(name) is False else text  # two decimals: 93.97 is not 94.0
 
 
 def markdown(results: Iterable[Result], grid: str, sims: int, seconds: float) -> str:
