@@ -295,9 +295,11 @@ def paper(condition: str, external: Path | None, covariates: Path | None, pairs:
                    "chart bundle) and tables/ (CSV and LaTeX).")
 @click.option("--single-file", "single_file", is_flag=True, default=False,
               help="Inline the chart bundle into index.html and leave out the task pages (tables/ is still written).")
+@cluster_option
 @db_option
 @cli_errors
-def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file: bool, db: str | None) -> None:
+def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file: bool, cluster: str | None,
+               db: str | None) -> None:
     """SciExplore's Tables 3, 4, 6, 7 and Figure 3, paired tests, failure taxonomy, judge agreement, task pages."""
     from .core.runs import require_benchmark
     from .render import DEFAULT_OUT_DIR
@@ -313,7 +315,7 @@ def sciexplore(judge: str, pairs: tuple[str, ...], out: Path | None, single_file
         require_benchmark(wh, SCIEXPLORE_BENCHMARK, "sciexplore")
         check_fresh(wh)
         site = Site(target / "index.html", single_file=single_file)
-        report = build(wh, judge, pair_list)
+        report = build(wh, judge, pair_list, cluster)
         html = render_page(wh, report, site)
         write_tables(report, target)
     click.echo(str(site.write_page(html)))

@@ -257,3 +257,27 @@ def test_each_benchmarks_cluster_fields_on_a_hand_built_warehouse(tmp_path: Path
         assert clusters.resolve(wh, "inspect:x", None).by_item
         assert clusters.resolve(wh, "inspect:x", "family").declared
         assert clusters.resolve(wh, "agenthop", "item").by_item
+
+
+def _text(soup: BeautifulSoup) -> str:
+    return " ".join(soup.get_text(" ", strip=True).split())
+
+
+def test_captions_name_the_interval_or_test_its_n_and_clusters(warehouse: Path, toy_sections, tmp_path: Path) -> None:  # noqa: F811
+    """Every page that shows a test or an interval says which one, over how many items and in which clusters."""
+    lb = _text(_page(warehouse, tmp_path / "lb.html", "leaderboard", "--benchmark", NAME))
+    assert "the cluster-robust t interval over the item clusters (G − 1 degrees of freedom)" in lb
+    assert "clustered by family (2 clusters over 3 items; the benchmark's default)" in lb
+    model = _text(_page(warehouse, tmp_path / "model.html", "model", "toy-model"))
+    assert "(clustered t over the 3 items in 2 family clusters)" in model
+    reruns = _text(_page(warehouse, tmp_path / "reruns.html", "reruns", "--model", "toy-model"))
+    assert "over each replicate's items (the items column: n), each item its own unit (clustered intervals: below)" in reruns
+    assert "cluster-robust 95% t interval" in reruns
+    compare = _page(warehouse, tmp_path / "c.html", "compare", "--runs", "r0,r1")
+    budget = _text(compare.find(id="budget-curves").find_next("p"))
+    # r0 has three items with a value, r1 two (t3 has no score): each interval over its own n, not clustered
+    assert "(Wilson for a 0/1 metric, t for a graded one) over the run's items with a value, each item its own unit " \
+           "(not clustered): n = 3 for" in budget and ", 2 for " in budget and "would have behaved differently" in budget
+    clustered = _text(compare.find(id="clustered").find_next("p"))
+    assert "clustered by family (2 clusters over 2 items" in clustered and "sign-flip test of the per-cluster sums" in clustered
+    assert "Test used: sign-flip permutation" in _text(compare)

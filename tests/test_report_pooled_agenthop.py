@@ -82,3 +82,29 @@ def test_leaderboard_pools_replicates_above_table_2(db: Path, tmp_path: Path) ->
     assert board["verifier"][0] == f"{sum(a.values()) / len(a):.3f}"
     assert board["verifier"][2:4] == ["48 of 48", "2"]  # items with a value of the items in scope
     assert soup.find(id="table2") is not None  # AgentHop's Table 2 follows
+
+
+def test_compare_draws_agenthop_budget_curves(db: Path, tmp_path: Path) -> None:
+    """AgentHop's compare page has the shared budget curves on its three axes; at the largest cap each run's value
+    is its share of items answered correctly (a correct trajectory stopped by a limit never counts)."""
+    out = tmp_path / "c.html"
+    code, _, err = run("compare", "--models", "verifier,balanced", "--db", str(db), "--out", str(out))
+    assert code == 0, err
+    soup = _soup(out)
+    note = " ".join(soup.find(id="budget-curves").find_next("p").get_text(" ", strip=True).split())
+    assert note.count("48 for ") == 2 and "each item its own unit (not clustered)" in note
+    assert "would have behaved differently" in note
+    table = soup.find(id="budget-curves").find_next("table")
+    rows = [[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in table.find_all("tr")][1:]
+    assert {"cap on tool points", "cap on turns", "cap on tokens per item"} <= {r[0] for r in rows}
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        expected = [con.execute(
+            """SELECT avg(CASE WHEN t.is_correct AND t.terminated_by = 'answer' THEN 1.0 ELSE 0.0 END)
+               FROM fct_trajectory t JOIN model_summary m USING (run_id)
+               WHERE m.model = ? AND m.condition = 'full' AND m.replicate = 0""", [model]).fetchone()[0]
+            for model in ("verifier", "balanced")]
+    finally:
+        con.close()
+    last = [r for r in rows if r[0] == "cap on tool points"][-1][2:]
+    assert [c.split()[0] for c in last] == [f"{e:.3f}" for e in expected]

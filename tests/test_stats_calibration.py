@@ -47,6 +47,31 @@ def test_multinomial_bootstrap_matches_the_reports_resampling() -> None:
     assert abs(lo[0] - ref[0]) < 0.02 and abs(hi[0] - ref[1]) < 0.02
 
 
+def test_joint_pmf_by_hand_and_against_item_draws() -> None:
+    # 0/1 scores, μ ~ Beta(9p, 9(1 − p)): P(both right) = E[μ²] = p² + var(μ) = 0.25 + 0.1·0.25 = 0.275 at p = 0.5,
+    # P(A right, B wrong) = p − E[μ²] = 0.225
+    pmf = cal.joint_pmf(cal.Cell(30, 0.5, "binary", "independent"))
+    assert pmf == pytest.approx(np.array([[0.275, 0.225], [0.225, 0.275]]), abs=1e-12)
+    # pooled graded (12 units per item): the multinomial's cell probabilities are the item draws' frequencies
+    cell = cal.Cell(1000, 0.3, "graded", "pooled")
+    a, b, _ = cal.draw(cell, np.random.default_rng(5), 400)
+    observed = cal.tables_of(a, b, 12).sum(axis=0)
+    pmf = cal.joint_pmf(cell)
+    chi2 = float((((observed - a.size * pmf) ** 2) / (a.size * pmf)).sum())
+    assert pmf.sum() == pytest.approx(1.0) and chi2 < 230  # 168 degrees of freedom: P(chi2 > 230) ≈ 0.001
+    assert (pmf.sum(axis=1) @ np.arange(13)) / 12 == pytest.approx(0.3)
+
+
+def test_count_tables_round_trip_and_difference_counts() -> None:
+    a, b = np.array([[0, 2, 2, 1, 0]]), np.array([[1, 0, 2, 1, 2]])
+    t = cal.tables_of(a, b, 2)
+    assert t.sum() == 5 and t[0, 0, 1] == 1 and t[0, 2, 0] == 1 and t[0, 2, 2] == 1 and t[0, 0, 2] == 1
+    back_a, back_b = cal.items_of(t[0])
+    assert sorted(zip(back_a, back_b)) == sorted(zip(a[0], b[0]))
+    counts, pos = cal.difference_counts(t)  # B − A = (1, −2, 0, 0, 2): magnitude 1 once (+), 2 twice (one +)
+    assert counts.tolist() == [[1, 2]] and pos.tolist() == [[1, 1]]
+
+
 def _exact_wilson_coverage(n: int, p: float) -> float:
     return sum(binom.pmf(k, n, p) for k in range(n + 1)
                if (ci := stats.wilson_interval(k, n)) is not None and ci[0] <= p <= ci[1])

@@ -57,10 +57,16 @@ def chart(points: Sequence[dict[str, Any]], axis: str, runs: Sequence[str]) -> d
 
 
 def section(wh: Warehouse, runs: Sequence[RunInfo], box: Any) -> dict[str, Any] | None:
-    """The context of the compare page's budget curves: a chart per axis and a table of four caps per axis."""
-    pts = rows(wh, runs)
-    if not pts:
+    """The context of the compare page's budget curves: a chart per axis and a table of four caps per axis, each
+    run's n (its items with a value) and the runs without a curve. None without the mart or runs."""
+    if not runs or not marts.has(wh, MART):
         return None
+    pts = rows(wh, runs)
+    n_items = {p["run_id"]: p["n_items"] for p in pts}
+    missing = [r.chart_label for r in runs if r.run_id not in n_items]
+    if not pts:
+        return {"axes": [], "charts": [], "table": [], "titles": AXIS_TITLES, "runs": list(runs), "n_items": [],
+                "missing": missing}
     labels = [r.chart_label for r in runs]
     axes = list(dict.fromkeys(p["axis"] for p in pts))
     table = []
@@ -71,7 +77,8 @@ def section(wh: Warehouse, runs: Sequence[RunInfo], box: Any) -> dict[str, Any] 
             cells = {p["run_id"]: p for p in pts if p["axis"] == axis and p["b"] == b}
             table.append({"axis": axis, "b": b, "cells": [cells.get(r.run_id) for r in runs]})
     return {"axes": axes, "charts": [box.add(chart(pts, a, labels)) for a in axes], "table": table,
-            "titles": AXIS_TITLES, "runs": list(runs)}
+            "titles": AXIS_TITLES, "runs": list(runs),
+            "n_items": [(r.chart_label, n_items[r.run_id]) for r in runs if r.run_id in n_items], "missing": missing}
 
 
 __all__ = ["chart", "rows", "section"]

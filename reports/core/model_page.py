@@ -115,6 +115,7 @@ def benchmark_block(wh: Warehouse, model: str, board: Mapping[str, Any]) -> dict
         "n_error": sum(int(c["n_error"]) for c in cov.values()) if cov else None,
         "repeats": board["repeats"],
         "token_label": board["token_label"],
+        "cluster_field": board["clustering"].field if "clustering" in board else None,
         "measures": measures,
         "top_tools": mine["top_tools"],
     }

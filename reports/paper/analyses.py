@@ -304,6 +304,11 @@ def table8(wh: Warehouse, panel: Panel) -> Table:
 # -- Table 10 ----------------------------------------------------------------------------------------------
 
 
+#: what Table 10's intervals are over (the paper's, unclustered)
+WILSON_CELL_NOTE = ("Wilson 95% interval of the run's accuracy over the n items of the row, each item its own unit, as "
+                    "the paper computes it (not clustered by source paper; the leaderboard's intervals are).")
+
+
 def table10(wh: Warehouse, panel: Panel) -> list[Table]:
     cells = q.by_runs(wh, "cell_accuracy", panel.run_ids, "s.model, x.cell")
     keys = ("model", "cell", "n", "correct", "accuracy", "wilson_lo", "wilson_hi", "run_id")
@@ -311,7 +316,7 @@ def table10(wh: Warehouse, panel: Panel) -> list[Table]:
                Column("wilson_lo", "rate", "lo %"), Column("wilson_hi", "rate", "hi %"), Column("run_id")]
     t_cells = Table("table10_cells", "Table 10", "Accuracy per cell with Wilson 95% intervals", "paper-table-10",
                     [Column("model", "text", "Model"), Column("cell", "text", "Cell"), *ci_cols],
-                    [{k: r[k] for k in keys} for r in cells], group_by="model")
+                    [{k: r[k] for k in keys} for r in cells], group_by="model", note=WILSON_CELL_NOTE)
     pooled, spread = q.cell_spread(wh, panel.run_ids)
     t_spread = Table("table10_spread", "Table 10", "Δ from the easiest to the hardest cell", "paper-table-10", [
         Column("model", "text", "Model"), Column("easiest_cell", "text", "Easiest"),
@@ -324,7 +329,8 @@ def table10(wh: Warehouse, panel: Panel) -> list[Table]:
     rtypes = q.by_runs(wh, "reasoning_type_accuracy", panel.run_ids, "s.model, x.reasoning_type")
     t_types = Table("table10_reasoning", "Table 10", "Accuracy per reasoning type", "paper-table-10",
                     [Column("model", "text", "Model"), Column("reasoning_type", "text", "Type"), *ci_cols],
-                    [{k: r[k] for k in ("model", "reasoning_type", *keys[2:])} for r in rtypes], group_by="model")
+                    [{k: r[k] for k in ("model", "reasoning_type", *keys[2:])} for r in rtypes], group_by="model",
+                    note=WILSON_CELL_NOTE)
     return [t_cells, t_spread, t_types]
 
 
@@ -372,7 +378,8 @@ def table12(walk: Sequence[dict[str, Any]], leaders: Sequence[dict[str, Any]]) -
         Column("value_a", "rate", "A %"), Column("value_b", "rate", "B %"), Column("mde", "rate", "MDE %"),
         Column("p_holm", "p", "p (Holm)")], rows,
         note="Adjacent pairs among the six highest MT-conversion models, then each tier's leader against its "
-             "runner-up on accuracy (all shared items) and on conversion (ST / MT items both recalled). p and "
+             "runner-up on accuracy (all shared items) and on conversion (ST / MT items both recalled); n: those items, "
+             "each its own unit (not clustered by source paper). p and "
              "p < 0.05: the paper's exact McNemar p of each test alone, not adjusted for multiplicity (the paper's "
              f"numbers, reproduced); p (Holm): {holm_note(rows)}")
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
+from ..core import clusters
 from ..paper.build import Section, write_report
 from ..paper.table import Table
 from ..warehouse import Warehouse
@@ -48,8 +49,14 @@ def _pairs(systems: Sequence[data.System], names: Sequence[tuple[str, str]]) -> 
     return out
 
 
-def build(wh: Warehouse, judge: str = "normalized-match", pairs: Sequence[tuple[str, str]] = ()) -> SciReport:
+def build(wh: Warehouse, judge: str = "normalized-match", pairs: Sequence[tuple[str, str]] = (),
+          cluster: str | None = None) -> SciReport:
+    """The report's sections; `cluster` names the task field the paired tests cluster by (None: the benchmark's
+    default, domain; ``item``: each task its own cluster)."""
+    from . import BENCHMARK
+
     systems = data.systems(wh, judge)
+    clustering = clusters.resolve(wh, BENCHMARK, cluster)
     run_ids = [r["run_id"] for s in systems for r in s.runs]
     outcomes = data.outcomes(wh, judge, run_ids)
     sections: list[Section] = []
@@ -65,7 +72,7 @@ def build(wh: Warehouse, judge: str = "normalized-match", pairs: Sequence[tuple[
         "" if t7.rows else "No system has two or more replicates.")
     add("figure3", "Figure 3", "Search effort", "search-effort", tb.figure3(systems, data.effort_rows(wh, judge)))
     add("paired", "Beyond the paper", "Paired exact tests", "paired-tests",
-        tb.paired_tests(_pairs(systems, pairs), outcomes))
+        tb.paired_tests(_pairs(systems, pairs), outcomes, clustering))
     add("failures", "Section 5.2", "Failure taxonomy", "failure-taxonomy", [tb.failure_taxonomy(systems, outcomes)])
     add("audit", "Beyond the paper", "Judge audit", "judge-audit",
         [tb.judge_audit(systems, audit.audit(data.audit_rows(wh)))])

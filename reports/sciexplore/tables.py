@@ -12,6 +12,7 @@ from statistics import mean
 from typing import Any
 
 from .. import multiplicity, rank_tests, stats
+from ..core import clusters
 from ..paper.table import FORMATS, Column, Table, _numeric
 from ..core.coverage import Coverage, exclusions
 from .audit import AuditCounts
@@ -216,9 +217,12 @@ def default_pairs(systems: Sequence[System]) -> list[tuple[System, System]]:
     return list(zip(ranked, ranked[1:]))[:12]
 
 
-def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict[str, Any]]) -> list[Table]:
-    """Exact McNemar on the T1/T2 tasks both systems' first replicates have a response to, correct vs not;
-    and the tasks each test leaves out, with why (missing on A, on B, on both; an error)."""
+def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict[str, Any]],
+                 clustering: clusters.Clustering) -> list[Table]:
+    """Exact McNemar on the T1/T2 tasks both systems' first replicates have a response to, correct vs not,
+    and on the same tasks the mean of A − B with its interval and sign-flip test clustered by `clustering`
+    (reports/core/clusters.py, as the shared pages cluster); and the tasks each test leaves out, with why
+    (missing on A, on B, on both; an error)."""
     sets = _correct_sets(outcomes)
     scope = _t12_tasks(outcomes)
     rows, left_out = [], []
@@ -227,28 +231,41 @@ def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict
         shared = sorted(set(sa) & set(sb))
         test = stats.paired_test([sa[t] for t in shared], [sb[t] for t in shared])
         excl = exclusions(sa, sb, scope, _errors(outcomes, a.first_run), _errors(outcomes, b.first_run))
+        cp = clusters.paired({t: float(sa[t]) for t in shared}, {t: float(sb[t]) for t in shared}, clustering)
         rows.append({"system_a": a.label, "system_b": b.label, "run_a": a.first_run, "run_b": b.first_run,
                      "n_tasks": test.n, "n_left_out": len(excl), "a_only": test.a_only, "b_only": test.b_only,
                      "acc_a": (sum(sa[t] for t in shared) / test.n) if test.n else None,
-                     "acc_b": (sum(sb[t] for t in shared) / test.n) if test.n else None, "p": test.p})
+                     "acc_b": (sum(sb[t] for t in shared) / test.n) if test.n else None, "p": test.p,
+                     "n_clusters": cp.n_clusters, "diff": cp.diff.mean, "diff_lo": cp.diff.lo, "diff_hi": cp.diff.hi,
+                     "p_clusters": cp.sign_flip.p if test.n else None})
         by_reason: dict[str, list[str]] = {}
         for e in excl:
             by_reason.setdefault(e.reason, []).append(e.sample_id)
         left_out += [{"system_a": a.label, "system_b": b.label, "reason": reason, "n_tasks": len(ids),
                       "tasks": ", ".join(ids)} for reason, ids in sorted(by_reason.items())]
-    for row, adj in zip(rows, multiplicity.adjust([r["p"] for r in rows], "holm")):
-        row["p_holm"] = adj
+    for row, adj, adj_c in zip(rows, multiplicity.adjust([r["p"] for r in rows], "holm"),
+                               multiplicity.adjust([r["p_clusters"] for r in rows], "holm")):
+        row["p_holm"], row["p_clusters_holm"] = adj, adj_c
+    unit = "task" if clustering.by_item else clustering.field
     t = Table("paired_tests", "Beyond the paper", "Paired exact tests on the shared T1/T2 tasks", DOC + "paired-tests",
               [Column("system_a", header="System A"), Column("system_b", header="System B"), Column("run_a"),
                Column("run_b"), Column("n_tasks", "int", "Tasks"), Column("n_left_out", "int", "Left out"),
                Column("acc_a", "rate", "Acc A"),
                Column("acc_b", "rate", "Acc B"), Column("a_only", "int", "A only"),
                Column("b_only", "int", "B only"), Column("p", "p", "p (exact McNemar)"),
-               Column("p_holm", "p", "p (Holm)")], rows,
-              note="Each system's first replicate, on the T1/T2 tasks both have a response to; a task counts as "
-                   "solved when the judge's verdict is correct. Acc A, Acc B: % of the shared tasks solved. Left "
-                   "out: T1/T2 tasks without a response on one side or both (listed below with the reason). "
-                   + multiplicity.caption("holm", len(rows)))
+               Column("p_holm", "p", "p (Holm)"), Column("n_clusters", "int", "Clusters"),
+               Column("diff", "rate", "Δ A − B"), Column("diff_lo", "rate", "Δ 95% lo"),
+               Column("diff_hi", "rate", "Δ 95% hi"), Column("p_clusters", "p", "p (sign-flip, clusters)"),
+               Column("p_clusters_holm", "p", "p (sign-flip, Holm)")], rows,
+              note="Each system's first replicate, on the T1/T2 tasks both have a response to (Tasks: the n of "
+                   "each test); a task counts as solved when the judge's verdict is correct. Acc A, Acc B: % of "
+                   "the shared tasks solved. Left out: T1/T2 tasks without a response on one side or both (listed "
+                   "below with the reason). p (exact McNemar): over the tasks, each its own unit. "
+                   f"{_cluster_words(clustering)}: Δ is the mean of A − B over the shared tasks with its "
+                   f"cluster-robust 95% t interval over the Clusters column's G {unit} clusters (G − 1 degrees of "
+                   "freedom; none with fewer than two), and p (sign-flip, clusters) the sign-flip test of the "
+                   "per-cluster sums of A − B (whole clusters flipped: exact up to 16 clusters, else 20,000 seeded "
+                   "random sign vectors). " + multiplicity.caption("holm", len(rows), where="in each p column"))
     x = Table("paired_tests_left_out", "Beyond the paper", "Tasks the paired tests leave out", DOC + "paired-tests",
               [Column("system_a", header="System A"), Column("system_b", header="System B"),
                Column("reason", header="Why"), Column("n_tasks", "int", "Tasks"),
@@ -257,6 +274,13 @@ def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict
                    "has no response to it), missing on B, or missing on both." if left_out else
                    "Every pair has a response to every T1/T2 task on both sides: no task is left out.")
     return [t, x]
+
+
+def _cluster_words(clustering: clusters.Clustering) -> str:
+    if clustering.by_item:
+        return "Clustered by task (--cluster item: each task its own cluster)"
+    how = "--cluster" if clustering.declared else "the benchmark's default; --cluster FIELD for another"
+    return f"Clustered by {clustering.field} ({how})"
 
 
 def failure_taxonomy(systems: Sequence[System], outcomes: Sequence[dict[str, Any]]) -> Table:

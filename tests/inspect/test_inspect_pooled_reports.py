@@ -109,6 +109,21 @@ def test_compare_pools_both_epochs_by_default(warehouse: Path, tmp_path: Path) -
     assert "Δ" not in " ".join(_table(soup, "terminations")[0]) + soup.find(id="terminations").find_next("p").get_text()
 
 
+def test_compare_draws_budget_curves_of_inspect_runs(warehouse: Path, tmp_path: Path) -> None:
+    """Budget curves from the samples' tokens and turns: at the largest cap each epoch's mean of the primary score
+    over its 4 samples (s4 ended at the token limit and never counts): 3/4 for alpha's epochs and beta's first,
+    2/4 for beta's second, with Wilson intervals (3 of 4: [0.301, 0.954]; 2 of 4: [0.150, 0.850])."""
+    soup = _page(warehouse, tmp_path / "c.html", "compare", "--models", f"{ALPHA},{BETA}")
+    note = " ".join(soup.find(id="budget-curves").find_next("p").get_text(" ", strip=True).split())
+    assert note.count("4 for ") == 4 and "each item its own unit (not clustered)" in note
+    assert "would have behaved differently" in note and "No curve for" not in note
+    rows = _table(soup, "budget-curves")
+    axes = {r[0] for r in rows[1:]}
+    assert {"cap on tokens per item", "cap on turns"} <= axes and "cap on tool points" not in axes
+    last_tokens = [r for r in rows[1:] if r[0] == "cap on tokens per item"][-1][2:]
+    assert sorted(last_tokens) == ["0.500 [0.150, 0.850]"] + ["0.750 [0.301, 0.954]"] * 3
+
+
 @pytest.mark.parametrize("flag", ["--epoch", "--replicate"])
 def test_one_epoch_with_epoch_or_replicate(warehouse: Path, tmp_path: Path, flag: str) -> None:
     soup = _page(warehouse, tmp_path / "c.html", "compare", "--models", f"{ALPHA},{BETA}", flag, "2")

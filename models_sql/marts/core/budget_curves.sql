@@ -1,6 +1,7 @@
 -- docs/metrics.md#budget-curves: every run's primary metric had it been cut at a cap b, for every benchmark.
--- Per run, axis and cap: the mean over the run's final trajectories that have a value (the score when the run
--- has scores, else correctness as 1 or 0) of the value of those that ended by answering (terminated_by =
+-- Per run, axis and cap: the mean over the run's final trajectories that have a value (the item's value of the
+-- benchmark's primary metric in the catalogue, metric_defs and item_metric_values; without one, the score when
+-- the run has scores, else correctness as 1 or 0) of the value of those that ended by answering (terminated_by =
 -- 'answer') having used at most b, the others counting 0: an attempt that had not answered by b is
 -- unanswered. Axes: tokens (total_tokens), turns (total_turns), tool points (budget_used, when the benchmark
 -- spends any) and usd (the final attempt's tokens at the run's prices; priced runs only). Caps: 20 steps up to
@@ -8,13 +9,20 @@
 -- benchmark and axis so runs compare cap for cap. The counting is the shared budget_truncated() macro.
 -- A capped agent would have behaved differently (it might have answered sooner): this is what the stored
 -- trajectories had achieved by b, not what a run with that cap would score.
-with final as (
+with primary_values as (
+    select v.run_id, v.sample_id, v.value
+    from {{ ref('item_metric_values') }} as v
+    join {{ ref('metric_defs') }} as d on d.benchmark = v.benchmark and d.metric = v.metric and d.is_primary
+    where v.value is not null
+),
+final as (
     select
         t.run_id, t.sample_id, t.benchmark, t.terminated_by, t.total_tokens, t.total_turns, t.budget_used,
         t.prompt_tokens, t.completion_tokens, t.cache_read_tokens, t.cache_creation_tokens,
-        case when count(t.score) over (partition by t.run_id) > 0 then t.score
-             else t.is_correct::integer::double end as value
+        coalesce(p.value, case when count(t.score) over (partition by t.run_id) > 0 then t.score
+                               else t.is_correct::integer::double end) as value
     from {{ ref('int_core_trajectories_final') }} as t
+    left join primary_values as p on p.run_id = t.run_id and p.sample_id = t.sample_id
 ),
 usage as (
     select f.run_id, f.sample_id, f.benchmark, a.axis, a.axis_order, a.u,
