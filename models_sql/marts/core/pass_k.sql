@@ -51,20 +51,22 @@ per_group as (
     from per_item
     group by all
 ),
+sizes as (
+    select distinct n_items from per_group
+),
+-- a resample's draws depend only on the number of items: drawn once per size, not once per group
 draws as (
-    select g.benchmark, g.model, g.condition, g.run_group, g.metric, g.k, r.b,
-        list_transform(range(g.n_items), lambda j: (hash(concat_ws(':', {{ seed }}, r.b, j)) % g.n_items)::integer + 1) as picks
-    from per_group as g
+    select s.n_items, r.b,
+        list_transform(range(s.n_items), lambda j: (hash(concat_ws(':', {{ seed }}, r.b, j)) % s.n_items)::integer + 1) as picks
+    from sizes as s
     cross join range({{ replicates }}) as r(b)
 ),
 boot as (
-    select d.benchmark, d.model, d.condition, d.run_group, d.metric, d.k,
+    select g.benchmark, g.model, g.condition, g.run_group, g.metric, g.k,
         list_avg(list_transform(d.picks, lambda p: g.at_values[p])) as at_mean,
         list_avg(list_transform(d.picks, lambda p: g.hat_values[p])) as hat_mean
-    from draws as d
-    join per_group as g
-        on g.benchmark = d.benchmark and g.model = d.model and g.condition = d.condition
-        and g.run_group = d.run_group and g.metric = d.metric and g.k = d.k
+    from per_group as g
+    join draws as d on d.n_items = g.n_items
 ),
 intervals as (
     select benchmark, model, condition, run_group, metric, k,
