@@ -42,6 +42,7 @@ import search_bench  # noqa: E402
 from reference_import import reference_stages, verdicts as reference_verdicts  # noqa: E402
 from inspect_import import inspect_stages  # noqa: E402
 import first_build  # noqa: E402
+import inspect_large  # noqa: E402
 from first_build import handwritten_query, table_rows  # noqa: E402,F401  (tests import handwritten_query here)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -210,6 +211,8 @@ def markdown(info: dict[str, object], results: list[StageResult], missed: list[s
             out.append(f"{r.extra['ratio_to_json_load']}x json.load ({r.extra.get('cpu_ratio_to_json_load')}x in CPU s, "
                        f"start-up {r.extra.get('startup_s')} s included); with dbt build "
                        f"{r.extra['ingest_plus_dbt_to_evaluate_py']}x evaluate.py (estimated)")
+        if r.name.startswith("inspect_large_"):
+            out.append(inspect_large.summary(r))
         if "ratio_to_inspect_read" in r.extra:
             out.append(f"{r.extra['samples']:,} samples: {r.extra['ratio_to_inspect_read']}x read_eval_log_samples")
         status = "" if r.returncode == 0 else f" (exit {r.returncode})"
@@ -234,6 +237,8 @@ def main() -> int:
     ap.add_argument("--work", default=str(REPO / "out" / "bench"))
     ap.add_argument("--items", type=int, default=1011)
     ap.add_argument("--skip-10x", action="store_true")
+    ap.add_argument("--large", action="store_true",
+                    help="the Inspect import at 200,000 samples instead of an extrapolation from 8,000 (make bench-large)")
     ap.add_argument("--no-readme", action="store_true")
     args = ap.parse_args()
     work = Path(args.work)
@@ -250,6 +255,9 @@ def main() -> int:
     scale("1x", 1, work, bench_dir, results, env)
     results += reference_stages(work, bench_dir, work / "runs_1x", env)  # reference JSON import
     results += inspect_stages(work / "inspect")  # Inspect logs: 10,000 samples against Inspect's own reader
+    # one large .eval log of AgentDojo-shaped samples (200,000 with --large, `make bench-large`)
+    results += inspect_large.measure(work / "inspect_large",
+                                     inspect_large.TARGET_SAMPLES if args.large else inspect_large.DEFAULT_SAMPLES, env)
     results += sciexplore_bench.measure(work / "sciexplore", env, REPEATS)  # 13 systems x 4 replicates
     results += harness_real.run(work / "harness_real")
     results += incremental_bench.measure(work / "incremental", bench_dir, env)  # 95 runs + 1
@@ -261,7 +269,8 @@ def main() -> int:
     info = machine()
     missed = (verdicts(results) + harness_real.missed(results) + reports_bench.verdicts(results)
               + paper_bench.verdicts(results) + sciexplore_bench.verdicts(results)
-              + incremental_bench.verdicts(results) + reference_verdicts(results) + search_bench.verdicts(results))
+              + incremental_bench.verdicts(results) + reference_verdicts(results) + search_bench.verdicts(results)
+              + inspect_large.verdicts(results))
     md = markdown(info, results, missed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],
