@@ -61,14 +61,21 @@ def measure(work: Path, samples: int = DEFAULT_SAMPLES, env: dict[str, str] | No
         r.extra.update(samples=n, log_bytes=log.stat().st_size, json_bytes=written.get(n, {}).get("json_bytes"),
                        load_average=os.getloadavg())
         out.append(r)
-    big = out[-1]
     again = _import(f"inspect_large_reimport_{samples}", work / f"dojo_{samples}.eval", work / f"w_{samples}.duckdb",
                     env, logs)
     again.extra.update(samples=samples, load_average=os.getloadavg())
     out.append(again)
-    small = out[0]
-    if len(out) > 2 and big.extra["samples"] > small.extra["samples"]:
-        dn = big.extra["samples"] - small.extra["samples"]
+    add_slopes(out[:-1])
+    return out
+
+
+def add_slopes(imports: list[StageResult]) -> None:
+    """On the largest of ``imports`` (smallest first): the cost and memory per sample between the smallest
+    and the largest log, and, below 200,000 samples, those extrapolated to 200,000."""
+    small, big = imports[0], imports[-1]
+    samples = int(big.extra["samples"])
+    if len(imports) > 1 and samples > small.extra["samples"]:
+        dn = samples - small.extra["samples"]
         s_per = (big.wall_s - small.wall_s) / dn
         cpu_per = (big.cpu_s - small.cpu_s) / dn
         mib_per = (big.peak_rss_mib - small.peak_rss_mib) / dn
@@ -81,7 +88,6 @@ def measure(work: Path, samples: int = DEFAULT_SAMPLES, env: dict[str, str] | No
             # on a quiet machine the import runs on one core: wall about CPU
             big.extra["extrapolated_200k_cpu_s"] = round(big.cpu_s + cpu_per * rest, 1)
             big.extra["extrapolated_200k_mib"] = round(big.peak_rss_mib + mib_per * rest)
-    return out
 
 
 def summary(r: StageResult) -> str:
