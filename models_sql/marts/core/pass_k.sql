@@ -54,7 +54,7 @@ per_group as (
 sizes as (
     select distinct n_items from per_group
 ),
--- a resample's draws depend only on the number of items: drawn once per size, not once per group
+-- the draws depend only on the number of items: made once per size, shared by every group of that size
 draws as (
     select s.n_items, r.b,
         list_transform(range(s.n_items), lambda j: (hash(concat_ws(':', {{ seed }}, r.b, j)) % s.n_items)::integer + 1) as picks
