@@ -10,7 +10,7 @@ export AGENTHOP_DB ?= warehouse/agenthop.duckdb
 export DO_NOT_TRACK := 1
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 
-.PHONY: venv demo demo-sciexplore test bench browser clean
+.PHONY: venv demo demo-sciexplore test bench bench-large browser clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -74,6 +74,10 @@ test: $(STAMP) browser
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_bench.py
+
+# the stages at full size that take too long for every `make bench` (README, Performance)
+bench-large: $(STAMP)
+	$(BIN)/python bench/run_bench.py --large
 
 clean:
 	rm -rf out warehouse target logs test-artifacts

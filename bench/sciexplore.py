@@ -72,10 +72,10 @@ def measure(work: Path, env: dict[str, str], repeats: int = 3) -> list[StageResu
 def ratio(results: list[StageResult]) -> float | None:
     """(SciExplore ingest + dbt build) / (AgentHop ingest + dbt build at 1x), when all four were measured."""
     by = {r.name: r.wall_s for r in results}
-    need = ("sciexplore_ingest", "sciexplore_dbt_build", "ingest_1x", "dbt_build_1x")
+    need = ("sciexplore_ingest", "sciexplore_dbt_build", "ingest_1x", "dbt_repeat_build_1x")
     if not all(n in by for n in need):
         return None
-    return round((by["sciexplore_ingest"] + by["sciexplore_dbt_build"]) / (by["ingest_1x"] + by["dbt_build_1x"]), 3)
+    return round((by["sciexplore_ingest"] + by["sciexplore_dbt_build"]) / (by["ingest_1x"] + by["dbt_repeat_build_1x"]), 3)
 
 
 def verdicts(results: list[StageResult]) -> list[str]:

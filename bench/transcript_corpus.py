@@ -33,6 +33,42 @@ def _u(seed: int, *parts: str) -> str:
     return f"(hash({seed}, {', '.join(parts)}) % 1000003) / 1000003.0"
 
 
+#: SQL for the vocabulary (a list, in order) and the sentence pool, once make_text_pool has run
+VOCAB = "(SELECT list(w ORDER BY i) FROM words)"
+
+
+def make_text_pool(con: duckdb.DuckDBPyConnection, seed: int) -> None:
+    """Temp tables ``words`` (the 3,000-word vocabulary) and ``sentences`` (the pool of 4,000) on ``con``."""
+    con.execute(f"""
+        CREATE TEMP TABLE words AS
+        SELECT i, CASE WHEN i < {len(SPECIAL)} THEN ({list(SPECIAL)})[i + 1]
+                       ELSE chr(97 + (hash({seed}, i, 1) % 26)::INT) || chr(97 + (hash({seed}, i, 2) % 26)::INT)
+                            || repeat(chr(97 + (hash({seed}, i, 3) % 26)::INT), (hash({seed}, i, 4) % 3)::INT)
+                            || chr(97 + (hash({seed}, i, 5) % 26)::INT) || 'e' || chr(97 + (hash({seed}, i, 6) % 26)::INT)
+                  END AS w
+        FROM range(3000) t(i)""")
+    vocab = VOCAB
+    # a sentence: 8-20 words, skewed towards the first words of the vocabulary (u^2), the special ones rarer
+    con.execute(f"""
+        CREATE TEMP TABLE sentences AS
+        SELECT s, upper(left(t, 1)) || substr(t, 2) || '.' AS text FROM (
+            SELECT s, CASE WHEN s % 97 = 0 THEN t0 || ' ' || v[1 + s % {len(SPECIAL)}] ELSE t0 END AS t FROM (
+                SELECT s, v, array_to_string(list_transform(range(8 + (hash({seed}, s, 7) % 13)::INT),
+                       lambda k: v[1 + {len(SPECIAL)} + floor(pow({_u(seed, 's', 'k', '8')}, 2) * {3000 - len(SPECIAL)})::INT]
+                       ), ' ') AS t0
+                FROM range(4000) r(s), (SELECT {vocab} AS v)))""")
+
+
+def sentence_pool(seed: int = 0) -> list[str]:
+    """The 4,000 sentences transcripts are made of (the same on every machine for one seed)."""
+    con = duckdb.connect()
+    try:
+        make_text_pool(con, seed)
+        return [r[0] for r in con.execute("SELECT text FROM sentences ORDER BY s").fetchall()]
+    finally:
+        con.close()
+
+
 def build(db: Path, transcripts: int, *, models: int = 4, epochs: int = 2, seed: int = 0, index: bool = False,
           threads: int | None = None) -> dict[str, float]:
     """Write the corpus into a new warehouse ``db``; return the seconds each step took."""
@@ -50,24 +86,8 @@ def build(db: Path, transcripts: int, *, models: int = 4, epochs: int = 2, seed:
         con.execute(stmt)
     n_runs = models * epochs
     per_run = max(1, transcripts // n_runs)
-    con.execute(f"""
-        CREATE TEMP TABLE words AS
-        SELECT i, CASE WHEN i < {len(SPECIAL)} THEN ({list(SPECIAL)})[i + 1]
-                       ELSE chr(97 + (hash({seed}, i, 1) % 26)::INT) || chr(97 + (hash({seed}, i, 2) % 26)::INT)
-                            || repeat(chr(97 + (hash({seed}, i, 3) % 26)::INT), (hash({seed}, i, 4) % 3)::INT)
-                            || chr(97 + (hash({seed}, i, 5) % 26)::INT) || 'e' || chr(97 + (hash({seed}, i, 6) % 26)::INT)
-                  END AS w
-        FROM range(3000) t(i)""")
-    vocab = "(SELECT list(w ORDER BY i) FROM words)"
-    # a sentence: 8-20 words, skewed towards the first words of the vocabulary (u^2), the special ones rarer
-    con.execute(f"""
-        CREATE TEMP TABLE sentences AS
-        SELECT s, upper(left(t, 1)) || substr(t, 2) || '.' AS text FROM (
-            SELECT s, CASE WHEN s % 97 = 0 THEN t0 || ' ' || v[1 + s % {len(SPECIAL)}] ELSE t0 END AS t FROM (
-                SELECT s, v, array_to_string(list_transform(range(8 + (hash({seed}, s, 7) % 13)::INT),
-                       lambda k: v[1 + {len(SPECIAL)} + floor(pow({_u(seed, 's', 'k', '8')}, 2) * {3000 - len(SPECIAL)})::INT]
-                       ), ' ') AS t0
-                FROM range(4000) r(s), (SELECT {vocab} AS v)))""")
+    make_text_pool(con, seed)
+    vocab = VOCAB
     pool = "(SELECT list(text ORDER BY s) FROM sentences)"
     con.execute(f"""
         INSERT INTO raw.runs (run_id, model, backend, condition, replicate, benchmark_sha256, budget_total, max_turns,

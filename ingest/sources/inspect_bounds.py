@@ -44,6 +44,9 @@ class Limits:
     max_ratio: int = 1000
     #: how deeply lists and objects may nest in one document
     max_depth: int = 100
+    #: the sample JSON one ingest may map (all its logs' samples after decompression); None: what the
+    #: machine's available memory allows (:func:`import_budget`)
+    max_import_bytes: int | None = None
 
 
 #: Limits field -> (environment variable that overrides it, unit of the variable's value)
@@ -51,6 +54,7 @@ ENV: dict[str, tuple[str, int]] = {
     "max_member_bytes": ("AGENTHOP_INSPECT_MAX_MEMBER_MB", MiB),
     "max_ratio": ("AGENTHOP_INSPECT_MAX_RATIO", 1),
     "max_depth": ("AGENTHOP_INSPECT_MAX_DEPTH", 1),
+    "max_import_bytes": ("AGENTHOP_INSPECT_MAX_IMPORT_MB", MiB),
 }
 
 
@@ -213,3 +217,51 @@ def check_document_size(size: int, limits: Limits) -> None:
             f"is {size:,} bytes, more than the limit of {limits.max_member_bytes // MiB} MiB for a JSON document "
             f"read whole ({_var('max_member_bytes')}; a .eval log is read one sample at a time)"
         )
+
+
+# --------------------------------------------------------------------------------------------
+# the whole import
+
+#: peak memory of an ingest per byte of sample JSON it maps, measured on AgentDojo-shaped logs
+#: (bench/inspect_large.py; docs/inspect.md#memory): the mapped rows are held until the commit
+MEMORY_PER_JSON_BYTE = 2.0
+#: the share of the available memory an import may plan to use
+MEMORY_SHARE = 0.8
+
+
+def available_memory(meminfo: str = "/proc/meminfo") -> int | None:
+    """The memory the kernel reports as available to new work (bytes), or None where it does not say."""
+    try:
+        with open(meminfo) as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def import_budget(limits: Limits, available: int | None = None) -> int | None:
+    """The sample JSON bytes one ingest may map: the override, else what the available memory allows."""
+    if limits.max_import_bytes is not None:
+        return limits.max_import_bytes
+    available = available_memory() if available is None else available
+    return None if available is None else int(available * MEMORY_SHARE / MEMORY_PER_JSON_BYTE)
+
+
+class ImportBudget:
+    """Sample JSON mapped so far in one ingest, refused past :func:`import_budget` before it is read."""
+
+    def __init__(self, limits: Limits, available: int | None = None) -> None:
+        self.limit = import_budget(limits, available)
+        self.used = 0
+
+    def take(self, size: int) -> None:
+        if self.limit is not None and self.used + size > self.limit:
+            before = f" (with the {self.used / MiB:,.0f} MiB of the logs read before it)" if self.used else ""
+            raise BoundError(
+                f"its samples are {size / MiB:,.0f} MiB of JSON{before}, more than this ingest can hold in memory: "
+                f"{self.limit / MiB:,.0f} MiB of sample JSON at about {MEMORY_PER_JSON_BYTE:g} bytes of memory per "
+                f"byte; ingest fewer logs at a time, or set {_var('max_import_bytes')} on a machine with more memory"
+            )
+        self.used += size

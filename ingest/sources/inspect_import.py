@@ -24,6 +24,7 @@ from agenthop.schemas.evolution import added_later
 from agenthop.schemas.sample_hash import references, sample_hash
 
 from . import inspect_map, inspect_metrics, inspect_read
+from .inspect_bounds import BoundError, ImportBudget, limits_from_env
 
 KIND = "inspect-log"
 
@@ -46,14 +47,45 @@ def table_schema(name: str) -> pa.Schema:
 
 
 RUN_TABLE_NAMES = ("runs", "trajectories", "turns", "tool_calls", "messages", "scores")
+#: the tables with rows per sample (mapped in batches, docs/inspect.md#memory)
+SAMPLE_TABLE_NAMES = RUN_TABLE_NAMES[1:]
 
 
-def run_tables(run: inspect_map.RunRows, where: str = "") -> dict[str, pa.Table]:
+def run_tables(run: inspect_map.RunRows, where: str = "",
+               batches: dict[str, list[pa.Table]] | None = None) -> dict[str, pa.Table]:
+    """The run's tables: the Arrow ``batches`` taken out of it while mapping (:class:`Batches`),
+    then the rows still in it."""
     rows: dict[str, list[dict[str, Any]]] = {
         "runs": [run.runs], "trajectories": run.trajectories, "turns": run.turns,
         "tool_calls": run.tool_calls, "messages": run.messages, "scores": run.scores,
     }
-    return {name: _table(name, rows[name], table_schema(name), where) for name in RUN_TABLE_NAMES}
+    out = {}
+    for name in RUN_TABLE_NAMES:
+        schema = table_schema(name)
+        parts = [*(batches or {}).get(name, []), _table(name, rows[name], schema, where)]
+        out[name] = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+    return out
+
+
+class Batches:
+    """Takes each run's per-sample rows out of it as Arrow tables while the log is mapped
+    (``inspect_map.map_log``'s ``on_batch``): Arrow holds a row in a fraction of the memory of its
+    Python dicts, and the dicts of at most one batch of samples exist at a time."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.tables: dict[str, dict[str, list[pa.Table]]] = {}
+
+    def __call__(self, run: inspect_map.RunRows) -> None:
+        mine = self.tables.setdefault(run.run_id, {name: [] for name in SAMPLE_TABLE_NAMES})
+        for name in SAMPLE_TABLE_NAMES:
+            rows = getattr(run, name)
+            if rows:
+                mine[name].append(_table(name, rows, table_schema(name), f"{self.where} (epoch {run.epoch})"))
+                rows.clear()
+
+    def of(self, run_id: str) -> dict[str, list[pa.Table]]:
+        return self.tables.pop(run_id, {})
 
 
 _ARROW_ERRORS = (pa.ArrowException, OverflowError, UnicodeEncodeError, TypeError, ValueError)
@@ -123,8 +155,11 @@ def _unchanged(info: inspect_read.LogInfo, sha: str, loaded: dict[str, str]) -> 
 
 
 def read_log(path: Path, score: str | None = None, reader: str = "auto",
-             loaded_hashes: dict[str, str] | None = None) -> LogTables:
-    """Read, map and conform one log; IngestError names the file and the reason."""
+             loaded_hashes: dict[str, str] | None = None, batch: int | None = None,
+             budget: ImportBudget | None = None) -> LogTables:
+    """Read, map and conform one log, its samples mapped ``batch`` at a time into Arrow; IngestError
+    names the file and the reason. A log whose samples would take the ingest past ``budget`` is
+    refused before they are read (docs/inspect.md#memory)."""
     path = path.resolve()
     sha = content_sha256(path, score)
     log = inspect_read.open_log(path, reader)
@@ -135,7 +170,13 @@ def read_log(path: Path, score: str | None = None, reader: str = "auto",
         if unchanged is not None:
             return unchanged
         try:
-            mapped = inspect_map.map_log(info.header, log.samples(), str(path), info.complete, score)
+            (budget or ImportBudget(limits_from_env())).take(log.sample_bytes())
+        except BoundError as exc:
+            raise IngestError(f"{path}: {exc}") from None
+        batches = Batches(str(path))
+        try:
+            mapped = inspect_map.map_log(info.header, log.samples(), str(path), info.complete, score,
+                                         on_batch=batches, batch=batch or inspect_map.BATCH)
         except inspect_map.ScoreChoiceError as exc:
             raise IngestError(f"{path}: {exc}") from None
         except ValueError as exc:
@@ -152,7 +193,7 @@ def read_log(path: Path, score: str | None = None, reader: str = "auto",
             runs.append(RunData(KIND, str(path), run.run_id, sha, not info.complete, mapped.benchmark_sha256))
             continue
         where = f"{path} (epoch {run.epoch})"
-        tables = run_tables(run, where)
+        tables = run_tables(run, where, batches.of(run.run_id))
         tables = {name: conform(t, table_schema(name), f"{where} {name}") for name, t in tables.items()}
         segments = {name: Segments() for name in tables}
         for name, t in tables.items():

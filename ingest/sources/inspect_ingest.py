@@ -26,6 +26,7 @@ from agenthop.ingest.runs import RunData
 from agenthop.schemas.sample_hash import references, sample_hash
 
 from . import inspect_import, inspect_map
+from .inspect_bounds import ImportBudget, limits_from_env
 
 ITEMS_TABLE = "inspect_items"
 _ITEM_FIELDS = ("input", "target", "metadata_json")
@@ -119,8 +120,9 @@ def prepare(
     merged: dict[str, dict[str, dict]] = {}
     origin: dict[tuple[str, str], str] = {}
     changed: set[str] = set()
+    budget = ImportBudget(limits_from_env())  # every log's rows are held until the commit
     for path in progress.iterate(files, "reading Inspect logs", "log"):
-        lt = inspect_import.read_log(path, score, reader, loaded_hashes)
+        lt = inspect_import.read_log(path, score, reader, loaded_hashes, budget=budget)
         check_replacements(con, lt, loaded_hashes, replace_changed)
         plan.notes += [f"{path}: {n}" for n in lt.notes]
         plan.datas += lt.runs

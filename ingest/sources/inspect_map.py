@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -624,14 +624,24 @@ class MappedLog:
     runs: list[RunRows]
 
 
+#: samples mapped between two calls of map_log's ``on_batch``
+BATCH = 256
+
+
 def map_log(
     header: dict[str, Any],
     samples: Iterable[dict[str, Any]],
     source: str,
     complete: bool = True,
     score: str | None = None,
+    on_batch: Callable[[RunRows], None] | None = None,
+    batch: int = BATCH,
 ) -> MappedLog:
     """Every run of one log (one per epoch present), its items and the benchmark's sha256.
+
+    With ``on_batch``, it is called with each run after every ``batch`` samples (and once more at
+    the end, before the runs row is made): it takes the per-sample rows mapped so far out of the
+    run (emptying its lists), so a log's rows need not all be held as Python objects at once.
 
     Raises ValueError (with the sample named) for a sample that cannot be mapped and
     :class:`ScoreChoiceError` when ``score`` names a score the log lacks.
@@ -643,6 +653,7 @@ def map_log(
     settings = agenthop_settings(header)
     by_epoch: dict[int, RunRows] = {}
     items: dict[str, dict[str, Any]] = {}
+    mapped = 0
     for sample in samples:
         epoch = _int(sample.get("epoch")) or 1
         run = by_epoch.get(epoch)
@@ -665,6 +676,13 @@ def map_log(
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
             raise ValueError(f"sample {sample.get('id')!r} epoch {epoch}: cannot be read ({exc})") from None
         items.setdefault(item["sample_id"], item)
+        mapped += 1
+        if on_batch is not None and mapped % batch == 0:
+            for run in by_epoch.values():
+                on_batch(run)
+    if on_batch is not None:
+        for run in by_epoch.values():
+            on_batch(run)
     task = task_name(header)
     if settings is not None:  # AgentHop's items are its release, loaded with --benchmark
         sha, items = str(settings.get("benchmark_sha256") or ""), {}

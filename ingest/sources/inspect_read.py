@@ -207,6 +207,10 @@ class _Container:
     def raw_samples(self) -> Iterator[dict[str, Any]]:
         raise NotImplementedError
 
+    def sample_bytes(self) -> int:
+        """The size of the samples' JSON (a ``.eval`` log's sample members decompressed; a ``.json`` log whole)."""
+        raise NotImplementedError
+
     def samples(self) -> Iterator[dict[str, Any]]:
         for sample in self.raw_samples():
             try:
@@ -280,6 +284,9 @@ class ZipLog(_Container):
     def close(self) -> None:
         self._fh.close()
 
+    def sample_bytes(self) -> int:
+        return sum(self._members[name].file_size for name in self._names.values())
+
     def _raw(self, name: str) -> bytes:
         info = self._members.get(name)
         if info is None:
@@ -352,7 +359,11 @@ class JsonLog(_Container):
         except ValueError as exc:
             raise IngestError(f"{path}: {exc}") from None
         self._by_key = {(id_text(k[0]), k[1]): s for k, s in zip(self.keys, samples)}
+        self._size = path.stat().st_size
         self._check()
+
+    def sample_bytes(self) -> int:
+        return self._size
 
     def close(self) -> None:
         self._by_key = {}
@@ -395,6 +406,9 @@ class InspectApiLog:
 
     def info(self) -> LogInfo:
         return self._own.info()
+
+    def sample_bytes(self) -> int:
+        return self._own.sample_bytes()
 
     def samples(self) -> Iterator[dict[str, Any]]:
         if isinstance(self._own, JsonLog):  # one document: every sample checked, then Inspect reads it

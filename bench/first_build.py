@@ -1,0 +1,209 @@
+"""`make bench` stages: the first `dbt build` a user pays, against the hand-written query.
+
+Each measured build starts from a copy of a warehouse that `agenthop-ingest` has just written and dbt
+has never touched, with a new target directory, so dbt parses the whole project (no saved manifest)
+and builds every node from nothing:
+
+- ``dbt_first_build_<label>``: ``dbt build`` with the default selector (every model, seed and data
+  test; selectors.yml), parse included. Its profile (node counts and seconds per resource type, the
+  slowest nodes) comes from that build's run_results.json.
+- ``dbt_first_startup_<label>``: ``dbt run`` of an empty selection on the same fresh state: parsing
+  the project and dbt's fixed start-up, nothing built.
+- ``dbt_first_same_scope_<label>``: ``dbt run`` of the three marts bench/handwritten.sql computes and
+  their upstream models (no tests), fresh too; compared with the hand-written query both with and
+  without the start-up above.
+- ``dbt_repeat_build_<label>``: ``dbt build`` again on the built warehouse, nothing changed (what
+  later builds cost; they skip unchanged work, docs/ingest.md#incremental-builds).
+- ``handwritten_sql_<label>``: bench/handwritten.sql over the same Parquet files.
+
+A fresh build is measured REPEATS times (each from its own fresh copy) and the fastest kept, as
+for every short stage on this noisy machine; every wall time is in the JSON.
+
+Standalone (the warehouse of an earlier `make bench`, or a new one made here)::
+
+    .venv/bin/python bench/first_build.py [--work DIR] [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import StageResult, run_stage  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+REPEATS = 3
+
+#: the marts bench/handwritten.sql computes, with their upstream models (dbt selector syntax)
+HANDWRITTEN_MARTS = ["+model_summary", "+stopping_behavior", "+tool_transitions"]
+#: targets at paper scale: the first build's wall seconds, same-scope / hand-written (without start-up)
+MAX_FIRST_BUILD_S = 12.0
+MAX_SAME_SCOPE_RATIO = 3.0
+
+
+def dbt_profile(run_results: Path) -> dict[str, object]:
+    """Where a dbt build spends its time: per resource type, node count and summed execution time,
+    plus the five slowest nodes (from dbt's run_results.json)."""
+    try:
+        results = json.loads(run_results.read_text())["results"]
+    except (OSError, KeyError, ValueError):
+        return {}
+    by_type: dict[str, list[float]] = {}
+    for res in results:
+        by_type.setdefault(res["unique_id"].split(".")[0], []).append(float(res["execution_time"]))
+    slowest = sorted(results, key=lambda res: -float(res["execution_time"]))[:5]
+    return {
+        "by_type": {t: {"nodes": len(v), "seconds": round(sum(v), 2)} for t, v in sorted(by_type.items())},
+        "slowest": {res["unique_id"].split(".")[-1]: round(float(res["execution_time"]), 2) for res in slowest},
+    }
+
+
+def handwritten_query(runs_dir: Path, db: Path, keep: Path | None = None) -> tuple[float, dict[str, int]]:
+    """Time bench/handwritten.sql (model_summary, stopping_behavior, tool_transitions over Parquet)."""
+    sql = (REPO / "bench" / "handwritten.sql").read_text()
+    sql = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
+    sql = sql.replace("{runs}", str(runs_dir)).replace("{db}", str(db))
+    con = duckdb.connect(str(keep) if keep else ":memory:")
+    try:
+        start = time.perf_counter()
+        counts: dict[str, int] = {}
+        for stmt in [s for s in sql.split(";") if s.strip()]:
+            con.execute(stmt)
+        for name in ("hw_model_summary", "hw_stopping_behavior", "hw_tool_transitions"):
+            counts[name] = con.execute(f"select count(*) from {name}").fetchone()[0]
+        return time.perf_counter() - start, counts
+    finally:
+        con.close()
+
+
+def table_rows(db: Path, schema: str) -> dict[str, int]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        names = [r[0] for r in con.execute(
+            "select table_name from information_schema.tables where table_schema = ? and table_type = 'BASE TABLE'",
+            [schema]).fetchall()]
+        return {n: con.execute(f'select count(*) from {schema}."{n}"').fetchone()[0] for n in sorted(names)}
+    finally:
+        con.close()
+
+
+def _fresh(name: str, args: list[str], fresh_db: Path, work: Path, env: dict[str, str],
+           repeats: int) -> tuple[StageResult, Path, Path]:
+    """The fastest of ``repeats`` runs of ``dbt <args>``, each on its own copy of ``fresh_db`` with a new
+    target directory; returns it with its warehouse and target directory."""
+    runs = []
+    for i in range(repeats):
+        db, target = work / f"{name}_{i}.duckdb", work / f"{name}_{i}_target"
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copyfile(fresh_db, db)
+        cmd = [str(BIN / "dbt"), *args, "--project-dir", str(REPO), "--profiles-dir", str(REPO),
+               "--target-path", str(target), "--log-path", str(work / "dbtlogs")]
+        r = run_stage(name, cmd, env=dict(env, AGENTHOP_DB=str(db)), cwd=REPO, log=work / f"{name}_{i}.log")
+        runs.append((r, db, target))
+    best = min(runs, key=lambda t: t[0].wall_s)
+    best[0].extra["walls_s"] = [r.wall_s for r, _, _ in runs]
+    for r, db, target in runs:
+        if r is not best[0]:
+            db.unlink(missing_ok=True)
+            shutil.rmtree(target, ignore_errors=True)
+    return best
+
+
+def built_warehouse(work: Path) -> Path:
+    """The warehouse the fastest first build of :func:`measure` in ``work`` built (repeated builds ran on it)."""
+    return work / "built.duckdb"
+
+
+def measure(label: str, fresh_db: Path, runs_dir: Path, work: Path, env: dict[str, str],
+            repeats: int = REPEATS) -> list[StageResult]:
+    """The stages of this module on ``fresh_db`` (a warehouse just ingested from ``runs_dir``, never built)."""
+    work.mkdir(parents=True, exist_ok=True)
+    build, db, target = _fresh(f"dbt_first_build_{label}", ["build"], fresh_db, work, env, repeats)
+    built_db = db.replace(built_warehouse(work))
+    build.extra.update(rows=table_rows(built_db, "main"), bytes_written=built_db.stat().st_size,
+                       profile=dbt_profile(target / "run_results.json"))
+    startup, _, _ = _fresh(f"dbt_first_startup_{label}", ["run", "--select", "tag:__none__"], fresh_db, work, env,
+                           repeats)
+    scope, _, _ = _fresh(f"dbt_first_same_scope_{label}", ["run", "--select", *HANDWRITTEN_MARTS], fresh_db, work,
+                         env, repeats)
+    repeat_runs = [run_stage(f"dbt_repeat_build_{label}",
+                             [str(BIN / "dbt"), "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO),
+                              "--target-path", str(target), "--log-path", str(work / "dbtlogs")],
+                             env=dict(env, AGENTHOP_DB=str(built_db)), cwd=REPO,
+                             log=work / f"dbt_repeat_build_{label}.log") for _ in range(repeats)]
+    repeat = min(repeat_runs, key=lambda r: r.wall_s)
+    repeat.extra["walls_s"] = [r.wall_s for r in repeat_runs]
+    repeat.extra["profile"] = dbt_profile(target / "run_results.json")
+    hw_wall, hw_counts = min((handwritten_query(runs_dir, fresh_db) for _ in range(repeats)), key=lambda t: t[0])
+    hand = StageResult(f"handwritten_sql_{label}", ["duckdb", "bench/handwritten.sql"], round(hw_wall, 3),
+                       round(hw_wall, 3), 0.0, 0.0, 0, {"rows": hw_counts})
+    for stage in (build, scope):
+        net = max(stage.wall_s - startup.wall_s, 0.0)
+        stage.extra["startup_s"] = startup.wall_s
+        stage.extra["minus_startup_s"] = round(net, 3)
+        stage.extra["ratio_to_handwritten"] = round(net / hw_wall, 2) if hw_wall > 0 else None
+        stage.extra["wall_ratio_to_handwritten"] = round(stage.wall_s / hw_wall, 2) if hw_wall > 0 else None
+    return [build, startup, scope, repeat, hand]
+
+
+def verdicts(results: list[StageResult]) -> list[str]:
+    """Targets of this module that a run missed (for bench/run_bench.py's verdicts)."""
+    missed = []
+    for r in results:
+        if r.name.startswith(("dbt_first_", "dbt_repeat_build_")) and r.returncode != 0:
+            missed.append(f"{r.name}: failed with exit code {r.returncode}")
+        if r.name == "dbt_first_build_1x" and r.wall_s > MAX_FIRST_BUILD_S:
+            missed.append(f"{r.name}: {r.wall_s:.1f} s > {MAX_FIRST_BUILD_S:g} s")
+        if r.name.startswith("dbt_first_same_scope_") and r.extra.get("ratio_to_handwritten") is not None \
+                and float(r.extra["ratio_to_handwritten"]) > MAX_SAME_SCOPE_RATIO:
+            missed.append(f"{r.name}: {r.extra['ratio_to_handwritten']}x the hand-written query "
+                          f"(> {MAX_SAME_SCOPE_RATIO:g}x)")
+    return missed
+
+
+def _prepare(work: Path, env: dict[str, str]) -> tuple[Path, Path]:
+    """A paper-scale warehouse just ingested, and its runs: those of an earlier `make bench` when present."""
+    bench_dir, runs, fresh = work / "benchmark", work / "runs_1x", work / "fresh_1x.duckdb"
+    if not (bench_dir / "_SUCCESS").exists() and not any(bench_dir.glob("*")):
+        run_stage("make_benchmark", [str(BIN / "agenthop-harness"), "make-benchmark", "--out", str(bench_dir),
+                                     "--items", "1011", "--seed", "0"], env=env)
+    if not any(runs.glob("*/_SUCCESS")):
+        run_stage("harness_1x", [str(BIN / "agenthop-harness"), "run", "--panel", str(REPO / "panels" / "paper19.yaml"),
+                                 "--data", str(bench_dir), "--out", str(runs), "--no-progress"], env=env)
+    if not fresh.exists():
+        tmp = work / "fresh_1x.tmp.duckdb"
+        tmp.unlink(missing_ok=True)
+        r = run_stage("ingest_1x", [str(BIN / "agenthop-ingest"), "--db", str(tmp), "--benchmark", str(bench_dir),
+                                    "--runs", str(runs), "--quiet"], env=env)
+        if r.returncode != 0:
+            raise SystemExit(f"ingest into {tmp} failed (exit {r.returncode})")
+        tmp.rename(fresh)
+    return fresh, runs
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--work", type=Path, default=REPO / "out" / "bench")
+    ap.add_argument("--repeats", type=int, default=REPEATS)
+    args = ap.parse_args()
+    env = dict(os.environ, DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    fresh, runs = _prepare(work, env)
+    results = measure("1x", fresh, runs, work / "first_build_1x", env, args.repeats)
+    print(json.dumps({"load_average": os.getloadavg(), "stages": [r.as_dict() for r in results],
+                      "missed": verdicts(results)}, indent=1, default=str))
+    return 0 if all(r.returncode == 0 for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

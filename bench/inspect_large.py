@@ -1,0 +1,144 @@
+"""`make bench` stage: importing one large Inspect `.eval` log of AgentDojo-shaped samples.
+
+bench/inspect_corpus.py writes logs of N/4, N/2 and N samples (about 60 KB of JSON each, events
+included; the smaller logs are the first samples of the larger one). Each is imported with the
+built-in reader into a fresh warehouse, as a measured subprocess (wall, CPU, peak RSS of the process
+tree): ``inspect_large_import_<N>``; then the N-sample log again into its warehouse, unchanged:
+``inspect_large_reimport_<N>`` (target ≤ 5 s: only the file's hash is read).
+
+The three sizes give the import's cost per sample and its memory per sample (the slope between the
+smallest and the largest log), from which the row of the largest log states what 200,000 samples
+would take: an extrapolation, labelled as such, unless N is 200,000 (`make bench-large`). Targets
+for 200,000 samples: ≤ 120 s and ≤ 2,048 MiB peak RSS.
+
+    .venv/bin/python bench/inspect_large.py [--samples N] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import StageResult, run_stage  # noqa: E402
+import inspect_corpus  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+#: the log size the targets are for, and the sizes measured by `make bench` and `make bench-large`
+TARGET_SAMPLES = 200_000
+DEFAULT_SAMPLES = 8_000
+MAX_IMPORT_S = 120.0
+MAX_IMPORT_RSS_MIB = 2048.0
+MAX_REIMPORT_S = 5.0
+
+
+def _import(name: str, log: Path, db: Path, env: dict[str, str], logs: Path) -> StageResult:
+    return run_stage(name, [str(BIN / "agenthop-ingest"), "--db", str(db), "--inspect-reader", "builtin",
+                            "--inspect-log", str(log), "--quiet"], env=env, cwd=REPO, log=logs / f"{name}.log")
+
+
+def measure(work: Path, samples: int = DEFAULT_SAMPLES, env: dict[str, str] | None = None) -> list[StageResult]:
+    env = dict(env or os.environ)
+    work.mkdir(parents=True, exist_ok=True)
+    logs = work / "logs"
+    logs.mkdir(exist_ok=True)
+    sizes = sorted({max(1, samples // 4), max(1, samples // 2), samples})
+    out: list[StageResult] = []
+    written = {}
+    for n in sizes:
+        log = work / f"dojo_{n}.eval"
+        if not log.exists():  # the generator is deterministic: a log of this size from an earlier run is the same
+            written[n] = inspect_corpus.write_log(log, n)
+        db = work / f"w_{n}.duckdb"
+        db.unlink(missing_ok=True)
+        shutil.rmtree(work / f"w_{n}.duckdb.wal", ignore_errors=True)
+        r = _import(f"inspect_large_import_{n}", log, db, env, logs)
+        r.extra.update(samples=n, log_bytes=log.stat().st_size, json_bytes=written.get(n, {}).get("json_bytes"),
+                       load_average=os.getloadavg())
+        out.append(r)
+    again = _import(f"inspect_large_reimport_{samples}", work / f"dojo_{samples}.eval", work / f"w_{samples}.duckdb",
+                    env, logs)
+    again.extra.update(samples=samples, load_average=os.getloadavg())
+    out.append(again)
+    add_slopes(out[:-1])
+    return out
+
+
+def add_slopes(imports: list[StageResult]) -> None:
+    """On the largest of ``imports`` (smallest first): the cost and memory per sample between the smallest
+    and the largest log, and, below 200,000 samples, those extrapolated to 200,000."""
+    small, big = imports[0], imports[-1]
+    samples = int(big.extra["samples"])
+    if len(imports) > 1 and samples > small.extra["samples"]:
+        dn = samples - small.extra["samples"]
+        s_per = (big.wall_s - small.wall_s) / dn
+        cpu_per = (big.cpu_s - small.cpu_s) / dn
+        mib_per = (big.peak_rss_mib - small.peak_rss_mib) / dn
+        big.extra["ms_per_sample"] = round(1000 * s_per, 3)
+        big.extra["cpu_ms_per_sample"] = round(1000 * cpu_per, 3)
+        big.extra["kib_per_sample"] = round(1024 * mib_per, 1)
+        if samples != TARGET_SAMPLES:
+            rest = TARGET_SAMPLES - samples
+            big.extra["extrapolated_200k_s"] = round(big.wall_s + s_per * rest, 1)
+            # on a quiet machine the import runs on one core: wall about CPU
+            big.extra["extrapolated_200k_cpu_s"] = round(big.cpu_s + cpu_per * rest, 1)
+            big.extra["extrapolated_200k_mib"] = round(big.peak_rss_mib + mib_per * rest)
+
+
+def summary(r: StageResult) -> str:
+    """The bench table's words for one stage of this module."""
+    if "ms_per_sample" in r.extra:
+        text = (f"{r.extra['samples']:,} samples; per sample {r.extra['ms_per_sample']} ms "
+                f"({r.extra['cpu_ms_per_sample']} ms CPU) and {r.extra['kib_per_sample']} KiB of peak RSS "
+                f"(slope from the smallest log)")
+        if "extrapolated_200k_s" in r.extra:
+            text += (f"; 200,000 samples extrapolated: {r.extra['extrapolated_200k_s']} s "
+                     f"({r.extra['extrapolated_200k_cpu_s']} s CPU), {r.extra['extrapolated_200k_mib']:,} MiB")
+        return text
+    return f"{r.extra.get('samples', 0):,} samples"
+
+
+def verdicts(results: list[StageResult]) -> list[str]:
+    """Targets of this module that a run missed (for bench/run_bench.py's verdicts)."""
+    missed = []
+    for r in results:
+        if not r.name.startswith("inspect_large_"):
+            continue
+        if r.returncode != 0:
+            missed.append(f"{r.name}: failed with exit code {r.returncode}")
+        if r.name.startswith("inspect_large_reimport_") and r.wall_s > MAX_REIMPORT_S:
+            missed.append(f"{r.name}: {r.wall_s:.1f} s > {MAX_REIMPORT_S:g} s")
+        if r.extra.get("samples") == TARGET_SAMPLES and r.name.startswith("inspect_large_import_"):
+            if r.wall_s > MAX_IMPORT_S:
+                missed.append(f"{r.name}: {r.wall_s:.1f} s > {MAX_IMPORT_S:g} s")
+            if r.peak_rss_mib > MAX_IMPORT_RSS_MIB:
+                missed.append(f"{r.name}: peak RSS {r.peak_rss_mib:.0f} MiB > {MAX_IMPORT_RSS_MIB:g} MiB")
+        if "extrapolated_200k_s" in r.extra:
+            if r.extra["extrapolated_200k_cpu_s"] > MAX_IMPORT_S:
+                missed.append(f"{r.name}: 200,000 samples extrapolated to {r.extra['extrapolated_200k_cpu_s']} CPU s "
+                              f"> {MAX_IMPORT_S:g} s")
+            if r.extra["extrapolated_200k_mib"] > MAX_IMPORT_RSS_MIB:
+                missed.append(f"{r.name}: 200,000 samples extrapolated to {r.extra['extrapolated_200k_mib']:,} MiB "
+                              f"> {MAX_IMPORT_RSS_MIB:g} MiB")
+    return missed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--samples", type=int, default=DEFAULT_SAMPLES)
+    ap.add_argument("--work", type=Path, default=REPO / "out" / "bench" / "inspect_large")
+    args = ap.parse_args()
+    env = dict(os.environ, DO_NOT_TRACK="1")
+    results = measure(args.work.resolve(), args.samples, env)
+    print(json.dumps({"stages": [r.as_dict() for r in results], "summary": [summary(r) for r in results],
+                      "missed": verdicts(results)}, indent=1, default=str))
+    return 0 if all(r.returncode == 0 for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""The verdicts of the first-build and large-Inspect-log bench stages, on hand-built stage results
+(the figures the README's table states come from these functions)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import first_build  # noqa: E402
+import inspect_large  # noqa: E402
+from measure import StageResult  # noqa: E402
+
+
+def _stage(name: str, wall: float, cpu: float = 0.0, rss: float = 0.0, **extra: object) -> StageResult:
+    return StageResult(name, [], wall, cpu, rss, rss, 0, dict(extra))
+
+
+def test_slopes_and_the_200k_extrapolation() -> None:
+    small = _stage("inspect_large_import_2000", 20.0, 6.0, 400.0, samples=2000)
+    mid = _stage("inspect_large_import_4000", 30.0, 10.0, 500.0, samples=4000)
+    big = _stage("inspect_large_import_8000", 50.0, 18.0, 700.0, samples=8000)
+    inspect_large.add_slopes([small, mid, big])
+    # (50 - 20) s / 6,000 samples = 5 ms; (18 - 6) CPU s / 6,000 = 2 ms; 300 MiB / 6,000 = 51.2 KiB
+    assert big.extra["ms_per_sample"] == 5.0 and big.extra["cpu_ms_per_sample"] == 2.0
+    assert big.extra["kib_per_sample"] == 51.2
+    # 192,000 samples more: 50 + 960 s, 18 + 384 CPU s, 700 + 9,600 MiB
+    assert big.extra["extrapolated_200k_s"] == 1010.0
+    assert big.extra["extrapolated_200k_cpu_s"] == 402.0
+    assert big.extra["extrapolated_200k_mib"] == 10300
+    assert "200,000 samples extrapolated: 1010.0 s (402.0 s CPU), 10,300 MiB" in inspect_large.summary(big)
+    missed = inspect_large.verdicts([small, mid, big, _stage("inspect_large_reimport_8000", 4.0, samples=8000)])
+    assert missed == ["inspect_large_import_8000: 200,000 samples extrapolated to 402.0 CPU s > 120 s",
+                      "inspect_large_import_8000: 200,000 samples extrapolated to 10,300 MiB > 2048 MiB"]
+
+
+def test_at_200k_the_measured_figures_are_judged() -> None:
+    small = _stage("inspect_large_import_50000", 25.0, 25.0, 900.0, samples=50_000)
+    big = _stage("inspect_large_import_200000", 100.0, 100.0, 1500.0, samples=200_000)
+    inspect_large.add_slopes([small, big])
+    assert "extrapolated_200k_s" not in big.extra
+    assert inspect_large.verdicts([small, big, _stage("inspect_large_reimport_200000", 6.0, samples=200_000)]) == [
+        "inspect_large_reimport_200000: 6.0 s > 5 s"]
+
+
+def test_first_build_verdicts() -> None:
+    build = _stage("dbt_first_build_1x", 12.5)
+    scope = _stage("dbt_first_same_scope_1x", 5.0, ratio_to_handwritten=3.2)
+    fine = _stage("dbt_first_same_scope_10x", 5.0, ratio_to_handwritten=0.9)
+    assert first_build.verdicts([build, scope, fine]) == [
+        "dbt_first_build_1x: 12.5 s > 12 s", "dbt_first_same_scope_1x: 3.2x the hand-written query (> 3x)"]
+    assert first_build.verdicts([_stage("dbt_first_build_1x", 11.0)]) == []
