@@ -74,15 +74,16 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any]
     con.execute(f"INSERT INTO raw.{table} SELECT * FROM data")
 
 
-def build(db: Path, *, with_scanner_tables: bool = True) -> Path:
-    """The warehouse above at ``db``; ``with_scanner_tables=False``: as an earlier version made it."""
+def build(db: Path, *, with_scanner_tables: bool = True, benchmark: str = "agenthop") -> Path:
+    """The warehouse above at ``db``; ``with_scanner_tables=False``: as an earlier version made it; the runs
+    belong to ``benchmark``."""
     con = duckdb.connect(str(db))
     try:
         for stmt in ddl.ddl_statements():
             if with_scanner_tables or not any(f'"{t}"' in stmt for t in ("scanner_results", "scanner_runs",
                                                                           "human_labels")):
                 con.execute(stmt)
-        insert(con, "runs", [{"run_id": r, "model": m, "backend": "sim", "condition": "full", "benchmark": "agenthop",
+        insert(con, "runs", [{"run_id": r, "model": m, "backend": "sim", "condition": "full", "benchmark": benchmark,
                              "config_json": "{}"}
                              for r, m, _ in RUNS])
         insert(con, "ingest_log", [{"load_id": i, "kind": "runs", "source": r, "run_id": r, "content_sha256": h,
