@@ -121,14 +121,24 @@ def outputs_sql(runs_filter: str = "") -> str:
     return f"SELECT run_id, sample_id, attempt, idx, turn FROM ({_turns_sql(runs_filter)}) WHERE role = 'tool'"
 
 
-def indexed_units_sql(schema: str) -> str:
+#: A tool output's text in raw.messages, as a unit's text.
+OUTPUT_TEXT = "coalesce(content, '')"
+
+
+def indexed_units_sql(schema: str, condition: str = "") -> str:
     """Every unit, read through the index in ``schema``: the stored units, and the tool outputs' text
-    from raw.messages at the places the index records."""
+    from raw.messages at the places the index records. With ``condition`` (SQL with ``{text}`` where the
+    unit's text goes) only the units whose text satisfies it, the condition applied in each table's scan,
+    before the join: the tool outputs that do not match never leave raw.messages."""
+    stored = f" WHERE {condition.format(text='text')}" if condition else ""
+    # without a condition the messages are joined whole: the join's keys then narrow their scan (listing matches)
+    messages = (f"(SELECT run_id, sample_id, attempt, idx, name, content FROM raw.messages "
+                f"WHERE role = 'tool' AND {condition.format(text=OUTPUT_TEXT)})" if condition else "raw.messages")
     return f"""
-    SELECT {", ".join(name for name, _ in COLUMNS)} FROM {schema}.units
+    SELECT {", ".join(name for name, _ in COLUMNS)} FROM {schema}.units{stored}
     UNION ALL
     SELECT o.run_id, o.sample_id, o.attempt, o.turn, 'tool_output' AS source, 'tool' AS role, m.name AS tool,
            o.idx AS pos, NULL::VARCHAR AS status, coalesce(m.content, '') AS text
-    FROM {schema}.outputs o JOIN raw.messages m
+    FROM {schema}.outputs o JOIN {messages} m
       ON m.run_id = o.run_id AND m.sample_id = o.sample_id AND m.attempt = o.attempt AND m.idx = o.idx
     """
