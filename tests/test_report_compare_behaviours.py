@@ -17,6 +17,7 @@ from bs4 import BeautifulSoup
 from click.testing import CliRunner
 from conftest import run_dbt_build
 
+from agenthop.ingest.scanners.cli import main as scan_main
 from agenthop.reports.core.compare_behaviours import pooled_paired
 from agenthop.reports.cli import main as report_main
 
@@ -131,3 +132,68 @@ def test_pooled_paired_difference_by_hand() -> None:
     t = pooled_paired(found, ["a1", "a2"], ["b1"])
     assert (t["n_shared"], t["prevalence_a"], t["prevalence_b"], t["difference"]) == (2, 0.75, 0.5, 0.25)
     assert t["test"] == "sign-flip permutation" and t["p"] == pytest.approx(1.0)
+
+
+def _with_second_epoch(db: Path) -> None:
+    """Add run r3: model m1's second replicate, a copy of r1's rows."""
+    con = duckdb.connect(str(db))
+    try:
+        fx.insert(con, "runs", [{"run_id": "r3", "model": "m1", "backend": "sim", "condition": "full", "benchmark": "toy",
+                                 "config_json": "{}", "replicate": 1}])
+        fx.insert(con, "ingest_log", [{"load_id": 9, "kind": "runs", "source": "r3", "run_id": "r3",
+                                       "content_sha256": "h3", "action": "inserted", "row_counts": "{}"}])
+        for table in ("trajectories", "tool_calls", "turns", "messages"):
+            con.execute(f"INSERT INTO raw.{table} SELECT * REPLACE ('r3' AS run_id) FROM raw.{table} WHERE run_id = 'r1'")
+    finally:
+        con.close()
+
+
+def test_pooled_compare_section_uses_the_sign_flip_test(tmp_path: Path) -> None:
+    db = fx.build(tmp_path / "w.duckdb", benchmark="toy")
+    _with_second_epoch(db)
+    assert CliRunner().invoke(scan_main, ["--scanners", "shipped:common", "--db", str(db)]).exit_code == 0
+    assert run_dbt_build(db, tmp_path).returncode == 0
+    out = tmp_path / "c.html"
+    r = CliRunner().invoke(report_main, ["compare", "--models", "m1,m2", "--db", str(db), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    soup = BeautifulSoup(out.read_text(), "html.parser")
+    rows = _cells(next(el for el in _scanner(soup, "limit_reached") if el.select_one("table.behaviour-prevalence")))
+    assert [row[0] for row in rows] == ["A", "A", "B"]  # both runs of m1, then m2
+    # limit_reached: A (r1, r3 alike) flags s3 only, B flags s2; over the shared s1 and s2 the per-item
+    # differences are 0 and -1: A − B = -50 pp, and the sign-flip p of one non-zero difference is 1
+    line = next(el for el in _scanner(soup, "limit_reached") if "behaviour-paired" in el.get("class", []))
+    text = line.get_text(" ", strip=True)
+    assert "over the 2 items both sides classified" in text and "prevalence A 0.0%, B 50.0%, difference -50.0 pp" in text
+    assert "sign-flip permutation p = 1.00" in text and "flagged in A only" not in text
+
+
+@pytest.mark.browser
+def test_compare_section_renders_offline(warehouse: Path, tmp_path: Path) -> None:
+    from test_report_browser import _browser_binary
+
+    exe = _browser_binary()
+    if exe is None:
+        pytest.skip("no chromium binary")
+    from playwright.sync_api import sync_playwright
+
+    out = tmp_path / "c.html"
+    _compare(warehouse, out, "r1,r2")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1024, "height": 900})
+        errors: list[str] = []
+        blocked: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else (
+            blocked.append(r.request.url), r.abort()))
+        page.goto(out.resolve().as_uri())
+        section = page.locator("#behaviours")
+        section.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / "compare_behaviours.png"))
+        assert not errors and not blocked
+        assert section.is_visible() and page.locator("#behaviours ~ h3[id*=behaviour-]").count() == 6  # the six shipped scanners
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1024  # the section's tables fit the page
+        page.locator("table.behaviour-prevalence a").first.click()  # a flagged item's page opens
+        page.wait_for_load_state()
+        assert "/items/" in page.url and not errors
+        browser.close()
