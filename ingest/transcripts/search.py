@@ -430,15 +430,17 @@ class _Search:
                            "length(regexp_extract(u.text, ?, 2)) AS a_n")
         self.con.execute(f"CREATE OR REPLACE TEMP TABLE __search_page AS SELECT * FROM __search_hits "
                          f"ORDER BY run_id, sample_id, attempt, turn, {SOURCE_RANK_SQL}, pos, kind {lim}")
-        # the units of the listed matches, named by value so that the scan skips the row groups without them
+        # the units of the listed matches, named by value (one parameter each: constant filters of the table
+        # scans) so that the scans skip the row groups without them and read the text of the rows kept only
         keys = self.con.execute("SELECT list(DISTINCT run_id), list(DISTINCT sample_id), list(DISTINCT source) "
                                 "FROM __search_page WHERE kind IN ('text', 'calls')").fetchall()[0]
-        params = [keys[0] or [], keys[1] or [], keys[2] or []] + params
+        runs, samples, sources = (list(k or []) or [None] for k in keys)  # IN (NULL): no unit
+        params = [*runs, *samples, *sources] + params
         rows = self.con.execute(f"""
             WITH texts AS (
                 SELECT * FROM {units} u
-                WHERE u.run_id IN (SELECT unnest(?::VARCHAR[])) AND u.sample_id IN (SELECT unnest(?::VARCHAR[]))
-                  AND u.source IN (SELECT unnest(?::VARCHAR[]))
+                WHERE u.run_id IN ({", ".join("?" * len(runs))}) AND u.sample_id IN ({", ".join("?" * len(samples))})
+                  AND u.source IN ({", ".join("?" * len(sources))})
             ),
             located AS (
                 SELECT page.*, u.text, {locate}, {args_locate}
