@@ -8,7 +8,9 @@ and tool_transitions directly (bench/first_build.py) -> reports (compare, leader
 the same at 10x via replicates.
 
 The search stage (bench/search_bench.py) times transcript search over a seeded corpus of 100,000
-transcripts (bench/transcript_corpus.py); its figures also go to bench/results/search_latest.json.
+transcripts (bench/transcript_corpus.py); its figures also go to bench/results/search_latest.json. The
+scan stage (bench/scan_bench.py) then runs a pattern scanner, a sql scanner and the pattern scanner again
+(nothing to do) over the same corpus.
 
 The short stages (ingest, dbt, the hand-written query, reports) are run three times and the fastest is kept, because
 a shared 2-core VM is noisy; all wall times are in the JSON.
@@ -39,6 +41,7 @@ import paper as paper_bench  # noqa: E402
 import sciexplore as sciexplore_bench  # noqa: E402
 import incremental as incremental_bench  # noqa: E402
 import search_bench  # noqa: E402
+import scan_bench  # noqa: E402
 from reference_import import reference_stages, verdicts as reference_verdicts  # noqa: E402
 from inspect_import import inspect_stages  # noqa: E402
 import first_build  # noqa: E402
@@ -264,13 +267,14 @@ def main() -> int:
     searched = search_bench.measure(work / "search")  # transcript search over 100,000 transcripts
     search_bench.write_results(searched, search_bench.DEFAULT_TRANSCRIPTS)
     results += searched
+    results += scan_bench.measure(work / "scan", corpus_db=work / "search" / "corpus.duckdb")  # scanners, same corpus
     if not args.skip_10x:
         scale("10x", 10, work, bench_dir, results, env)
     info = machine()
     missed = (verdicts(results) + harness_real.missed(results) + reports_bench.verdicts(results)
               + paper_bench.verdicts(results) + sciexplore_bench.verdicts(results)
               + incremental_bench.verdicts(results) + reference_verdicts(results) + search_bench.verdicts(results)
-              + inspect_large.verdicts(results))
+              + inspect_large.verdicts(results) + scan_bench.verdicts(results))
     md = markdown(info, results, missed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],

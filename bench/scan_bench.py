@@ -1,12 +1,14 @@
 """The scanner stage of `make bench`: one pattern scanner and one sql scanner over a seeded corpus
 (docs/scanners.md; target: a pattern scanner over 100,000 transcripts in 30 s on 2 cores).
 
-Builds the transcript corpus of the search stage (bench/transcript_corpus.py, with its search index), then
-runs `agenthop-scan` as a separate process per scanner file: a pattern scanner (an identical call made
+Builds the transcript corpus of the search stage (bench/transcript_corpus.py, with its search index), or
+scans one built before (`make bench` passes the search stage's), then runs `agenthop-scan` as a separate
+process per scanner file: a pattern scanner (an identical call made
 twice or more) and a sql scanner (the same behaviour as a query); then the pattern scanner again, which
 has nothing to do (the runs are unchanged).
 
     python bench/scan_bench.py --transcripts 100000 --work out/bench/scan
+    python bench/scan_bench.py --corpus out/bench/search/corpus.duckdb --work out/bench/scan
 """
 
 from __future__ import annotations
@@ -34,16 +36,22 @@ SCANNERS: dict[str, str] = {
 }
 
 
-def measure(work: Path, transcripts: int = DEFAULT_TRANSCRIPTS) -> list[StageResult]:
+def measure(work: Path, transcripts: int = DEFAULT_TRANSCRIPTS, corpus_db: Path | None = None) -> list[StageResult]:
+    """Time the scanners in ``work`` over a new corpus of ``transcripts`` (or over ``corpus_db``, a corpus with
+    its index built before, which the scans write their results into); one result per stage."""
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    db = work / "corpus.duckdb"
-    t0 = time.perf_counter()
-    transcript_corpus.build(db, transcripts, index=True)
-    results = [StageResult(name=f"scan_corpus_{transcripts}", command=["transcript_corpus.build"],
-                           wall_s=round(time.perf_counter() - t0, 3), cpu_s=0.0, peak_rss_mib=0.0,
-                           max_process_rss_mib=0.0, returncode=0)]
+    results: list[StageResult] = []
+    if corpus_db is None:
+        db = work / "corpus.duckdb"
+        t0 = time.perf_counter()
+        transcript_corpus.build(db, transcripts, index=True)
+        results.append(StageResult(name=f"scan_corpus_{transcripts}", command=["transcript_corpus.build"],
+                                   wall_s=round(time.perf_counter() - t0, 3), cpu_s=0.0, peak_rss_mib=0.0,
+                                   max_process_rss_mib=0.0, returncode=0))
+    else:
+        db = corpus_db
     for kind, text in SCANNERS.items():
         f = work / f"{kind}.yml"
         f.write_text(text)
@@ -71,8 +79,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default=str(Path(__file__).resolve().parents[1] / "out" / "bench" / "scan"))
     ap.add_argument("--transcripts", type=int, default=DEFAULT_TRANSCRIPTS)
+    ap.add_argument("--corpus", type=Path, default=None,
+                    help="a corpus built before (transcript_corpus.py --index) to scan instead of building one")
     args = ap.parse_args()
-    results = measure(Path(args.work), args.transcripts)
+    results = measure(Path(args.work), args.transcripts, args.corpus)
     for r in results:
         print(f"{r.name}: {r.wall_s:.2f} s, CPU {r.cpu_s:.2f} s (exit {r.returncode})")
     missed = verdicts(results)

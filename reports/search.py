@@ -18,7 +18,6 @@ from markupsafe import Markup, escape
 
 from agenthop.ingest.transcripts.search import MATCH_KEYS, SUMMARY_KEYS, Match, SearchResult, TranscriptQuery
 
-from .render import Charts, Provenance
 from .values import csv_document, spreadsheet_safe
 from .warehouse import Warehouse
 
@@ -100,6 +99,7 @@ def describe(q: TranscriptQuery) -> str:
 def html_page(wh: Warehouse, site: Any, result: SearchResult, query: TranscriptQuery) -> str:
     """The page's HTML; the item pages of every listed match are written into ``site``'s folder."""
     from .core import item as shared_item
+    from .render import Charts, Provenance  # the page only: the text forms start without the renderer
     from .core.runs import label_runs, shared_runs
     from .site import MAX_ITEM_RUNS
 

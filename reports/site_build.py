@@ -9,6 +9,7 @@ Layout of ``--out DIR``::
     reruns/<benchmark>/<model>.html     per model with two or more repeats of a configuration
     compare/<benchmark>/<a>--<b>.html   model pairs of a benchmark, up to --max-pairs per benchmark
     paper/, sciexplore/                 the benchmark-specific reports, when the warehouse has their runs
+    behaviours.html                     the behaviour scanners' page, when the warehouse holds scanner results
     <page>_files/items/<id>.html        the item pages a page links to, beside it
 
 Every page is rendered by the command that renders it alone (reports/core/pages.py, the paper and
@@ -196,6 +197,9 @@ class SiteBuilder:
                                       model=m))
         held = benchmarks_held(wh)
         plan.entries += self._specific(held)
+        if has_scanner_results(wh):
+            plan.entries.append(Entry("behaviours", "Behaviours", "behaviours.html",
+                                      lambda s: pages.behaviours(wh, s, "holm")[0]))
         return plan
 
     def _model_links(self, model: str, reruns: dict[tuple[str, str], str]) -> Callable[[SitePage], dict[str, Any]]:
@@ -322,6 +326,7 @@ class SiteBuilder:
             "title": "AgentHop Warehouse · site",
             "benchmarks": benches, "models": models, "run_rows": run_rows,
             "problems": [e for e in plan.entries if e.problem],
+            "behaviours": next((e for e in written if e.kind == "behaviours"), None),
             "href": lambda e: _relative(self.root / e.rel, site.out),
             "max_pairs": self.max_pairs,
         }
@@ -330,9 +335,14 @@ class SiteBuilder:
         site.write_page(html)
 
 
+def has_scanner_results(wh: Warehouse) -> bool:
+    """Whether the marts hold a scanner's prevalence in some run (after agenthop-scan and dbt build)."""
+    return wh.has("scanner_prevalence") and bool(wh.rows("SELECT 1 FROM scanner_prevalence LIMIT 1"))
+
+
 def build_site(wh: Warehouse, out: Path, max_pairs: int = DEFAULT_MAX_PAIRS, progress: Progress | None = None) -> Path:
     """Render the whole site of `wh` into `out`; returns the path of its index page."""
     return SiteBuilder(wh, out, max_pairs, progress).build()
 
 
-__all__ = ["DEFAULT_MAX_PAIRS", "MARKER", "SiteBuilder", "SitePage", "build_site", "ranked_pairs"]
+__all__ = ["DEFAULT_MAX_PAIRS", "MARKER", "SiteBuilder", "SitePage", "build_site", "has_scanner_results", "ranked_pairs"]

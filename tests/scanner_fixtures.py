@@ -15,6 +15,7 @@ Runs r1 (model m1) and r2 (model m2), content hashes h1 and h2:
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Any
 
@@ -74,15 +75,16 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any]
     con.execute(f"INSERT INTO raw.{table} SELECT * FROM data")
 
 
-def build(db: Path, *, with_scanner_tables: bool = True) -> Path:
-    """The warehouse above at ``db``; ``with_scanner_tables=False``: as an earlier version made it."""
+def build(db: Path, *, with_scanner_tables: bool = True, benchmark: str = "agenthop") -> Path:
+    """The warehouse above at ``db``; ``with_scanner_tables=False``: as an earlier version made it; the runs
+    belong to ``benchmark``."""
     con = duckdb.connect(str(db))
     try:
         for stmt in ddl.ddl_statements():
             if with_scanner_tables or not any(f'"{t}"' in stmt for t in ("scanner_results", "scanner_runs",
                                                                           "human_labels")):
                 con.execute(stmt)
-        insert(con, "runs", [{"run_id": r, "model": m, "backend": "sim", "condition": "full", "benchmark": "agenthop",
+        insert(con, "runs", [{"run_id": r, "model": m, "backend": "sim", "condition": "full", "benchmark": benchmark,
                              "config_json": "{}"}
                              for r, m, _ in RUNS])
         insert(con, "ingest_log", [{"load_id": i, "kind": "runs", "source": r, "run_id": r, "content_sha256": h,
@@ -100,6 +102,29 @@ def build(db: Path, *, with_scanner_tables: bool = True) -> Path:
                                   "content": c} for r, s, a, i, role, n, c in MESSAGES])
     finally:
         con.close()
+    return db
+
+
+#: Labels of give_up_or_hedge by one labeler: r1/s1 yes (flagged), r1/s2 no (not flagged), r2/s1 yes (not
+#: flagged): sensitivity 1/2, specificity 1.
+LABELS = [{"run_id": "r1", "sample_id": "s1", "scanner": "give_up_or_hedge", "value": True, "labeler": "ann"},
+          {"run_id": "r1", "sample_id": "s2", "scanner": "give_up_or_hedge", "value": False, "labeler": "ann"},
+          {"run_id": "r2", "sample_id": "s1", "scanner": "give_up_or_hedge", "value": True, "labeler": "ann"}]
+
+
+def scanned(work: Path, benchmark: str = "agenthop") -> Path:
+    """The warehouse above in ``work``, scanned with the shipped scanners (shipped:common) and with
+    :data:`LABELS` loaded (no dbt build yet)."""
+    from click.testing import CliRunner
+
+    from agenthop.ingest.cli import main as ingest_main
+    from agenthop.ingest.scanners.cli import main as scan_main
+
+    db = build(work / "w.duckdb", benchmark=benchmark)
+    assert CliRunner().invoke(scan_main, ["--scanners", "shipped:common", "--db", str(db)]).exit_code == 0
+    labels = work / "labels.jsonl"
+    labels.write_text("".join(json.dumps(x) + "\n" for x in LABELS))
+    assert CliRunner().invoke(ingest_main, ["--db", str(db), "--labels", str(labels)]).exit_code == 0
     return db
 
 

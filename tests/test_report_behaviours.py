@@ -4,7 +4,6 @@ adjustment named in the caption; one render in headless Chromium, offline."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -13,7 +12,6 @@ import scanner_fixtures as fx
 from click.testing import CliRunner
 from conftest import run_dbt_build
 
-from agenthop.ingest.cli import main as ingest_main
 from agenthop.ingest.scanners.cli import main as scan_main
 from agenthop.reports.cli import main as report_main
 
@@ -21,14 +19,7 @@ from agenthop.reports.cli import main as report_main
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("behaviours")
-    db = fx.build(work / "w.duckdb")
-    assert CliRunner().invoke(scan_main, ["--scanners", "shipped:common", "--db", str(db)]).exit_code == 0
-    labels = work / "labels.jsonl"
-    labels.write_text("".join(json.dumps(x) + "\n" for x in [
-        {"run_id": "r1", "sample_id": s, "scanner": "give_up_or_hedge", "value": v, "labeler": "ann"}
-        for s, v in (("s1", True), ("s2", False))] + [
-        {"run_id": "r2", "sample_id": "s1", "scanner": "give_up_or_hedge", "value": True, "labeler": "ann"}]))
-    assert CliRunner().invoke(ingest_main, ["--db", str(db), "--labels", str(labels)]).exit_code == 0
+    db = fx.scanned(work)
     proc = run_dbt_build(db, work)
     assert proc.returncode == 0, proc.stdout[-3000:]
     return db

@@ -78,11 +78,16 @@ def is_current(con: duckdb.DuckDBPyConnection) -> bool:
     return int(rows[0][0]) == 0
 
 
-def relation(con: duckdb.DuckDBPyConnection) -> str:
-    """What search reads units from: the index when current, else the raw tables' units (same rows)."""
+def relation(con: duckdb.DuckDBPyConnection, condition: str = "") -> tuple[str, int]:
+    """What search reads units from: the index when current, else the raw tables' units (same rows); with
+    ``condition`` (SQL with ``{text}`` where a unit's text goes) only the units whose text satisfies it,
+    tested in each table's scan where the index is read. Also: how many times the condition occurs in
+    the SQL (its parameters are given that many times, in order)."""
     if is_current(con):
-        return f"({indexed_units_sql(SCHEMA)})"
-    return f"({units_sql()})"
+        return f"({indexed_units_sql(SCHEMA, condition)})", 2 if condition else 0
+    if condition:
+        return f"(SELECT * FROM ({units_sql()}) WHERE {condition.format(text='text')})", 1
+    return f"({units_sql()})", 0
 
 
 def _create(con: duckdb.DuckDBPyConnection) -> None:

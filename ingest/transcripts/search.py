@@ -222,16 +222,14 @@ class AttemptHit:
 # -- SQL ----------------------------------------------------------------------------------------------
 
 
-def _text_condition(q: TranscriptQuery, params: list[Any]) -> str:
+def _text_condition(q: TranscriptQuery) -> tuple[str, Any]:
+    """The text criterion as SQL with ``{text}`` where a unit's text goes, and its one parameter."""
     assert q.text is not None
     if q.regex:
-        params.append(q.text if q.case_sensitive else "(?i)" + q.text)
-        return "regexp_matches(u.text, ?)"
+        return "regexp_matches({text}, ?)", q.text if q.case_sensitive else "(?i)" + q.text
     if q.case_sensitive:
-        params.append(q.text)
-        return "contains(u.text, ?)"
-    params.append(q.text)
-    return "contains(lower(u.text), lower(?))"
+        return "contains({text}, ?)", q.text
+    return "contains(lower({text}), lower(?))", q.text
 
 
 def _args_regex(q: TranscriptQuery) -> str:
@@ -303,21 +301,22 @@ def _call_filters(q: TranscriptQuery, params: list[Any]) -> list[str]:
     return where
 
 
-def _unit_hits(kind: str, where: list[str]) -> str:
+def _unit_hits(kind: str, where: list[str], relation: str = "units") -> str:
     return (f"SELECT run_id, sample_id, attempt, turn, source, role, tool, pos, '{kind}' AS kind, "
-            f"NULL::VARCHAR AS label FROM units u WHERE {' AND '.join(where)}")
+            f"NULL::VARCHAR AS label FROM {relation} u WHERE {' AND '.join(where) or 'true'}")
 
 
 def _criteria_sql(q: TranscriptQuery, params: list[Any]) -> dict[str, str]:
-    """criterion -> SELECT of its hits over ``units`` (columns _HIT_COLS)."""
+    """criterion -> SELECT of its hits over ``units`` (columns _HIT_COLS); the text criterion's over
+    ``text_units``, the units of its text (_Search)."""
     out: dict[str, str] = {}
     crit = q.criteria()
     if "text" in crit:
-        where = [_text_condition(q, params)]
+        where = []
         if q.role != "any":
             where.append("u.role = ?")
             params.append(q.role)
-        out["text"] = _unit_hits("text", where + _call_filters(q, params))
+        out["text"] = _unit_hits("text", where + _call_filters(q, params), "text_units")
     if "calls" in crit:
         out["calls"] = _unit_hits("calls", ["u.source = 'tool_args'"] + _call_filters(q, params))
     if "sequence" in crit:
@@ -352,14 +351,23 @@ class _Search:
         if not index.has_raw_tables(con):
             raise SearchError("the warehouse has no transcripts loaded (no raw tables): run agenthop-ingest first")
         params: list[Any] = []
-        self.units = units = index.relation(con)
+        self.units = units = index.relation(con)[0]
         filtered = (q.benchmark, q.model, q.run, q.epoch, q.metric, q.terminated_by, q.item_group) != (None,) * 7
         scope = _scope_sql(con, q, params)
+
+        def in_scope(name: str, relation: str) -> str:
+            return (f"{name} AS (SELECT u.* FROM {relation} u SEMI JOIN scope s ON u.run_id = s.run_id "
+                    f"AND u.sample_id = s.sample_id AND u.attempt = s.attempt)" if filtered
+                    else f"{name} AS (SELECT * FROM {relation})")
+
+        ctes = [f"scope AS ({scope})", in_scope("units", units)]
+        if q.text is not None:  # the text is tested in the scans of the tables that hold it, before any join
+            condition, value = _text_condition(q)
+            text_units, n = index.relation(con, condition)
+            ctes.append(in_scope("text_units", text_units))
+            params += [value] * n
         crit = _criteria_sql(q, params)
-        units_cte = (f"units AS (SELECT u.* FROM {units} u SEMI JOIN scope s ON u.run_id = s.run_id "
-                     f"AND u.sample_id = s.sample_id AND u.attempt = s.attempt)" if filtered
-                     else f"units AS (SELECT * FROM {units})")
-        ctes = [f"scope AS ({scope})", units_cte] + [f"c_{name} AS ({sql})" for name, sql in crit.items()]
+        ctes += [f"c_{name} AS ({sql})" for name, sql in crit.items()]
         names = list(crit)
         union = " UNION ALL ".join(f"SELECT {_HIT_COLS} FROM c_{n}" for n in names)
         if len(names) > 1:  # an attempt must satisfy every criterion
@@ -422,15 +430,17 @@ class _Search:
                            "length(regexp_extract(u.text, ?, 2)) AS a_n")
         self.con.execute(f"CREATE OR REPLACE TEMP TABLE __search_page AS SELECT * FROM __search_hits "
                          f"ORDER BY run_id, sample_id, attempt, turn, {SOURCE_RANK_SQL}, pos, kind {lim}")
-        # the units of the listed matches, named by value so that the scan skips the row groups without them
+        # the units of the listed matches, named by value (one parameter each: constant filters of the table
+        # scans) so that the scans skip the row groups without them and read the text of the rows kept only
         keys = self.con.execute("SELECT list(DISTINCT run_id), list(DISTINCT sample_id), list(DISTINCT source) "
                                 "FROM __search_page WHERE kind IN ('text', 'calls')").fetchall()[0]
-        params = [keys[0] or [], keys[1] or [], keys[2] or []] + params
+        runs, samples, sources = (list(k or []) or [None] for k in keys)  # IN (NULL): no unit
+        params = [*runs, *samples, *sources] + params
         rows = self.con.execute(f"""
             WITH texts AS (
                 SELECT * FROM {units} u
-                WHERE u.run_id IN (SELECT unnest(?::VARCHAR[])) AND u.sample_id IN (SELECT unnest(?::VARCHAR[]))
-                  AND u.source IN (SELECT unnest(?::VARCHAR[]))
+                WHERE u.run_id IN ({", ".join("?" * len(runs))}) AND u.sample_id IN ({", ".join("?" * len(samples))})
+                  AND u.source IN ({", ".join("?" * len(sources))})
             ),
             located AS (
                 SELECT page.*, u.text, {locate}, {args_locate}

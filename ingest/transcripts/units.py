@@ -43,13 +43,18 @@ OUTPUT_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _messages_sql(runs_filter: str) -> str:
-    """Every message with its turn (module docstring) and whether it is a tool output."""
+#: The messages other than tool outputs (whose text the index does not copy).
+NOT_TOOL = "role <> 'tool'"
+
+
+def _turns_sql(runs_filter: str) -> str:
+    """Every message's place (run_id, sample_id, attempt, idx), role and turn (module docstring), without
+    its text: the window that counts the assistant messages then sorts no text."""
     where = f"WHERE {runs_filter}" if runs_filter else ""
     also = f"AND {runs_filter}" if runs_filter else ""
     return f"""
     WITH msg AS (
-        SELECT run_id, sample_id, attempt, idx, role, name, content,
+        SELECT run_id, sample_id, attempt, idx, role,
                count(*) FILTER (WHERE role = 'assistant') OVER (
                    PARTITION BY run_id, sample_id, attempt ORDER BY idx ROWS UNBOUNDED PRECEDING) AS n_assistant
         FROM raw.messages {where}
@@ -59,11 +64,24 @@ def _messages_sql(runs_filter: str) -> str:
                row_number() OVER (PARTITION BY run_id, sample_id, attempt ORDER BY turn) AS k
         FROM raw.turns WHERE role = 'assistant' {also}
     )
-    SELECT msg.run_id, msg.sample_id, msg.attempt, msg.idx, msg.role, msg.name, msg.content,
+    SELECT msg.run_id, msg.sample_id, msg.attempt, msg.idx, msg.role,
            coalesce(a.turn, greatest(msg.n_assistant - 1, 0))::INTEGER AS turn
     FROM msg LEFT JOIN assistant_turns a
       ON a.run_id = msg.run_id AND a.sample_id = msg.sample_id AND a.attempt = msg.attempt
      AND a.k = greatest(msg.n_assistant, 1)
+    """
+
+
+def _messages_sql(runs_filter: str, role_filter: str = "") -> str:
+    """Every message (of the roles ``role_filter`` keeps: a SQL condition on ``role``) with its turn and
+    text; the text is read after the turns are known, of the kept messages only."""
+    conds = " AND ".join(c for c in (runs_filter, role_filter) if c)
+    where = f"WHERE {conds}" if conds else ""
+    return f"""
+    SELECT t.run_id, t.sample_id, t.attempt, t.idx, t.role, m.name, m.content, t.turn
+    FROM ({_turns_sql(runs_filter)}) t
+    JOIN (SELECT run_id, sample_id, attempt, idx, name, content FROM raw.messages {where}) m
+      ON m.run_id = t.run_id AND m.sample_id = t.sample_id AND m.attempt = t.attempt AND m.idx = t.idx
     """
 
 
@@ -94,23 +112,33 @@ def units_sql(runs_filter: str = "") -> str:
 
 def stored_units_sql(runs_filter: str = "") -> str:
     """The units the index stores with their text: messages other than tool outputs, and calls' arguments."""
-    return (f"{_as_unit(f'SELECT * FROM ({_messages_sql(runs_filter)}) WHERE role <> ' + chr(39) + 'tool' + chr(39))}"
+    return (f"{_as_unit(_messages_sql(runs_filter, NOT_TOOL))}"
             f" UNION ALL {_calls_sql(runs_filter)}")
 
 
 def outputs_sql(runs_filter: str = "") -> str:
     """The index's entries of tool outputs: their place in raw.messages and their turn (no text)."""
-    return f"SELECT run_id, sample_id, attempt, idx, turn FROM ({_messages_sql(runs_filter)}) WHERE role = 'tool'"
+    return f"SELECT run_id, sample_id, attempt, idx, turn FROM ({_turns_sql(runs_filter)}) WHERE role = 'tool'"
 
 
-def indexed_units_sql(schema: str) -> str:
+#: A tool output's text in raw.messages, as a unit's text.
+OUTPUT_TEXT = "coalesce(content, '')"
+
+
+def indexed_units_sql(schema: str, condition: str = "") -> str:
     """Every unit, read through the index in ``schema``: the stored units, and the tool outputs' text
-    from raw.messages at the places the index records."""
+    from raw.messages at the places the index records. With ``condition`` (SQL with ``{text}`` where the
+    unit's text goes) only the units whose text satisfies it, the condition applied in each table's scan,
+    before the join: the tool outputs that do not match never leave raw.messages."""
+    stored = f" WHERE {condition.format(text='text')}" if condition else ""
+    # without a condition the messages are joined whole: the join's keys then narrow their scan (listing matches)
+    messages = (f"(SELECT run_id, sample_id, attempt, idx, name, content FROM raw.messages "
+                f"WHERE role = 'tool' AND {condition.format(text=OUTPUT_TEXT)})" if condition else "raw.messages")
     return f"""
-    SELECT {", ".join(name for name, _ in COLUMNS)} FROM {schema}.units
+    SELECT {", ".join(name for name, _ in COLUMNS)} FROM {schema}.units{stored}
     UNION ALL
     SELECT o.run_id, o.sample_id, o.attempt, o.turn, 'tool_output' AS source, 'tool' AS role, m.name AS tool,
            o.idx AS pos, NULL::VARCHAR AS status, coalesce(m.content, '') AS text
-    FROM {schema}.outputs o JOIN raw.messages m
+    FROM {schema}.outputs o JOIN {messages} m
       ON m.run_id = o.run_id AND m.sample_id = o.sample_id AND m.attempt = o.attempt AND m.idx = o.idx
     """

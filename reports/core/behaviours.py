@@ -22,7 +22,7 @@ PAIRS_PER_SCANNER = 10
 ITEMS_PER_RUN = 12
 
 
-def _flagged(wh: Warehouse, scanners: Sequence[str], run_ids: Sequence[str]) -> dict[tuple[str, str], list[dict]]:
+def flagged(wh: Warehouse, scanners: Sequence[str], run_ids: Sequence[str]) -> dict[tuple[str, str], list[dict]]:
     """(scanner, run_id) -> the first flagged final attempts (sample_id, value, label, evidence turns)."""
     rows = wh.rows(
         """
@@ -82,12 +82,12 @@ def build(wh: Warehouse, method: Method) -> dict[str, Any]:
     versions = dict(wh.con.execute("SELECT scanner, string_agg(DISTINCT scanner_version, '; ') FROM raw.scanner_results "
                                    "GROUP BY scanner").fetchall())
     names = sorted({p["scanner"] for p in prevalence})
-    flagged = _flagged(wh, names, list(runs))
+    found = flagged(wh, names, list(runs))
     scanners = []
     for name in names:
         rows = [dict(p, run=runs.get(p["run_id"])) for p in prevalence if p["scanner"] == name]
         for row in rows:
-            row["items"] = flagged.get((name, row["run_id"]), [])
+            row["items"] = found.get((name, row["run_id"]), [])
         scanners.append({
             "name": name,
             "version": versions.get(name, ""),

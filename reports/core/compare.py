@@ -3,7 +3,8 @@
 Sections: a summary; outcomes (accuracy with Wilson intervals, mean score with a bootstrap interval,
 every scorer); the paired test on the shared items (exact McNemar for binary outcomes, the graded tests
 otherwise, named on the page); item groups when the benchmark defines them; terminations; tool use,
-call statuses, transitions and trigrams; tokens, turns, time and cost; the items the runs differ on,
+call statuses, transitions and trigrams; tokens, turns, time and cost; the behaviour scanners' findings when
+the warehouse holds some for both sides (reports/core/compare_behaviours.py); the items the runs differ on,
 each linked to its item page; then the benchmark's own sections from the registry.
 """
 
@@ -18,7 +19,8 @@ from .. import charts, stats
 from ..render import Charts
 from ..values import as_float
 from ..warehouse import Warehouse
-from . import budget_curves, clustered_tables, coverage, marts, metrics, outcome, pooling, queries, registry
+from . import (budget_curves, clustered_tables, compare_behaviours, coverage, marts, metrics, outcome, pooling, queries,
+               registry)
 from .pivot import ordered, share_chart, side_by_side
 from .pooling import RunGroup
 from .runs import RunInfo
@@ -164,6 +166,8 @@ def build(wh: Warehouse, groups: Sequence[RunGroup], cluster: str | None = None)
     res = queries.resources(wh, ids)
     extra = registry.sections_for(a.benchmark)
     covered = sides_coverage(wh, ga, gb)
+    behaviours = compare_behaviours.section(wh, ga, gb, metric)
+    item_ids = [d["sample_id"] for d in differing[:MAX_DIFFERING]]
     context: dict[str, Any] = {
         "title": f"Compare {ga.label if pooled.pooled else a.label} vs {gb.label if pooled.pooled else b.label}",
         "benchmark": a.benchmark,
@@ -202,10 +206,11 @@ def build(wh: Warehouse, groups: Sequence[RunGroup], cluster: str | None = None)
         "differing": differing[:MAX_DIFFERING],
         "pooled_rows": pooled.differing[:MAX_DIFFERING],
         "n_differing": len(differing),
-        "item_ids": [d["sample_id"] for d in differing[:MAX_DIFFERING]],
+        "item_ids": list(dict.fromkeys(item_ids + (behaviours["item_ids"] if behaviours else []))),
         "benchmark_sections": list(extra.compare(wh, runs, box)) if extra and extra.compare else [],
         **covered,
         "clustered": clustered_tables.compare_block(wh, str(a.benchmark), ga, gb, cluster),
         "budget": budget_curves.section(wh, runs[:MAX_BUDGET_RUNS], box),
+        "behaviours": behaviours,
     }
     return context, box
