@@ -126,7 +126,8 @@ def sides_coverage(wh: Warehouse, ga: RunGroup, gb: RunGroup) -> dict[str, Any]:
     ma, mb = (pooling.item_means(values, g.run_ids) for g in (ga, gb))
     errors_a, errors_b = (coverage.error_items(wh, g.run_ids) for g in (ga, gb))
     left_out = coverage.exclusions(ma, mb, (), errors_a, errors_b)
-    worst = coverage.primary_worst(wh, str(ga.benchmark))
+    shown = metrics.current(wh)  # the metric the page shows: its worst value, not the primary one's
+    worst = coverage.primary_worst(wh, str(ga.benchmark), shown.name if shown is not None else None)
     itt = [coverage.itt_mean(values, g.run_ids, c.n_scope, worst) for g, c in zip((ga, gb), cov)]
     return {"coverage": cov, "partial": any(c.partial for c in cov), "left_out": left_out, "noun": noun,
             "coverage_rule": coverage.RULE, "itt": itt if any(c.partial for c in cov) else [None, None]}
@@ -203,7 +204,7 @@ def build(wh: Warehouse, groups: Sequence[RunGroup], cluster: str | None = None)
         "pooled_rows": pooled.differing[:MAX_DIFFERING],
         "n_differing": len(differing),
         "item_ids": [d["sample_id"] for d in differing[:MAX_DIFFERING]],
-        "benchmark_sections": list(extra.compare(wh, runs, box)) if extra and extra.compare else [],
+        "benchmark_sections": list(extra.compare(wh, groups, box)) if extra and extra.compare else [],
         **covered,
         "clustered": clustered_tables.compare_block(wh, str(a.benchmark), ga, gb, cluster),
         "budget": budget_curves.section(wh, runs[:MAX_BUDGET_RUNS], box),
