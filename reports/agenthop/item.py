@@ -1,12 +1,14 @@
-"""Item pages: the item itself and 1-6 runs' trajectories on it, turn-aligned.
+"""AgentHop's part of the shared item page (reports/core/item.py): the item itself and 1-6 runs'
+trajectories on it, turn-aligned.
 
-An item page shows the question, the four options (the correct one and each run's choice marked),
+The page is the shared one (the shown metric, every scorer, the calls aligned by turn, each run's
+transcript); AgentHop adds the question, the four options (the correct one and each run's choice marked),
 the seed paper, the gold and bridge papers with titles, the direct-labelled sections, and per call:
 tool, arguments (paper ids shown as titles, the id on hover), status, cost, budget and tokens after,
 the resolved section header, and the text the agent received (recorded transcript; a run recorded
 without messages says so once). Item text comes from the raw benchmark tables, everything else from
 the marts. `load_items` fetches many items at once (a report's folder of item pages); `context`
-builds one page's template context from that.
+builds AgentHop's part of one page from that, `shared_context` the whole page.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-from agenthop.harness.errors import AgentHopError
 
 from .. import charts
 from ..render import Charts

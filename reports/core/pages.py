@@ -85,7 +85,7 @@ def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str
     sections = []
     for bd in context["boards"]:
         extra = registry.sections_for(bd["benchmark"])
-        if extra is not None and extra.leaderboard is not None and bd["rows"]:
+        if extra is not None and extra.leaderboard is not None:
             sections.extend(extra.leaderboard(wh, condition, [bd], box))
     runs = [r for bd in context["boards"] for row in bd["rows"] for r in row["group"].runs]
     runs += [r for s in sections for r in s.context.get("runs", ())]
