@@ -121,7 +121,8 @@ def _options(item: dict[str, Any] | None, sides: Sequence[Any]) -> list[dict[str
 
 
 def context(data: ItemData, sample_id: str, runs: Sequence[RunInfo], box: Charts) -> dict[str, Any]:
-    """Template context of one item page (`item.html.j2` / `_item_section.html.j2`)."""
+    """AgentHop's part of one item page: the item, its options and papers, the calls aligned by turn and the
+    budget chart (shared_context puts it into the shared page)."""
     calls = data.calls.get(sample_id, [])
     item = data.items.get(sample_id)
     titles = data.titles.get(sample_id, {})
@@ -153,7 +154,7 @@ def context(data: ItemData, sample_id: str, runs: Sequence[RunInfo], box: Charts
         "aligned": aligned,
         "budget_chart": chart_id,
     }
-    out["ctx"] = out  # the item_body macro takes the whole context
+    out["ctx"] = out  # the header section reads it as its context
     return out
 
 

@@ -83,10 +83,10 @@ def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str
     box = Charts()
     register_charts(context["boards"], box)
     sections = []
-    for bd in context["boards"]:
+    for bd in context["boards"]:  # each benchmark's own sections, beneath its table
         extra = registry.sections_for(bd["benchmark"])
-        if extra is not None and extra.leaderboard is not None:
-            sections.extend(extra.leaderboard(wh, condition, [bd], box))
+        bd["sections"] = list(extra.leaderboard(wh, condition, [bd], box)) if extra and extra.leaderboard else []
+        sections.extend(bd["sections"])
     runs = [r for bd in context["boards"] for row in bd["rows"] for r in row["group"].runs]
     runs += [r for s in sections for r in s.context.get("runs", ())]
     prov = Provenance.build(wh.path, list({r.run_id: r for r in runs}.values()))
