@@ -22,6 +22,7 @@ from ..warehouse import Warehouse
 from . import compare_sections, item, leaderboard, reruns
 from .conditions import applies
 from .marts import MART_COLUMNS
+from .queries import TOOLS
 
 #: The benchmark whose runs these pages show.
 BENCHMARK = "agenthop"
@@ -46,4 +47,6 @@ SECTIONS = ReportSections(
     mart_columns=MART_COLUMNS,
     cluster_default="source_paper",
     cluster_labels=item_clusters,
+    tool_order=TOOLS,
+    transitions_note="submit_answer ends the attempt, so its row is empty.",
 )

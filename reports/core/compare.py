@@ -159,11 +159,13 @@ def build(wh: Warehouse, groups: Sequence[RunGroup], cluster: str | None = None)
     label = {r.run_id: r.chart_label for r in runs}
     heat = [{"run": label[r["run_id"]], "prev_tool": r["prev_tool"], "next_tool": r["next_tool"], "n": int(r["n"]),
              "p_next": float(r["p_next"])} for r in trans]
-    heat_tools = [t for t in tools if any(t in (h["prev_tool"], h["next_tool"]) for h in heat)]
+    extra = registry.sections_for(a.benchmark)
+    order = extra.tool_order if extra is not None else ()
+    heat_tools = [t for t in [*[t for t in order if t in tools], *[t for t in tools if t not in order]]
+                  if any(t in (h["prev_tool"], h["next_tool"]) for h in heat)]
     differing = (better_first(queries.differing_items(wh, a.run_id, b.run_id, graded=kind == outcome.GRADED), kind,
                               metric) if not pooled.pooled else [{"sample_id": d.sample_id} for d in pooled.differing])
     res = queries.resources(wh, ids)
-    extra = registry.sections_for(a.benchmark)
     covered = sides_coverage(wh, ga, gb)
     context: dict[str, Any] = {
         "title": f"Compare {ga.label if pooled.pooled else a.label} vs {gb.label if pooled.pooled else b.label}",
@@ -205,6 +207,8 @@ def build(wh: Warehouse, groups: Sequence[RunGroup], cluster: str | None = None)
         "n_differing": len(differing),
         "item_ids": [d["sample_id"] for d in differing[:MAX_DIFFERING]],
         "benchmark_sections": list(extra.compare(wh, groups, box)) if extra and extra.compare else [],
+        "transitions_note": extra.transitions_note if extra is not None else "",
+        "tool_order_own": bool(order),
         **covered,
         "clustered": clustered_tables.compare_block(wh, str(a.benchmark), ga, gb, cluster),
         "budget": budget_curves.section(wh, runs[:MAX_BUDGET_RUNS], box),

@@ -20,7 +20,9 @@ A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
 - ``cluster_default`` / ``cluster_labels``: the item field its intervals are clustered by and the function
   reading an item field's values (reports/core/clusters.py);
 - ``item_pages``: the item pages the shared pages link to, when the benchmark brings its own (an object
-  as :meth:`reports.site.Site.write_item_pages` takes; the shared ones without it).
+  as :meth:`reports.site.Site.write_item_pages` takes; the shared ones without it);
+- ``tool_order`` / ``transitions_note``: the order its tools head the transition heatmaps in, and a sentence
+  on how their rows read (the compare page's transitions caption).
 
 :data:`ENTRIES` maps a benchmark name to the module that defines its ``SECTIONS`` (imported on first
 use); a name ending in ``:`` covers every benchmark with that prefix (``inspect:`` for every imported
@@ -124,6 +126,10 @@ class ReportSections:
     cluster_labels: Callable[..., Mapping[str, str]] | None = None
     #: the item pages the shared pages write for its runs (None: the shared item pages)
     item_pages: Any = None
+    #: its tools in the order its heatmaps list them (others after them, by calls; empty: by calls)
+    tool_order: tuple[str, ...] = ()
+    #: a sentence the compare page's transitions caption adds (how its tools' rows read)
+    transitions_note: str = ""
 
 
 _REGISTERED: dict[str, ReportSections] = {}
