@@ -51,7 +51,11 @@ def test_a_benchmarks_item_pages_reach_the_shared_pages() -> None:
         from agenthop.reports.agenthop import item
         assert registry.item_pages_of("agenthop", shared) is item.PAGES
         assert registry.sections_for("agenthop").reruns is reruns.sections
-        assert "reruns" not in registry.sections_for("agenthop").pages  # the shared page, not one of its own
+        from agenthop.reports.agenthop import compare_sections, leaderboard
+        ah = registry.sections_for("agenthop")
+        assert ah.compare is compare_sections.sections and ah.leaderboard is leaderboard.sections
+        # every page is the shared page: a benchmark brings sections, never a page of its own
+        assert not hasattr(ah, "pages") and not hasattr(registry, "own_page")
     finally:
         registry.unregister("toyqa")
         registry.unregister("plainqa")

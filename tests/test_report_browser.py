@@ -307,8 +307,8 @@ def test_item_page_shows_the_item_as_in_the_warehouse(browser, demo: dict) -> No
         assert content in received, run_id
     for text in sections:
         assert any(text[:200] in r for r in received)
-    # the run recorded without messages says so, once
-    assert page.locator(".nomsg").count() == 1
+    # the run recorded without messages says so, once above its calls (its transcript cell, beneath, is empty)
+    assert page.locator("table.calls:not(.transcripts) .nomsg").count() == 1
     page.screenshot(path=str(ARTIFACTS / "report-item-content-1440.png"), full_page=True)
     page.close()
     assert not errors
@@ -409,7 +409,7 @@ def test_leaderboard_model_names_never_break_at_a_hyphen(browser, demo: dict, wi
 
 def test_six_runs_side_by_side_break_no_word_at_1024(browser, demo: dict) -> None:
     page, errors, _, _ = _open(browser, demo["paths"]["item6"], 1024)
-    assert page.locator("table.calls th.l").count() == 6
+    assert page.locator("table.calls:not(.transcripts) th.l").count() == 6
     broken = page.evaluate("""() => {
       const out = [];
       document.querySelectorAll('table.calls .paper, table.calls th .model, table.calls .tool').forEach(el => {
@@ -445,8 +445,8 @@ def test_every_item_page_of_transcribed_runs_shows_received_text(browser, demo: 
     for path in items:
         page.goto(path.resolve().as_uri())
         sides = page.evaluate("""() => {
-          const heads = Array.from(document.querySelectorAll('table.calls thead th.l'));
-          return heads.map((th, i) => Array.from(document.querySelectorAll('table.calls tbody tr'))
+          const heads = Array.from(document.querySelectorAll('table.calls:not(.transcripts) thead th.l'));
+          return heads.map((th, i) => Array.from(document.querySelectorAll('table.calls:not(.transcripts) tbody tr'))
             .map(tr => tr.cells[i + 1]).filter(Boolean)
             .reduce((acc, td) => ({calls: acc.calls + td.querySelectorAll('.call').length,
                                    received: acc.received + td.querySelectorAll('div.received pre.received-text').length}),
@@ -639,7 +639,7 @@ def test_table_headers_wrap_at_spaces_only(browser, demo: dict, kind: str, width
     page_over = page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth")
     if kind == "compare":
         ARTIFACTS.mkdir(exist_ok=True)
-        page.locator("#terminations + .cols2").screenshot(path=str(ARTIFACTS / f"report-compare-terminations-{width}.png"))
+        page.locator("#evidence-contact + .cols2").screenshot(path=str(ARTIFACTS / f"report-compare-terminations-{width}.png"))
     page.close()
     assert not broken, f"{kind} at {width}px: header words broken across lines: {broken[:10]}"
     assert not page_over and not errors

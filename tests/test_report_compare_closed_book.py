@@ -93,7 +93,7 @@ def closed_page(built_warehouse, tmp_path_factory: pytest.TempPathFactory) -> Pa
 def test_the_compare_page_prints_na_with_its_reason(built_warehouse, closed_page: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     db = built_warehouse.db
     html = closed_page.read_text()
-    split = html[html.index('id="decomposition"'):html.index('id="paired"')]
+    split = html[html.index('id="decomposition"'):html.index('id="paired-tests"')]
     assert not re.search(r"\d / 0\.0<", split), "closed-book recall printed as 0.0"
     assert re.search(r"\d\.\d / n/a<", split)  # R (A / B): A's recall, B's n/a
     assert 'title="n/a: B (' in split and 'id="recall-na"' in split and "no statistic counts them as 0" in split

@@ -35,7 +35,8 @@ def _question_sections(wh, sample_ids, runs):
             for r in rows}
 
 
-def _compare_sections(wh, runs, charts):
+def _compare_sections(wh, sides, charts):
+    runs = [r for side in sides for r in side.runs]
     rows = wh.rows(f"SELECT run_id, count(*) AS n FROM raw.{NAME}_tasks CROSS JOIN (SELECT DISTINCT run_id FROM "
                    "raw.runs WHERE run_id IN (?, ?)) GROUP BY run_id ORDER BY run_id", [r.run_id for r in runs])
     return [registry.table_section("Toy tasks", ["run", "tasks in the release"], [[r["run_id"], r["n"]] for r in rows],

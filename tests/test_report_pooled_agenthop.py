@@ -1,6 +1,7 @@
 """AgentHop's pages with a model of two replicates (the session's demo-like warehouse: verifier has
-replicates 0 and 1 under `full`): compare keeps comparing one run a side and adds the pooled
-comparison as a section; the leaderboard's shared table pools the replicates above Table 2."""
+replicates 0 and 1 under `full`): compare is the shared page, pooling every replicate per item (its
+summary, paired test, per-replicate table and differing items), with AgentHop's sections after it
+comparing one run a side; the leaderboard's shared table pools the replicates above Table 2."""
 
 from __future__ import annotations
 
@@ -52,23 +53,24 @@ def test_compare_adds_the_pooled_replicates(db: Path, tmp_path: Path) -> None:
     mean_a, mean_b = (sum(x[s] for s in shared) / len(shared) for x in (a, b))
     assert "A: 2 runs of verifier pooled (replicate 0, replicate 1), values on 48 items" in text
     assert "B: 1 run of balanced (replicate 0)" in text
-    per = _rows_after(soup, "pooled-epochs")
+    per = _rows_after(soup, "epochs")
     assert per["pooled"][:6] == [f"{mean_a:.3f}", "48", f"{mean_b:.3f}", "48", "48", f"{mean_a - mean_b:+.3f}"]
     assert per["replicate 1"][2:] == ["n/a", "0", "0", "n/a", "only A has this replicate"]
     differing = [s for s in shared if a[s] != b[s]]
-    assert f"Items the pooled models differ on ({len(differing)})" in text
-    # the page's own sections still compare replicate 0 of each, as before
+    assert f"Items the groups differ on ({len(differing)})" in text
+    # AgentHop's sections compare replicate 0 of each, and the summary says so
     assert "Four-axis profile" in text and "(run verifier__full__r0" in text
-    # the pooled section (with its long list of items) comes last, as in the page's table of contents;
-    # the summary states its result and links to it
+    # the pooled comparison is the shared page's own (summary, paired test, differing items); AgentHop's
+    # sections follow the shared ones, as in the page's table of contents
     headings = [h.get("id") for h in soup.find_all("h2") if h.get("id")]
-    assert headings.index("pooled") > headings.index("winloss")
-    assert [a.get("href") for a in soup.select("nav.toc a")][-1] == "#pooled"
+    assert headings.index("paired") < headings.index("differing") < headings.index("profile") < headings.index("winloss")
+    assert [a.get("href") for a in soup.select("nav.toc a")][-1] == "#winloss"
     line = " ".join(next(li for li in soup.find(id="summary").find_next("ul").find_all("li")
-                         if "pooled" in li.get_text()).get_text(" ", strip=True).split())
-    assert line.startswith("Every replicate pooled (2 runs of A, 1 of B): on the 48 items both scored, "
+                         if "sign-flip" in li.get_text()).get_text(" ", strip=True).split())
+    assert line.startswith("Test used: sign-flip permutation on the per-item differences, with the Wilcoxon "
+                           "signed-rank beside it. On the 48 items both sides scored, "
                            f"mean A {mean_a:.3f}, B {mean_b:.3f}, A − B = {mean_a - mean_b:+.3f} [")
-    assert "sign-flip permutation p" in line and line.endswith("( last section ).")
+    assert "Wilcoxon p" in line and line.endswith("per-replicate table .")
 
 
 def test_leaderboard_pools_replicates_above_table_2(db: Path, tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""`compare`: two runs side by side with paired statistics on the shared items."""
+"""The figures of AgentHop's compare sections (compare_sections.py): two runs side by side with paired
+statistics on the shared items, from AgentHop's marts."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
-from .. import charts, multiplicity, stats
+from .. import multiplicity, stats
 from ..render import Charts
 from ..warehouse import Warehouse
 from . import queries, sections
 from .conditions import applies
-from .queries import TOOLS, RunInfo
+from .queries import RunInfo
 
 MARTS = (
     "fct_trajectory", "model_summary", "stopping_behavior", "wrong_read_actions", "tool_transitions",
@@ -136,13 +137,15 @@ def summary(a: RunInfo, b: RunInfo, counts: dict[str, dict[str, int]], paired: l
             "recall_na": recall_na_note((a, b))}
 
 
-def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Charts]:
+def build(wh: Warehouse, runs: Sequence[RunInfo], box: Charts | None = None) -> tuple[dict[str, Any], Charts]:
+    """The figures of AgentHop's compare sections for two runs, their charts added to `box` (a new one
+    without it)."""
     if len(runs) != 2:
         raise AgentHopError(f"compare needs exactly two models or runs, got {len(runs)}")
     wh.require(MARTS)
     a, b = runs
     ids = [a.run_id, b.run_id]
-    box = Charts()
+    box = Charts() if box is None else box
 
     profile_rows, counts, profile_chart = sections.profile(wh, runs, box)
     for r in runs:
@@ -156,13 +159,6 @@ def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Chart
     wrong_rows = queries.wrong_reads(wh, ids)
     term_rows = queries.terminations(wh, ids)
     contact_rows = queries.evidence_contact(wh, ids)
-    trans_rows = queries.transitions(wh, ids)
-    label = {r.run_id: r.chart_label for r in runs}
-    tools = [t for t in TOOLS] + sorted(
-        {x for r in trans_rows for x in (r["prev_tool"], r["next_tool"])} - set(TOOLS)
-    )
-    heat = [{"run": label[r["run_id"]], "prev_tool": r["prev_tool"], "next_tool": r["next_tool"],
-             "n": int(r["n"]), "p_next": float(r["p_next"])} for r in trans_rows]
 
     cell_table, cell_chart = sections.accuracy_by(
         queries.cell_accuracy(wh, ids), runs, key="cell", preferred=queries.CELLS,
@@ -211,10 +207,7 @@ def build(wh: Warehouse, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Chart
         "contact": sections.side_by_side_shares(
             [r for r in contact_rows if r.get("evidence_contact") is not None], runs, key="evidence_contact",
             preferred=sections.CONTACT_ORDER, extra=("conversion",)),
-        "heatmap_chart": box.add(charts.heatmaps(heat, runs=[r.chart_label for r in runs], tools=tools,
-                                                 title="Tool transitions P(next | prev)") if heat else None),
-        "transition_diffs": queries.transition_differences(wh, a.run_id, b.run_id),
-        "trigrams": {r.run_id: queries.trigrams(wh, [r.run_id]) for r in runs},
+        "transition_diffs": queries.transition_differences(wh, a.run_id, b.run_id),  # the heatmap: the shared page's
         "bigrams": sections.bigram_table(queries.bigram_effects(wh, ids), runs),
         "bigram_family": stats.BIGRAM_FAMILY,
         "cell_table": cell_table,

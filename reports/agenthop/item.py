@@ -1,12 +1,14 @@
-"""Item pages: the item itself and 1-6 runs' trajectories on it, turn-aligned.
+"""AgentHop's part of the shared item page (reports/core/item.py): the item itself and 1-6 runs'
+trajectories on it, turn-aligned.
 
-An item page shows the question, the four options (the correct one and each run's choice marked),
+The page is the shared one (the shown metric, every scorer, the calls aligned by turn, each run's
+transcript); AgentHop adds the question, the four options (the correct one and each run's choice marked),
 the seed paper, the gold and bridge papers with titles, the direct-labelled sections, and per call:
 tool, arguments (paper ids shown as titles, the id on hover), status, cost, budget and tokens after,
 the resolved section header, and the text the agent received (recorded transcript; a run recorded
 without messages says so once). Item text comes from the raw benchmark tables, everything else from
 the marts. `load_items` fetches many items at once (a report's folder of item pages); `context`
-builds one page's template context from that.
+builds AgentHop's part of one page from that, `shared_context` the whole page.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-from agenthop.harness.errors import AgentHopError
 
 from .. import charts
 from ..render import Charts
@@ -121,7 +121,8 @@ def _options(item: dict[str, Any] | None, sides: Sequence[Any]) -> list[dict[str
 
 
 def context(data: ItemData, sample_id: str, runs: Sequence[RunInfo], box: Charts) -> dict[str, Any]:
-    """Template context of one item page (`item.html.j2` / `_item_section.html.j2`)."""
+    """AgentHop's part of one item page: the item, its options and papers, the calls aligned by turn and the
+    budget chart (shared_context puts it into the shared page)."""
     calls = data.calls.get(sample_id, [])
     item = data.items.get(sample_id)
     titles = data.titles.get(sample_id, {})
@@ -153,32 +154,59 @@ def context(data: ItemData, sample_id: str, runs: Sequence[RunInfo], box: Charts
         "aligned": aligned,
         "budget_chart": chart_id,
     }
-    out["ctx"] = out  # the item_body macro takes the whole context
+    out["ctx"] = out  # the header section reads it as its context
     return out
 
 
-def build(wh: Warehouse, sample_id: str, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Charts]:
-    """The `item` command's page: one item, the given runs."""
-    wh.require(MARTS)
-    ids = [r.run_id for r in runs]
-    present = queries.item_exists(wh, sample_id, ids)
-    if not present:
-        examples = [r["sample_id"] for r in wh.rows(
-            "SELECT DISTINCT sample_id FROM fct_trajectory WHERE run_id = ? ORDER BY sample_id LIMIT 5", [ids[0]])]
-        raise AgentHopError(
-            f"item {sample_id!r} has no trajectory in run(s) {', '.join(ids)}; items look like: {', '.join(examples)}"
-        )
-    box = Charts()
-    return context(load_items(wh, [sample_id], runs), sample_id, runs, box), box
+@dataclass
+class Both:
+    """The shared item pages' data and AgentHop's, of the same items and runs."""
+
+    shared: Any
+    own: ItemData
+
+
+def load_both(wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunInfo]) -> Both:
+    from ..core import item as shared_item
+
+    return Both(shared=shared_item.load_items(wh, sample_ids, runs), own=load_items(wh, sample_ids, runs))
+
+
+#: AgentHop's parts of the shared item page (reports/templates/): above the calls, each run's head, each
+#: cell of calls, and the note (with the budget chart) beside them
+HEADER_TEMPLATE = "agenthop_item_header.html.j2"
+SIDE_TEMPLATE = "agenthop_item_side.html.j2"
+CALLS_TEMPLATE = "agenthop_item_calls.html.j2"
+CALLS_NOTE_TEMPLATE = "agenthop_item_calls_note.html.j2"
+
+
+def shared_context(data: Both, sample_id: str, runs: Sequence[RunInfo], box: Charts) -> dict[str, Any]:
+    """The shared item page's context (reports/core/item.py: scores, the shown metric, transcripts) with
+    AgentHop's parts: the item above the calls, its calls (paper titles, budget, tokens, received text)
+    aligned by turn, each run's head with the chosen option, budget and recall, and the budget chart."""
+    from ..core import item as shared_item
+    from ..core.registry import Section
+
+    out = shared_item.context(data.shared, sample_id, runs, box)
+    own = context(data.own, sample_id, runs, box)
+    shared_sides = {s.run.run_id: s for s in out["aligned"].sides}
+    for side in own["aligned"].sides:
+        side.shared = shared_sides.get(side.run.run_id, side)
+    out.update(aligned=own["aligned"], missing=own["missing"], budget_chart=own["budget_chart"],
+               header=Section(title="", template=HEADER_TEMPLATE, context=own), side_template=SIDE_TEMPLATE,
+               calls_template=CALLS_TEMPLATE, calls_note=CALLS_NOTE_TEMPLATE)
+    out["ctx"] = out
+    return out
 
 
 class ItemPages:
-    """This module's item pages, for :meth:`reports.site.Site.write_item_pages`."""
+    """AgentHop's item pages: the shared item page (core_item.html.j2) with AgentHop's parts, for
+    :meth:`reports.site.Site.write_item_pages` and the `item` command."""
 
-    template = "item.html.j2"
-    section_template = "_item_section.html.j2"
-    load = staticmethod(load_items)
-    context = staticmethod(context)
+    template = "core_item.html.j2"
+    section_template = "_core_item_section.html.j2"
+    load = staticmethod(load_both)
+    context = staticmethod(shared_context)
 
 
 PAGES = ItemPages()

@@ -1,4 +1,4 @@
-"""`leaderboard`: one condition's panel (each model's run with the lowest replicate) by tier as Table 2,
+"""AgentHop's sections of the shared `leaderboard` (reports/core/leaderboard.py): one condition's panel (each model's run with the lowest replicate) by tier as Table 2,
 accuracy vs recall, the condition deltas of every model, and the panel's reliability.
 
 Everything except the condition deltas is about the panel of the chosen condition (default `full`), so
@@ -13,6 +13,7 @@ from typing import Any
 from agenthop.harness.errors import AgentHopError
 
 from .. import charts, stats
+from ..core.registry import Section
 from ..render import Charts
 from ..values import as_float as _f
 from ..warehouse import Warehouse
@@ -84,8 +85,10 @@ def reliability(wh: Warehouse, panel: Sequence[RunInfo], chart_box: Charts) -> d
     }
 
 
-def build(wh: Warehouse, condition: str = "full") -> tuple[dict[str, Any], Charts, list[RunInfo]]:
-    """The page for the panel of `condition`; returns (context, charts, the panel's runs)."""
+def build(wh: Warehouse, condition: str = "full", box: Charts | None = None
+          ) -> tuple[dict[str, Any], Charts, list[RunInfo]]:
+    """The sections' figures for the panel of `condition`, their charts added to `box` (a new one without
+    it); returns (context, charts, the panel's runs)."""
     wh.require(MARTS)
     runs = queries.all_runs(wh)
     panel = panel_runs(runs, condition)
@@ -100,7 +103,7 @@ def build(wh: Warehouse, condition: str = "full") -> tuple[dict[str, Any], Chart
     cost: dict[str, float | None] = {}
     if wh.has("model_cost", "usd_per_item"):
         cost = {r["run_id"]: _f(r["usd_per_item"]) for r in wh.rows("SELECT run_id, usd_per_item FROM model_cost")}
-    box = Charts()
+    box = Charts() if box is None else box
 
     tiers: dict[str, list[RunInfo]] = {}
     for r in panel:
@@ -152,3 +155,26 @@ def build(wh: Warehouse, condition: str = "full") -> tuple[dict[str, Any], Chart
         "reliability": reliability(wh, panel, box),
     }
     return context, box, panel
+
+
+#: (anchor, title, template stem) of AgentHop's sections beneath the shared leaderboard's tables
+SECTIONS: tuple[tuple[str, str, str], ...] = (
+    ("table2", "Models by tier · condition {condition}", "table2"),
+    ("scatter", "Accuracy vs paper recall", "scatter"),
+    ("conditions", "Ablation conditions", "conditions"),
+    ("reliability", "Reliability across the panel", "reliability"),
+)
+
+
+def sections(wh: Warehouse, condition: str | None, boards: Sequence[dict[str, Any]], box: Charts) -> list[Section]:
+    """AgentHop's sections beneath the shared leaderboard: Table 2 by tier, accuracy vs recall, the condition
+    deltas and the panel's reliability, of the panel of `condition` (None: its default, full). The context
+    lists the runs shown (``runs``) and the item pages to write (``item_links``: the least discriminating
+    items, with the panel's most and least accurate runs)."""
+    from ..core.runs import default_condition
+
+    context, _, panel = build(wh, condition or default_condition("agenthop") or "full", box)
+    rel = context["reliability"]
+    context["item_links"] = [([w["sample_id"] for w in rel["worst"]], rel["item_runs"])]
+    return [Section(title=title.format(condition=context["condition"]), template=f"agenthop_leaderboard_{stem}.html.j2",
+                    anchor=anchor, context=context) for anchor, title, stem in SECTIONS]

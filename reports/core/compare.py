@@ -128,7 +128,8 @@ def sides_coverage(wh: Warehouse, ga: RunGroup, gb: RunGroup) -> dict[str, Any]:
     ma, mb = (pooling.item_means(values, g.run_ids) for g in (ga, gb))
     errors_a, errors_b = (coverage.error_items(wh, g.run_ids) for g in (ga, gb))
     left_out = coverage.exclusions(ma, mb, (), errors_a, errors_b)
-    worst = coverage.primary_worst(wh, str(ga.benchmark))
+    shown = metrics.current(wh)  # the metric the page shows: its worst value, not the primary one's
+    worst = coverage.primary_worst(wh, str(ga.benchmark), shown.name if shown is not None else None)
     itt = [coverage.itt_mean(values, g.run_ids, c.n_scope, worst) for g, c in zip((ga, gb), cov)]
     return {"coverage": cov, "partial": any(c.partial for c in cov), "left_out": left_out, "noun": noun,
             "coverage_rule": coverage.RULE, "itt": itt if any(c.partial for c in cov) else [None, None]}
@@ -160,11 +161,13 @@ def build(wh: Warehouse, groups: Sequence[RunGroup], cluster: str | None = None)
     label = {r.run_id: r.chart_label for r in runs}
     heat = [{"run": label[r["run_id"]], "prev_tool": r["prev_tool"], "next_tool": r["next_tool"], "n": int(r["n"]),
              "p_next": float(r["p_next"])} for r in trans]
-    heat_tools = [t for t in tools if any(t in (h["prev_tool"], h["next_tool"]) for h in heat)]
+    extra = registry.sections_for(a.benchmark)
+    order = extra.tool_order if extra is not None else ()
+    heat_tools = [t for t in [*[t for t in order if t in tools], *[t for t in tools if t not in order]]
+                  if any(t in (h["prev_tool"], h["next_tool"]) for h in heat)]
     differing = (better_first(queries.differing_items(wh, a.run_id, b.run_id, graded=kind == outcome.GRADED), kind,
                               metric) if not pooled.pooled else [{"sample_id": d.sample_id} for d in pooled.differing])
     res = queries.resources(wh, ids)
-    extra = registry.sections_for(a.benchmark)
     covered = sides_coverage(wh, ga, gb)
     behaviours = compare_behaviours.section(wh, ga, gb, metric)
     item_ids = [d["sample_id"] for d in differing[:MAX_DIFFERING]]
@@ -207,7 +210,9 @@ def build(wh: Warehouse, groups: Sequence[RunGroup], cluster: str | None = None)
         "pooled_rows": pooled.differing[:MAX_DIFFERING],
         "n_differing": len(differing),
         "item_ids": list(dict.fromkeys(item_ids + (behaviours["item_ids"] if behaviours else []))),
-        "benchmark_sections": list(extra.compare(wh, runs, box)) if extra and extra.compare else [],
+        "benchmark_sections": list(extra.compare(wh, groups, box)) if extra and extra.compare else [],
+        "transitions_note": extra.transitions_note if extra is not None else "",
+        "tool_order_own": bool(order),
         **covered,
         "clustered": clustered_tables.compare_block(wh, str(a.benchmark), ga, gb, cluster),
         "budget": budget_curves.section(wh, runs[:MAX_BUDGET_RUNS], box),

@@ -101,12 +101,15 @@ class SharedItemPages:
 PAGES = SharedItemPages()
 
 
-def build(wh: Warehouse, sample_id: str, runs: Sequence[RunInfo]) -> tuple[dict[str, Any], Charts]:
-    """The `item` command's shared page: one item, the given runs."""
+def build(wh: Warehouse, sample_id: str, runs: Sequence[RunInfo], pages: Any = None) -> tuple[dict[str, Any], Charts]:
+    """The `item` command's shared page: one item, the given runs; `pages` the item pages of the runs'
+    benchmark (the registry's ``item_pages``, whose ``load`` and ``context`` add its own parts), default the
+    shared ones."""
+    pages = PAGES if pages is None else pages
     ids = [r.run_id for r in runs]
     marts.require_shared(wh, (marts.TRAJECTORIES,))
     if not queries.runs_with_item(wh, sample_id, ids):
         raise AgentHopError(f"item {sample_id!r} has no trajectory in run(s) {', '.join(ids)}; items look like: "
                             f"{', '.join(queries.some_items(wh, ids[0]))}")
     box = Charts()
-    return context(load_items(wh, [sample_id], runs), sample_id, runs, box), box
+    return pages.context(pages.load(wh, [sample_id], runs), sample_id, runs, box), box

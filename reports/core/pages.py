@@ -1,6 +1,6 @@
-"""The compare, reruns, item and leaderboard commands: pick the runs (any benchmark), then render the benchmark's own
-page when its report sections bring one (reports/core/registry.py), else the shared page with the
-benchmark's extra sections. Each returns the page's HTML and its template context."""
+"""The compare, reruns, item and leaderboard commands: pick the runs (any benchmark), then render the shared page
+with the benchmark's own sections (reports/core/registry.py) on the metric asked for (``--metric``, else the
+benchmark's primary metric). Each returns the page's HTML and its template context."""
 
 from __future__ import annotations
 
@@ -22,17 +22,6 @@ from .pooling import label_group_runs, make_group
 from .runs import label_runs, one_benchmark, pick_groups, runs_of, select_runs, shared_runs
 
 
-def _metric(wh: Warehouse, benchmark: str, name: str | None, own_page: bool) -> metrics.Metric | None:
-    """The metric a page of `benchmark` shows (`name`, else its primary metric). A benchmark's own page
-    shows its primary metric; another one named is a user error."""
-    metric = metrics.resolve(wh, benchmark, name)
-    if own_page and metric is not None and not metric.is_primary:
-        primary = metrics.resolve(wh, benchmark, None)
-        raise AgentHopError(f"--metric: the pages of benchmark {benchmark} show its primary metric "
-                            f"{primary.name if primary else '(none)'} only, not {metric.name}")
-    return metric
-
-
 def compare(wh: Warehouse, site: Site, models: Sequence[str], run_ids: Sequence[str], condition: str | None,
             benchmark: str | None, epoch: int | None = None, metric: str | None = None,
             cluster: str | None = None) -> tuple[str, dict[str, Any]]:
@@ -44,21 +33,14 @@ def compare(wh: Warehouse, site: Site, models: Sequence[str], run_ids: Sequence[
     else:
         groups = [make_group(g, epoch) for g in pick_groups(shared_runs(wh), models, condition, benchmark)]
     bench = one_benchmark([r for g in groups for r in g.runs], "compare")
-    own = registry.own_page(bench, "compare")
-    chosen = _metric(wh, bench, metric, own is not None)
-    if own is not None:  # a page of its own compares one run a side (the group's first or --epoch's run)
-        extra = {"cluster": cluster} if cluster is not None else {}  # --cluster, for a page that takes it
-        if any(g.n_runs > 1 for g in groups):  # and gets the groups to pool when a model has more
-            label_group_runs(groups)
-            return own(wh, site, [g.runs[0] for g in groups], groups=groups, **extra)
-        return own(wh, site, [g.runs[0] for g in groups], **extra)
+    chosen = metrics.resolve(wh, bench, metric)
     label_group_runs(groups)
     runs = [r for g in groups for r in g.runs]
     prov = Provenance.build(wh.path, runs)
     with metrics.scoped(wh, chosen):
         context, box = shared_compare.build(wh, groups, cluster)
         shown = runs if len(runs) <= MAX_ITEM_RUNS else [r for g in groups for r in g.runs[:MAX_ITEM_RUNS // 2]]
-        site.write_item_pages(wh, context["item_ids"], shown, prov, pages=shared_item.PAGES)
+        site.write_item_pages(wh, context["item_ids"], shown, prov, pages=registry.item_pages_of(bench, shared_item.PAGES))
     return site.render_page("core_compare.html.j2", context, box, prov), context
 
 
@@ -66,10 +48,7 @@ def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None, metric:
            cluster: str | None = None) -> tuple[str, dict[str, Any]]:
     runs = runs_of(wh, model, benchmark)
     bench = str(runs[0].benchmark)
-    own = registry.own_page(bench, "reruns")
-    chosen = _metric(wh, bench, metric, own is not None)
-    if own is not None:
-        return own(wh, site, model, runs, **({"cluster": cluster} if cluster is not None else {}))
+    chosen = metrics.resolve(wh, bench, metric)
     with metrics.scoped(wh, chosen):
         context, box, runs = shared_reruns.build(wh, model, benchmark, cluster)
         context.update(metric=chosen, oc=metrics.outcomes_for(bench, chosen))
@@ -87,32 +66,37 @@ def item(wh: Warehouse, site: Site, sample_id: str, models: Sequence[str], run_i
     if len(runs) > MAX_ITEM_RUNS:
         raise AgentHopError(f"item: shows at most {MAX_ITEM_RUNS} runs side by side, got {len(runs)}")
     bench = one_benchmark(runs, "item")
-    own = registry.own_page(bench, "item")
-    chosen = _metric(wh, bench, metric, own is not None)
-    if own is not None:
-        return own(wh, site, sample_id, runs)
+    chosen = metrics.resolve(wh, bench, metric)
     label_runs(runs)
+    pages = registry.item_pages_of(bench, shared_item.PAGES)
     with metrics.scoped(wh, chosen):
-        context, box = shared_item.build(wh, sample_id, runs)
-    return site.render_page("core_item.html.j2", context, box, Provenance.build(wh.path, runs)), context
+        context, box = shared_item.build(wh, sample_id, runs, pages)
+    return site.render_page(pages.template, context, box, Provenance.build(wh.path, runs)), context
 
 
 def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str | None, metric: str | None = None,
                 cluster: str | None = None) -> tuple[str, dict[str, Any]]:
     """A table per benchmark (or `benchmark`'s alone), each on `metric` (a name resolved in each benchmark;
-    None: each benchmark's primary metric); a benchmark shown whose report sections bring a leaderboard page
-    of their own (AgentHop: Table 2 and more) renders it with the tables above its own."""
+    None: each benchmark's primary metric), with the sections the benchmarks shown add beneath them (the
+    registry's ``leaderboard``: AgentHop's Table 2 and more)."""
     context = shared_leaderboard.build(wh, benchmark, condition, metric, cluster)
-    for bd in context["boards"]:
-        own = registry.own_page(bd["benchmark"], "leaderboard")
-        if own is not None:
-            return own(wh, site, condition, context)
-    runs = [r["group"].runs for bd in context["boards"] for r in bd["rows"]]
-    prov = Provenance.build(wh.path, [r for group in runs for r in group])
-    title = "Leaderboard" + (f" · {benchmark}" if benchmark else "")
     box = Charts()
     register_charts(context["boards"], box)
-    return site.render_page("core_leaderboard.html.j2", {"title": title, **context}, box, prov), context
+    sections = []
+    for bd in context["boards"]:  # each benchmark's own sections, beneath its table
+        extra = registry.sections_for(bd["benchmark"])
+        bd["sections"] = list(extra.leaderboard(wh, condition, [bd], box)) if extra and extra.leaderboard else []
+        sections.extend(bd["sections"])
+    runs = [r for bd in context["boards"] for row in bd["rows"] for r in row["group"].runs]
+    runs += [r for s in sections for r in s.context.get("runs", ())]
+    prov = Provenance.build(wh.path, list({r.run_id: r for r in runs}.values()))
+    for s in sections:  # the item pages a section links to (its "item_links": sample ids and the runs shown)
+        for sids, shown in s.context.get("item_links", ()):
+            site.write_item_pages(wh, sids, shown, prov, pages=registry.item_pages_of(str(shown[0].benchmark) if shown
+                                                                                       else None, shared_item.PAGES))
+    title = "Leaderboard" + (f" · {benchmark}" if benchmark else "")
+    return site.render_page("core_leaderboard.html.j2", {"title": title, **context, "benchmark_sections": sections},
+                            box, prov), context
 
 
 def behaviours(wh: Warehouse, site: Site, method: Any) -> tuple[str, dict[str, Any]]:

@@ -1,10 +1,15 @@
 """The registry of report sections per benchmark: how a benchmark adds its own sections to the shared
-pages, or brings a page of its own.
+pages (compare, reruns, item, leaderboard); every benchmark's runs get the same pages.
 
 A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
 
-- ``compare`` / ``reruns``: functions ``(wh, runs, charts) -> list[Section]``, sections appended to the
-  shared page after the shared sections;
+- ``compare``: ``(wh, sides, charts) -> list[Section]``, sections appended to the shared compare page after
+  the shared sections; ``sides`` are the page's two run groups (reports/core/pooling.py: ``.runs``,
+  ``.run_ids``; one run a side with ``--runs`` or ``--epoch``);
+- ``reruns``: ``(wh, runs, charts) -> list[Section]``, the same for the shared reruns page (every run of
+  the model);
+- ``leaderboard``: ``(wh, condition, boards, charts) -> list[Section]``, sections beneath the shared
+  leaderboard's tables when the benchmark is shown (``boards``: the shared tables' contexts);
 - ``item``: ``(wh, sample_ids, runs) -> {sample_id: Section}``, the item itself (its question, target,
   ...) shown at the top of the shared item page;
 - ``repeats``: how its repeats of one configuration are named and numbered (:class:`Repeats`: Inspect's
@@ -14,11 +19,10 @@ A benchmark's :class:`ReportSections` (in ``reports/<benchmark>/``) may give:
 - ``items``: its own word for its items on the pages ("answered 3 of 103 tasks"; default ``items``);
 - ``cluster_default`` / ``cluster_labels``: the item field its intervals are clustered by and the function
   reading an item field's values (reports/core/clusters.py);
-- ``pages``: a page of its own for a command (``"compare"``, ``"reruns"``, ``"item"``), a callable the
-  CLI hands the warehouse, the site and the runs (and ``cluster=FIELD`` when ``--cluster`` is given: compare
-  and reruns); used when every run of the report is of this benchmark;
 - ``item_pages``: the item pages the shared pages link to, when the benchmark brings its own (an object
-  as :meth:`reports.site.Site.write_item_pages` takes; the shared ones without it).
+  as :meth:`reports.site.Site.write_item_pages` takes; the shared ones without it);
+- ``tool_order`` / ``transitions_note``: the order its tools head the transition heatmaps in, and a sentence
+  on how their rows read (the compare page's transitions caption).
 
 :data:`ENTRIES` maps a benchmark name to the module that defines its ``SECTIONS`` (imported on first
 use); a name ending in ``:`` covers every benchmark with that prefix (``inspect:`` for every imported
@@ -48,13 +52,16 @@ ENTRIES: dict[str, str] = {
 class Section:
     """One block of a page: a heading, an anchor and the template that renders it with its context.
 
-    ``template`` is a file under reports/templates/ that renders ``section.context`` (and may use the
-    page's macros); ``charts`` are ids the section's context refers to, registered in the page's Charts."""
+    ``template`` is a file under reports/templates/ that renders ``section.context`` (the page includes it
+    with the section as ``s``; it may use the page's macros); charts it shows are registered in the page's
+    Charts and their ids kept in its context. ``summary``, when given, is a template of ``<li>`` lines the
+    shared compare page adds to its summary (with the same ``s``)."""
 
     title: str
     template: str
     context: dict[str, Any] = field(default_factory=dict)
     anchor: str = ""
+    summary: str = ""
 
 
 SectionsFn = Callable[..., Sequence[Section]]
@@ -101,8 +108,8 @@ class ReportSections:
     name: str
     compare: SectionsFn | None = None
     reruns: SectionsFn | None = None
+    leaderboard: SectionsFn | None = None
     item: Callable[..., Mapping[str, Section]] | None = None
-    pages: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     #: the columns its report queries read, per mart of its own (checked before a report runs)
     mart_columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: how its repeats of one configuration are named on the pages (``epoch 1`` or ``replicate 0``)
@@ -119,6 +126,10 @@ class ReportSections:
     cluster_labels: Callable[..., Mapping[str, str]] | None = None
     #: the item pages the shared pages write for its runs (None: the shared item pages)
     item_pages: Any = None
+    #: its tools in the order its heatmaps list them (others after them, by calls; empty: by calls)
+    tool_order: tuple[str, ...] = ()
+    #: a sentence the compare page's transitions caption adds (how its tools' rows read)
+    transitions_note: str = ""
 
 
 _REGISTERED: dict[str, ReportSections] = {}
@@ -198,12 +209,6 @@ def item_pages_of(benchmark: str | None, shared: Any) -> Any:
     """The item pages `benchmark`'s runs get on the shared pages: its own, else `shared`."""
     s = sections_for(benchmark)
     return s.item_pages if s is not None and s.item_pages is not None else shared
-
-
-def own_page(benchmark: str, command: str) -> Callable[..., Any] | None:
-    """The benchmark's own page for `command`, if it brings one."""
-    s = sections_for(benchmark)
-    return s.pages.get(command) if s is not None else None
 
 
 #: The template of :func:`table_section` (a benchmark that needs no template of its own uses it).

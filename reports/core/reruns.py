@@ -142,7 +142,8 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts, clust
     covs = {o.run.run_id: coverage.of_run(o.n_scored if kind == outcome.GRADED else o.n, cov_rows.get(o.run.run_id),
                                           noun) for o in outs}
     partial = [(o.run, covs[o.run.run_id]) for o in outs if covs[o.run.run_id].partial]
-    pk = pass_k(wh, str(runs[0].benchmark), runs[0].model, runs[0].condition)
+    shown = metrics.current(wh)  # the page's metric (--metric), else the primary one
+    pk = pass_k(wh, str(runs[0].benchmark), runs[0].model, runs[0].condition, shown.name if shown else None)
     return {"condition": condition, "runs": runs, "kind": kind, "outcomes": outs, "rep_chart": rep_chart,
             "coverage": covs, "partial": partial, "pass_k": pk,
             "pass_k_groups": len({p["run_group"] for p in pk}),
