@@ -8,7 +8,7 @@ from agenthop.reports.core.registry import Outcomes
 from agenthop.reports.render import environment
 
 
-MACRO = {"_macros.html.j2": "side_summary", "_core_macros.html.j2": "core_side"}
+MACRO = {"_core_macros.html.j2": "core_side"}  # every benchmark's item page heads its runs with it
 
 
 def _summary(template: str, turns: int, calls: int) -> str:
@@ -18,11 +18,11 @@ def _summary(template: str, turns: int, calls: int) -> str:
             "summary": {"is_correct": True, "terminated_by": "answer", "total_turns": turns, "budget_used": 1,
                         "total_tokens": 10, "paper_recall": False, "score": 1.0, "predicted_answer": "A",
                         "wall_time_s": None, "n_attempts": 1, "attempt": 0}}
-    args = (side, Outcomes()) if template == "_core_macros.html.j2" else (side,)  # the shared page names outcomes
+    args = (side, Outcomes())  # the shared page names outcomes
     return " ".join(str(macro(*args)).split())
 
 
-@pytest.mark.parametrize("template", ["_macros.html.j2", "_core_macros.html.j2"])
+@pytest.mark.parametrize("template", ["_core_macros.html.j2"])
 @pytest.mark.parametrize(("turns", "calls", "words"), [
     (1, 1, "1 turn · 1 call ·"), (1, 0, "1 turn · 0 calls ·"), (2, 3, "2 turns · 3 calls ·")])
 def test_turns_and_calls_agree_with_their_number(template: str, turns: int, calls: int, words: str) -> None:

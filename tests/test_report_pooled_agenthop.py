@@ -94,7 +94,9 @@ def test_compare_draws_agenthop_budget_curves(db: Path, tmp_path: Path) -> None:
     assert code == 0, err
     soup = _soup(out)
     note = " ".join(soup.find(id="budget-curves").find_next("p").get_text(" ", strip=True).split())
-    assert note.count("48 for ") == 2 and "each item its own unit (not clustered)" in note
+    # the shared page pools every replicate by default: verifier's two runs and balanced's one, each with its curve
+    assert note.count("48 for ") == 3 and "each item its own unit (not clustered)" in note
+    assert "48 for verifier · replicate 0" in note and "48 for verifier · replicate 1" in note
     assert "would have behaved differently" in note
     table = soup.find(id="budget-curves").find_next("table")
     rows = [[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in table.find_all("tr")][1:]
@@ -104,8 +106,8 @@ def test_compare_draws_agenthop_budget_curves(db: Path, tmp_path: Path) -> None:
         expected = [con.execute(
             """SELECT avg(CASE WHEN t.is_correct AND t.terminated_by = 'answer' THEN 1.0 ELSE 0.0 END)
                FROM fct_trajectory t JOIN model_summary m USING (run_id)
-               WHERE m.model = ? AND m.condition = 'full' AND m.replicate = 0""", [model]).fetchone()[0]
-            for model in ("verifier", "balanced")]
+               WHERE m.model = ? AND m.condition = 'full' AND m.replicate = ?""", [model, rep]).fetchone()[0]
+            for model, rep in (("verifier", 0), ("verifier", 1), ("balanced", 0))]
     finally:
         con.close()
     last = [r for r in rows if r[0] == "cap on tool points"][-1][2:]

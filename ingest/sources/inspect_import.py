@@ -75,9 +75,12 @@ class Batches:
     def __init__(self, where: str) -> None:
         self.where = where
         self.tables: dict[str, dict[str, list[pa.Table]]] = {}
+        #: each run's score rows, kept as dicts too: the metric catalogue is made from them
+        self.scores: dict[str, list[dict[str, Any]]] = {}
 
     def __call__(self, run: inspect_map.RunRows) -> None:
         mine = self.tables.setdefault(run.run_id, {name: [] for name in SAMPLE_TABLE_NAMES})
+        self.scores.setdefault(run.run_id, []).extend(run.scores)
         for name in SAMPLE_TABLE_NAMES:
             rows = getattr(run, name)
             if rows:
@@ -203,8 +206,9 @@ def read_log(path: Path, score: str | None = None, reader: str = "auto",
             {k: v.num_rows for k, v in tables.items()}, segments,
         ))
     items = items_table(mapped) if mapped.items else None
+    scores = [row for run in mapped.runs for row in batches.scores.get(run.run_id, [])]
     return LogTables(path, mapped.benchmark, mapped.benchmark_sha256, items, runs, notes,
-                     inspect_metrics.metric_rows(mapped, score))
+                     inspect_metrics.metric_rows(mapped, score, scores))
 
 
 def discover(paths: Sequence[Path]) -> list[Path]:

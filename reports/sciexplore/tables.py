@@ -254,16 +254,16 @@ def paired_tests(pairs: Sequence[tuple[System, System]], outcomes: Sequence[dict
                Column("acc_b", "rate", "Acc B"), Column("a_only", "int", "A only"),
                Column("b_only", "int", "B only"), Column("p", "p", "p (exact McNemar)"),
                Column("p_holm", "p", "p (Holm)"), Column("n_clusters", "int", "Clusters"),
-               Column("diff", "rate", "Δ A − B"), Column("diff_lo", "rate", "Δ 95% lo"),
-               Column("diff_hi", "rate", "Δ 95% hi"), Column("p_clusters", "p", "p (sign-flip, clusters)"),
+               Column("diff", "rate", "Δ A − B"), Column("diff_lo", "rate", "Δ lo", tip="lower bound of the 95% interval of Δ"),
+               Column("diff_hi", "rate", "Δ hi", tip="upper bound of the 95% interval of Δ"), Column("p_clusters", "p", "p (sign-flip)", tip="the sign-flip test of the per-cluster sums"),
                Column("p_clusters_holm", "p", "p (sign-flip, Holm)")], rows,
               note="Each system's first replicate, on the T1/T2 tasks both have a response to (Tasks: the n of "
                    "each test); a task counts as solved when the judge's verdict is correct. Acc A, Acc B: % of "
                    "the shared tasks solved. Left out: T1/T2 tasks without a response on one side or both (listed "
                    "below with the reason). p (exact McNemar): over the tasks, each its own unit. "
                    f"{_cluster_words(clustering)}: Δ is the mean of A − B over the shared tasks with its "
-                   f"cluster-robust 95% t interval over the Clusters column's G {unit} clusters (G − 1 degrees of "
-                   "freedom; none with fewer than two), and p (sign-flip, clusters) the sign-flip test of the "
+                   f"cluster-robust 95% t interval (Δ lo, Δ hi) over the Clusters column's G {unit} clusters (G − 1 degrees of "
+                   "freedom; none with fewer than two), and p (sign-flip) the sign-flip test of the "
                    "per-cluster sums of A − B (whole clusters flipped: exact up to 16 clusters, else 20,000 seeded "
                    "random sign vectors). " + multiplicity.caption("holm", len(rows), where="in each p column"))
     x = Table("paired_tests_left_out", "Beyond the paper", "Tasks the paired tests leave out", DOC + "paired-tests",
