@@ -57,11 +57,9 @@ def score_metric_row(benchmark: str, scorer: str, key: str, values: Iterable[flo
 
 
 def metric_rows(mapped: inspect_map.MappedLog, score: str | None,
-                scores: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                scores: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A ``raw.metric_defs`` row per scorer and key of ``mapped`` (in the order first seen), from its
-    runs' score rows, or from ``scores`` when they were taken out of the runs while mapping."""
-    if scores is None:
-        scores = [row for run in mapped.runs for row in run.scores]
+    runs' score rows ``scores`` (the mapping's batches take them out of the runs)."""
     own_primary = mapped.benchmark != inspect_map.AGENTHOP  # AgentHop's task: its benchmark's primary
     primary = _primary(scores, inspect_map.parse_score_choice(score)) if own_primary else None
     values: dict[tuple[str, str], list[float | None]] = {}
