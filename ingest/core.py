@@ -56,7 +56,9 @@ LAYOUT_VERSION = "1"
 BIG_WRITE_ROWS = 1_000_000
 #: DuckDB's memory while an imported log's rows are streamed into the open transaction
 #: (``_EarlyWrite.stream``; docs/inspect.md#memory)
-STREAM_MEMORY_LIMIT = "512MB"
+STREAM_MEMORY_LIMIT = "256MB"
+#: streamed samples whose data-quality rules are checked together (their rows are held until then)
+STREAM_CHECK_SAMPLES = 2048
 #: A release larger than this gets a progress line while it is parsed.
 BIG_BENCHMARK_BYTES = 50_000_000
 
@@ -263,6 +265,8 @@ class _EarlyWrite:
         self.streamed_runs: dict[str, str] = {}
         self.streamed: Counter = Counter()
         self.stream_groups: list[list[pa.Table | None]] = []
+        #: batches streamed but not checked yet (``_check_streamed``)
+        self.stream_pending: list[runsmod.RunData] = []
         self.open = False
         self.off = False
         self.now = datetime.now(timezone.utc)
@@ -344,13 +348,28 @@ class _EarlyWrite:
         rd.segments = {name: quality.Segments() for name in rd.tables}
         for name, table in batch.tables.items():
             rd.segments[name].add(batch.source, table.num_rows, "json")
-        per_rule = quality.issues_by_rule(*_combine([rd], rename=self.rename))
-        # the run's own row is checked once, as written at the end
-        self.stream_groups.append([None if t is None or t.column("table_name")[0].as_py() == "runs" else t
-                                   for t in per_rule])
-        for name, table in batch.tables.items():
             insert_arrow(self.con, name, table, on_one_thread=True)
             self.streamed[name] += table.num_rows
+        self.stream_pending.append(rd)
+        if sum(r.tables["trajectories"].num_rows for r in self.stream_pending if r.tables) >= STREAM_CHECK_SAMPLES:
+            self._check_streamed()
+
+    def _check_streamed(self) -> None:
+        """The data-quality rules over the batches streamed since the last check (a group of them:
+        each check has a fixed cost of its own)."""
+        if not self.stream_pending:
+            return
+        pending, self.stream_pending = self.stream_pending, []
+        seen: set[str] = set()
+        for rd in pending:  # each run's row once (the rules join it)
+            if rd.run_id in seen and rd.tables is not None and rd.segments is not None:
+                rd.tables.pop("runs", None)
+                rd.segments.pop("runs", None)
+            seen.add(rd.run_id)
+        per_rule = quality.issues_by_rule(*_combine(pending, rename=self.rename))
+        # the runs' own rows are checked once, as written at the end
+        self.stream_groups.append([None if t is None or t.column("table_name")[0].as_py() == "runs" else t
+                                   for t in per_rule])
 
     def check_streamed_keys(self) -> None:
         """No key of the streamed runs repeats across their batches: a sample's rows all come in one
@@ -415,6 +434,7 @@ class _EarlyWrite:
     def issues(self, changed: Sequence[runsmod.RunData]) -> pa.Table | None:
         """``quality.find_issues`` of all of ``changed``, from the groups already checked and the
         rest (before ``_combine`` frees the runs' tables), or None: the caller runs it."""
+        self._check_streamed()
         if self.stream_groups:  # the streamed batches, then the rest (no run is both: ``stream``)
             return quality.merge_issues([*self.stream_groups, quality.issues_by_rule(*_combine(changed, free=False))])
         done = self.dq_runs
@@ -443,7 +463,7 @@ class _EarlyWrite:
             self.open = False
             self.run_ids, self.rows, self.deleted, self.duplicate = [], Counter(), set(), False
             self.unchecked, self.dq_runs, self.dq_groups = [], [], []
-            self.streamed_runs, self.streamed, self.stream_groups = {}, Counter(), []
+            self.streamed_runs, self.streamed, self.stream_groups, self.stream_pending = {}, Counter(), [], []
             try:
                 self.con.execute("ROLLBACK")
                 self.restore_threads()

@@ -244,7 +244,7 @@ def read_log(path: Path, score: str | None = None, reader: str = "auto",
             before_samples(info, [r for r in _run_ids(info) if r not in skip])
         batches = Batches(str(path), sink, info.header, info.complete, skip)
         try:
-            mapped = inspect_map.map_log(info.header, log.samples(for_mapping=True), str(path), info.complete, score,
+            mapped = inspect_map.map_log(info.header, inspect_read.mapping_samples(log, reader), str(path), info.complete, score,
                                          on_batch=batches, batch=batch or inspect_map.BATCH)
         except inspect_map.ScoreChoiceError as exc:
             raise IngestError(f"{path}: {exc}") from None

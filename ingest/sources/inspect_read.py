@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import re
 import struct
 import zipfile
@@ -210,28 +211,35 @@ def _long_integer(raw: bytes) -> bool:
 
 def parse_json(raw: bytes | str) -> Any:
     """A JSON document's value, as Python's ``json`` reads it (NaN and Infinity accepted: Inspect can
-    write them; integers of any length kept whole).
+    write them; integers of any length kept whole); see :func:`parse_json_exact`."""
+    return parse_json_exact(raw)[0]
 
-    Parsed with orjson, about five times faster, when it gives the same value: a document with NaN,
-    Infinity, a lone surrogate or a number out of a double's range is refused by orjson and read by
-    ``json`` instead, as is one that may hold an integer past 64 bits (which orjson reads as a float)."""
+
+def parse_json_exact(raw: bytes | str) -> tuple[Any, bool]:
+    """A JSON document's value, and whether orjson read it (then orjson writes it back exactly).
+
+    Parsed with orjson, several times faster, when it gives the value Python's ``json`` gives: a
+    document with NaN, Infinity, a lone surrogate or a number out of a double's range is refused by
+    orjson and read by ``json`` instead, as is one that may hold an integer past 64 bits (which
+    orjson reads as a float)."""
     data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
     if not _long_integer(data):
         try:
-            return orjson.loads(raw)
+            return orjson.loads(raw), True
         except orjson.JSONDecodeError:
             pass
-    return json.loads(raw)
+    return json.loads(raw), False
 
 
-def _document(raw: bytes, limits: Limits) -> tuple[Any, bool]:
-    """A JSON document, its depth checked before parsing; and whether it may hold a lone surrogate."""
+def _document(raw: bytes, limits: Limits) -> tuple[Any, bool, bool]:
+    """A JSON document, its depth checked before parsing; whether it may hold a lone surrogate, and
+    whether orjson read it (:func:`parse_json_exact`)."""
     check_depth(raw, limits)
     try:
-        value = parse_json(raw)
+        value, exact = parse_json_exact(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise BoundError(f"not valid JSON ({_line(exc)})") from None
-    return value, may_hold_surrogates(raw)
+    return value, may_hold_surrogates(raw), exact
 
 
 def _unsafe_name(name: str) -> str | None:
@@ -247,6 +255,8 @@ class _Container:
     """What both readers share: the header and the samples' keys checked (inspect_check), the
     samples handed out raw and checked, in reading order."""
 
+    #: whether orjson read the sample handed out last (orjson then writes it back exactly)
+    exact: bool = False
     path: Path
     header: dict[str, Any]
     complete: bool
@@ -373,7 +383,7 @@ class ZipLog(_Container):
 
     def _json(self, name: str, what: str) -> Any:
         try:
-            value, surrogates = _document(self._raw(name), self.limits)
+            value, surrogates, _ = _document(self._raw(name), self.limits)
             if surrogates:
                 check_text(value, what)
         except (BoundError, ValueError) as exc:
@@ -388,7 +398,7 @@ class ZipLog(_Container):
         for sid, epoch in self.keys:
             name = self._names[(id_text(sid), epoch)]
             try:
-                value, surrogates = _document(self._raw(name), self.limits)
+                value, surrogates, self.exact = _document(self._raw(name), self.limits)
                 key = sample_key(value)
                 if (id_text(key[0]), key[1]) != (id_text(sid), epoch):
                     raise ValueError(f"the member holds sample {key[0]!r} epoch {key[1]}, not {sid!r} epoch {epoch}")
@@ -407,7 +417,7 @@ class JsonLog(_Container):
         limits = limits or limits_from_env()
         try:
             check_document_size(path.stat().st_size, limits)
-            doc, self._surrogates = _document(path.read_bytes(), limits)
+            doc, self._surrogates, self.exact = _document(path.read_bytes(), limits)
         except OSError as exc:
             raise IngestError(f"{path}: cannot read the log ({_line(exc)})") from None
         except BoundError as exc:
@@ -464,6 +474,8 @@ class InspectApiLog:
     """
 
     BATCH = 32
+    #: whether orjson read the sample handed out last
+    exact: bool = False
 
     def __init__(self, path: Path, limits: Limits | None = None) -> None:
         self.path = path
@@ -531,7 +543,8 @@ class InspectApiLog:
 
     def _dump(self, sample: Any, key: tuple[SampleId, int]) -> dict[str, Any]:
         try:
-            return _api_json(sample, exclude={"attachments", "events_data"})
+            value, self.exact = _api_json(sample, exclude={"attachments", "events_data"})
+            return value
         except Exception as exc:
             raise self._fail(exc, key) from None
 
@@ -540,10 +553,10 @@ def _line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300]
 
 
-def _api_json(obj: Any, exclude: set[str]) -> dict[str, Any]:
-    """A pydantic object of Inspect's -> the JSON values its log file holds."""
+def _api_json(obj: Any, exclude: set[str]) -> tuple[dict[str, Any], bool]:
+    """A pydantic object of Inspect's -> the JSON values its log file holds (and whether orjson read them)."""
     text = obj.model_dump_json(exclude=exclude, exclude_none=True)
-    return parse_json(text)
+    return parse_json_exact(text)
 
 
 Log = ZipLog | JsonLog | InspectApiLog
@@ -583,3 +596,48 @@ def open_log(path: Path, reader: str = "auto", limits: Limits | None = None) -> 
         f"({', '.join(map(str, sorted(KNOWN_VERSIONS)))}); install inspect-ai to read it through Inspect's API "
         f"(pip install 'agenthop-warehouse[inspect]')"
     )
+
+
+# --------------------------------------------------------------------------------------------
+# reading in a second process
+
+#: a ``.eval`` log of more samples than this is read in a second process (:func:`mapping_samples`)
+PARALLEL_SAMPLES = 1000
+
+
+def mapping_samples(log: Log, reader: str) -> Iterator[dict[str, Any]]:
+    """The log's samples cut to what the mapping reads (``samples(for_mapping=True)``). A ``.eval`` log
+    of more than :data:`PARALLEL_SAMPLES` samples is read (decompressed, checked, parsed, its
+    attachments resolved) by a second process while this one maps and writes the samples before:
+    the same samples, in the same order, with the same errors (docs/inspect.md#speed)."""
+    info = log.info()
+    if not log.streams() or len(info.sample_keys) <= PARALLEL_SAMPLES:
+        return log.samples(for_mapping=True)
+    return _read_elsewhere(info.path, reader)
+
+
+def _read_elsewhere(path: Path, reader: str) -> Iterator[dict[str, Any]]:
+    import subprocess
+    import sys
+
+    from . import inspect_reader_process as worker
+
+    # a process of its own (not multiprocessing's, which would start by importing the caller's script)
+    proc = subprocess.Popen([sys.executable, "-m", worker.__name__, str(path), reader],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    try:
+        for kind, payload in worker.frames(proc.stdout):
+            if kind == worker.ERROR:
+                raise IngestError(payload.decode("utf-8", "replace"))
+            if kind == worker.END:
+                return
+            # orjson's text where orjson writes the sample back exactly, else a pickle
+            yield orjson.loads(payload) if kind == worker.JSON else pickle.loads(payload)
+        proc.wait()
+        raise IngestError(f"{path}: the process reading the log ended early (exit code {proc.returncode})")
+    finally:
+        proc.stdout.close()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()

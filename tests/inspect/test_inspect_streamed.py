@@ -22,7 +22,7 @@ import inspect_corpus  # noqa: E402
 
 from agenthop.ingest import core  # noqa: E402
 from agenthop.ingest.conform import IngestError  # noqa: E402
-from agenthop.ingest.sources import inspect_bounds, inspect_import, inspect_map  # noqa: E402
+from agenthop.ingest.sources import inspect_bounds, inspect_import, inspect_map, inspect_read  # noqa: E402
 from agenthop.schemas.trajectory import KEYS  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -122,10 +122,16 @@ def _ordered(con: duckdb.DuckDBPyConnection, name: str, run_ids: list[str]) -> l
     return [dict(zip(cols, row)) for row in cur.fetchall()]
 
 
+@pytest.mark.parametrize("elsewhere", [False, True], ids=["one-process", "read-in-a-second-process"])
 def test_the_streamed_import_writes_the_tables_of_the_one_batch_mapping(
-        corpus_log: Path, inspect_logs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+        corpus_log: Path, inspect_logs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, elsewhere: bool) -> None:  # noqa: F811
     logs = [corpus_log, *inspect_logs.eval_logs, inspect_logs.agentdojo]
     expected = {log: inspect_import.read_log(log, reader="builtin", batch=WHOLE) for log in logs}
+    read_elsewhere = inspect_read._read_elsewhere
+    if elsewhere:  # every .eval log read by a second process, as a large one is
+        monkeypatch.setattr(inspect_read, "PARALLEL_SAMPLES", 0)
+    started: list[Path] = []
+    monkeypatch.setattr(inspect_read, "_read_elsewhere", lambda p, r: started.append(p) or read_elsewhere(p, r))
     streamed: list[str] = []
     stream = core._EarlyWrite.stream
 
@@ -139,6 +145,7 @@ def test_the_streamed_import_writes_the_tables_of_the_one_batch_mapping(
     result = core.run_ingest(db, inspect_logs=logs, inspect_reader="builtin")
     assert result.run_actions["inserted"] == 6
     assert streamed.count(next(rd.run_id for rd in expected[corpus_log].runs)) == 14  # 40 samples, 3 a batch
+    assert started == ([log.resolve() for log in logs if log.suffix == ".eval"] if elsewhere else [])
     con = duckdb.connect(str(db), read_only=True)
     try:
         for log, lt in expected.items():
@@ -164,8 +171,11 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.parametrize("elsewhere", [False, True], ids=["one-process", "read-in-a-second-process"])
 def test_a_bad_sample_after_streamed_batches_leaves_the_warehouse_as_it_was(
-        corpus_log: Path, inspect_logs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+        corpus_log: Path, inspect_logs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, elsewhere: bool) -> None:  # noqa: F811
+    if elsewhere:
+        monkeypatch.setattr(inspect_read, "PARALLEL_SAMPLES", 0)
     members = fx.eval_members(corpus_log)
     samples = [i for i, (name, _) in enumerate(members) if name.startswith("samples/")]
     bad_name, bad = members[samples[30]]  # after ten batches of three have gone into the transaction
