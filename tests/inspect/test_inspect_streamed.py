@@ -194,3 +194,18 @@ def test_a_bad_sample_after_streamed_batches_leaves_the_warehouse_as_it_was(
     with pytest.raises(IngestError):
         core.run_ingest(fresh, inspect_logs=[bad_log], inspect_reader="builtin")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.eval", "w.duckdb"]  # nothing of the new one
+
+
+@pytest.mark.parametrize("reader", ["builtin", "inspect"])
+def test_a_second_process_reads_the_samples_the_reader_reads_in_one(corpus_log: Path, reader: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    if reader == "inspect":
+        pytest.importorskip("inspect_ai")
+    here = inspect_import.read_log(corpus_log, reader=reader, batch=WHOLE)  # 40 samples: read in this process
+    monkeypatch.setattr(inspect_read, "PARALLEL_SAMPLES", 0)
+    elsewhere = inspect_import.read_log(corpus_log, reader=reader, batch=WHOLE)
+    assert [rd.run_id for rd in elsewhere.runs] == [rd.run_id for rd in here.runs]
+    for a, b in zip(here.runs, elsewhere.runs):
+        for name, table in a.tables.items():
+            assert b.tables[name].to_pylist() == table.to_pylist(), (reader, name)
+    assert elsewhere.items.to_pylist() == here.items.to_pylist()
