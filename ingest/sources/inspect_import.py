@@ -227,8 +227,13 @@ def read_log(path: Path, score: str | None = None, reader: str = "auto",
     any sample is read."""
     path = path.resolve()
     sha = content_sha256(path, score)
-    log = inspect_read.open_log(path, reader)
     loaded = loaded_hashes or {}
+    if sha in loaded.values() and path.suffix == ".eval":  # these bytes were loaded: maybe all its runs still are
+        header = inspect_read.finished_header(path)
+        unchanged = _unchanged(inspect_read.LogInfo(path, header, True), sha, loaded) if header else None
+        if unchanged is not None:
+            return unchanged
+    log = inspect_read.open_log(path, reader)
     try:
         info = log.info()
         unchanged = _unchanged(info, sha, loaded)

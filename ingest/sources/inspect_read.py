@@ -456,6 +456,67 @@ class JsonLog(_Container):
             yield sample
 
 
+_END = struct.Struct("<4s4H2LH")  # end of central directory: ..., entries, directory size, offset, comment
+_END64_LOCATOR = struct.Struct("<4sLQL")
+_END64 = struct.Struct("<4sQ2H2L4Q")  # ..., entries on disk, entries, directory size, directory offset
+_ENTRY = struct.Struct("<4s6H3L5H2L")  # a central directory entry, before its name, extra and comment
+
+
+def finished_header(path: Path, limits: Limits | None = None) -> dict[str, Any] | None:
+    """The header of a finished ``.eval`` log read straight from the last entry of its ZIP directory
+    (Inspect writes ``header.json`` last), without reading the rest of the directory: what telling
+    an unchanged log costs. None when the log is not laid out so (the full reading then decides);
+    nothing here is checked beyond that, so only a log whose bytes were loaded before may rely on it."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, 2)
+            tail_size = min(size, _END.size + 0xFFFF)
+            fh.seek(size - tail_size)
+            tail = fh.read(tail_size)
+            at = tail.rfind(b"PK\x05\x06")
+            if at < 0:
+                return None
+            _, _, _, _, entries, dir_size, dir_offset, _ = _END.unpack_from(tail, at)
+            if 0xFFFFFFFF in (dir_size, dir_offset) or entries == 0xFFFF:
+                loc = tail.rfind(b"PK\x06\x07", 0, at)
+                if loc < 0:
+                    return None
+                fh.seek(_END64_LOCATOR.unpack_from(tail, loc)[2])
+                record = fh.read(_END64.size)
+                if len(record) < _END64.size or record[:4] != b"PK\x06\x06":
+                    return None
+                dir_size, dir_offset = _END64.unpack(record)[8:10]
+            last = min(dir_size, 1 << 16)
+            fh.seek(dir_offset + dir_size - last)
+            part = fh.read(last)
+            name = HEADER.encode()
+            at = len(part) - _ENTRY.size - len(name)
+            while at >= 0:  # the last entry: the one that ends where the directory ends
+                at = part.rfind(b"PK\x01\x02", 0, at + 4)
+                if at < 0:
+                    return None
+                f = _ENTRY.unpack_from(part, at)
+                if at + _ENTRY.size + f[10] + f[11] + f[12] == len(part):
+                    break
+                at -= 1
+            if at < 0 or part[at + _ENTRY.size: at + _ENTRY.size + f[10]] != name or f[2] & 1:
+                return None
+            method, crc, compressed, inflated, offset = f[4], f[7], f[8], f[9], f[16]
+            if 0xFFFFFFFF in (compressed, inflated, offset):
+                return None
+            fh.seek(offset)
+            fixed = fh.read(_LOCAL_HEADER.size)
+            if len(fixed) < _LOCAL_HEADER.size or fixed[:4] != b"PK\x03\x04":
+                return None
+            local = _LOCAL_HEADER.unpack(fixed)
+            raw = inflate(fh, offset + _LOCAL_HEADER.size + local[-2] + local[-1], method, compressed, inflated, crc,
+                          limits or limits_from_env())
+        header, _, _ = _document(raw, limits or limits_from_env())
+    except (OSError, EOFError, BoundError, ValueError, struct.error, MemoryError):
+        return None
+    return header if isinstance(header, dict) and isinstance(header.get("eval"), dict) else None
+
+
 def sample_member(sid: str, epoch: int) -> str:
     """The member Inspect writes a sample to."""
     return f"{SAMPLES_DIR}{sid}_epoch_{epoch}.json"

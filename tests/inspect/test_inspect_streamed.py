@@ -209,3 +209,30 @@ def test_a_second_process_reads_the_samples_the_reader_reads_in_one(corpus_log: 
         for name, table in a.tables.items():
             assert b.tables[name].to_pylist() == table.to_pylist(), (reader, name)
     assert elsewhere.items.to_pylist() == here.items.to_pylist()
+
+
+def test_an_unchanged_log_is_told_from_its_hash_and_header_alone(corpus_log: Path, inspect_logs, tmp_path: Path,  # noqa: F811
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = [corpus_log, inspect_logs.eval_logs[0]]  # the corpus generator's and one Inspect wrote
+    for log in logs:
+        header = inspect_read.finished_header(log)
+        assert header is not None and header == inspect_read.ZipLog(log).info().header
+    assert inspect_read.finished_header(fx.still_running(inspect_logs.eval_logs[0], tmp_path / "running.eval")) is None
+    db = tmp_path / "w.duckdb"
+    core.run_ingest(db, inspect_logs=logs, inspect_reader="builtin")
+    opened: list[Path] = []
+    open_log = inspect_read.open_log
+    monkeypatch.setattr(inspect_read, "open_log", lambda p, *a: opened.append(p) or open_log(p, *a))
+    again = core.run_ingest(db, inspect_logs=logs, inspect_reader="builtin")
+    assert again.run_actions["unchanged"] == 3 and not again.run_actions["inserted"]
+    assert opened == []  # neither log's ZIP directory was read
+    # a run of the log no longer loaded: the log is read again, and the run loaded
+    con = duckdb.connect(str(db))
+    run_id = con.execute("SELECT run_id FROM raw.runs WHERE _source = ? ORDER BY run_id LIMIT 1",
+                         [str(inspect_logs.eval_logs[0].resolve())]).fetchall()[0][0]
+    for name in inspect_import.RUN_TABLE_NAMES:
+        con.execute(f"DELETE FROM raw.{name} WHERE run_id = ?", [run_id])
+    con.close()
+    third = core.run_ingest(db, inspect_logs=logs, inspect_reader="builtin")
+    assert opened == [inspect_logs.eval_logs[0].resolve()]
+    assert third.run_actions["inserted"] == 1 and third.run_actions["unchanged"] == 2
