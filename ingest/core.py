@@ -5,8 +5,10 @@ validate everything that changed, including the data-quality rules of schemas/qu
 is committed yet; a violation refuses the whole ingest unless ``accept_dq``), (4) BEGIN; create the layout if needed;
 replace the benchmark and the changed runs; log; COMMIT. With reference JSON the transaction opens
 during (3) instead: each changed run is inserted as soon as it is validated, while later folders
-are still parsed (``_EarlyWrite``), and (4) adds the rest. Any error or refusal before COMMIT rolls
-back and leaves the warehouse file as it was (see warehouse.py).
+are still parsed (``_EarlyWrite``), and (4) adds the rest; with Inspect logs it opens at the first
+batch of their rows, each batch inserted as it is mapped (``_EarlyWrite.stream``, docs/inspect.md#memory).
+Any error or refusal before COMMIT rolls back and leaves the warehouse file as it was (see
+warehouse.py).
 """
 
 from __future__ import annotations
@@ -261,7 +263,7 @@ class _EarlyWrite:
         #: the warehouse file is new (built under a temporary name, removed if the load fails)
         self.fresh = fresh
         #: runs whose sample rows ``stream`` inserted (run id -> source); their rows per table; the
-        #: data-quality violations of each batch per rule (None once a check failed)
+        #: data-quality violations of each group of batches checked, per rule
         self.streamed_runs: dict[str, str] = {}
         self.streamed: Counter = Counter()
         self.stream_groups: list[list[pa.Table | None]] = []
@@ -343,7 +345,7 @@ class _EarlyWrite:
             key = find_duplicate(table, KEYS[name], self._keys_con())
             if key is not None:
                 raise IngestError(f"{batch.source}: duplicate key in {name}: {format_key(key)}")
-        rd = runsmod.RunData("inspect-log", batch.source, batch.run_id, "", batch.partial, "",
+        rd = runsmod.RunData(inspect_import.KIND, batch.source, batch.run_id, "", batch.partial, "",
                              {"runs": batch.runs, **batch.tables})
         rd.segments = {name: quality.Segments() for name in rd.tables}
         for name, table in batch.tables.items():
