@@ -5,8 +5,10 @@ validate everything that changed, including the data-quality rules of schemas/qu
 is committed yet; a violation refuses the whole ingest unless ``accept_dq``), (4) BEGIN; create the layout if needed;
 replace the benchmark and the changed runs; log; COMMIT. With reference JSON the transaction opens
 during (3) instead: each changed run is inserted as soon as it is validated, while later folders
-are still parsed (``_EarlyWrite``), and (4) adds the rest. Any error or refusal before COMMIT rolls
-back and leaves the warehouse file as it was (see warehouse.py).
+are still parsed (``_EarlyWrite``), and (4) adds the rest; with Inspect logs it opens at the first
+batch of their rows, each batch inserted as it is mapped (``_EarlyWrite.stream``, docs/inspect.md#memory).
+Any error or refusal before COMMIT rolls back and leaves the warehouse file as it was (see
+warehouse.py).
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ from agenthop.harness.errors import AgentHopError
 from agenthop.schemas.sample_hash import sample_hash
 from agenthop.schemas.trajectory import DEFAULT_BENCHMARK, KEYS
 
-from .conform import IngestError, find_duplicate
+from .conform import IngestError, find_duplicate, format_key
 from .metric_catalogue import write_catalogue
 from .progress import Progress
-from .sources import inspect_ingest, interchange_ingest
+from .sources import inspect_import, inspect_ingest, interchange_ingest
 from .sources.agenthop_release import reference_lookup
 from .transcripts.index import sync_index
 from .warehouse import (
@@ -54,6 +56,11 @@ LAYOUT_VERSION = "1"
 
 #: A write of more rows than this gets a progress line off a terminal.
 BIG_WRITE_ROWS = 1_000_000
+#: DuckDB's memory while an imported log's rows are streamed into the open transaction
+#: (``_EarlyWrite.stream``; docs/inspect.md#memory)
+STREAM_MEMORY_LIMIT = "256MB"
+#: streamed samples whose data-quality rules are checked together (their rows are held until then)
+STREAM_CHECK_SAMPLES = 2048
 #: A release larger than this gets a progress line while it is parsed.
 BIG_BENCHMARK_BYTES = 50_000_000
 
@@ -250,8 +257,18 @@ class _EarlyWrite:
     fails, or succeeds, as it would have.
     """
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, state: WarehouseState, rename: Callable[[str], str]) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, state: WarehouseState, rename: Callable[[str], str],
+                 fresh: bool = False) -> None:
         self.con, self.state, self.rename = con, state, rename
+        #: the warehouse file is new (built under a temporary name, removed if the load fails)
+        self.fresh = fresh
+        #: runs whose sample rows ``stream`` inserted (run id -> source); their rows per table; the
+        #: data-quality violations of each group of batches checked, per rule
+        self.streamed_runs: dict[str, str] = {}
+        self.streamed: Counter = Counter()
+        self.stream_groups: list[list[pa.Table | None]] = []
+        #: batches streamed but not checked yet (``_check_streamed``)
+        self.stream_pending: list[runsmod.RunData] = []
         self.open = False
         self.off = False
         self.now = datetime.now(timezone.utc)
@@ -290,11 +307,7 @@ class _EarlyWrite:
             return
         try:
             if not self.open:
-                self.con.execute("BEGIN TRANSACTION")
-                self.open = True
-                self._one_thread()
-                self.now = datetime.now(timezone.utc)
-                _layout(self.con, self.state, self.now)
+                self._begin()
                 first, self.first = self.first, []
                 for prior in first:
                     self._insert(prior)
@@ -302,6 +315,83 @@ class _EarlyWrite:
         except Exception:  # DuckDB's error, or any other: _write reports it as it would have
             self.rollback()
             self.off = True
+
+    def _begin(self) -> None:
+        self.con.execute("BEGIN TRANSACTION")
+        self.open = True
+        self._one_thread()
+        self.now = datetime.now(timezone.utc)
+        _layout(self.con, self.state, self.now)
+
+    def stream(self, batch: inspect_import.StreamedBatch) -> None:
+        """Insert one batch of an imported log's rows as it is mapped (the transaction opens at the
+        first), so an import's memory does not grow with the log (docs/inspect.md#memory). The batch's
+        keys and data-quality rules are checked on it (the rules look at one sample at a time, and a
+        batch holds whole samples); keys across batches by :meth:`check_streamed_keys`."""
+        if not self.open:
+            self._begin()
+            # DuckDB keeps the rows of an open transaction in its buffer pool: cap it (it spills to
+            # a temporary file beside the warehouse). A new warehouse file, removed if the load
+            # fails, takes each full row group into the file at once (optimistic writes).
+            self.con.execute(f"SET memory_limit = '{STREAM_MEMORY_LIMIT}'")
+            if self.fresh:
+                self.con.execute("SET enable_optimistic_write = true")
+        if batch.run_id not in self.streamed_runs:
+            self.streamed_runs[batch.run_id] = batch.source
+            if batch.run_id in self.state.run_benchmarks and batch.run_id not in self.deleted:
+                _delete_runs(self.con, [batch.run_id])
+                self.deleted.add(batch.run_id)
+        for name, table in batch.tables.items():
+            key = find_duplicate(table, KEYS[name], self._keys_con())
+            if key is not None:
+                raise IngestError(f"{batch.source}: duplicate key in {name}: {format_key(key)}")
+        rd = runsmod.RunData(inspect_import.KIND, batch.source, batch.run_id, "", batch.partial, "",
+                             {"runs": batch.runs, **batch.tables})
+        rd.segments = {name: quality.Segments() for name in rd.tables}
+        for name, table in batch.tables.items():
+            rd.segments[name].add(batch.source, table.num_rows, "json")
+            insert_arrow(self.con, name, table, on_one_thread=True)
+            self.streamed[name] += table.num_rows
+        self.stream_pending.append(rd)
+        if sum(r.tables["trajectories"].num_rows for r in self.stream_pending if r.tables) >= STREAM_CHECK_SAMPLES:
+            self._check_streamed()
+
+    def _check_streamed(self) -> None:
+        """The data-quality rules over the batches streamed since the last check (a group of them:
+        each check has a fixed cost of its own)."""
+        if not self.stream_pending:
+            return
+        pending, self.stream_pending = self.stream_pending, []
+        seen: set[str] = set()
+        for rd in pending:  # each run's row once (the rules join it)
+            if rd.run_id in seen and rd.tables is not None and rd.segments is not None:
+                rd.tables.pop("runs", None)
+                rd.segments.pop("runs", None)
+            seen.add(rd.run_id)
+        per_rule = quality.issues_by_rule(*_combine(pending, rename=self.rename))
+        # the runs' own rows are checked once, as written at the end
+        self.stream_groups.append([None if t is None or t.column("table_name")[0].as_py() == "runs" else t
+                                   for t in per_rule])
+
+    def check_streamed_keys(self) -> None:
+        """No key of the streamed runs repeats across their batches: a sample's rows all come in one
+        batch, and every key of its turns, calls and messages holds its trajectory's key, so it is
+        enough to look at the trajectories and scores written."""
+        if not self.streamed_runs:
+            return
+        self.con.register("__streamed_runs", pa.table({"run_id": pa.array(list(self.streamed_runs), pa.string())}))
+        try:
+            for name in ("trajectories", "scores"):
+                cols = ", ".join(KEYS[name])
+                found = self.con.execute(
+                    f"SELECT {cols} FROM {ddl.RAW}.{name} WHERE run_id IN (SELECT run_id FROM __streamed_runs) "
+                    f"GROUP BY ALL HAVING count(*) > 1 LIMIT 1").fetchall()
+                if found:
+                    key = dict(zip(KEYS[name], found[0]))
+                    raise IngestError(f"{self.streamed_runs[str(key['run_id'])]}: duplicate key in {name}: "
+                                      f"{format_key(key)}")
+        finally:
+            self.con.unregister("__streamed_runs")
 
     def _one_thread(self) -> None:
         """Put the connection on one thread for all early inserts (``insert_arrow`` would switch
@@ -346,6 +436,9 @@ class _EarlyWrite:
     def issues(self, changed: Sequence[runsmod.RunData]) -> pa.Table | None:
         """``quality.find_issues`` of all of ``changed``, from the groups already checked and the
         rest (before ``_combine`` frees the runs' tables), or None: the caller runs it."""
+        self._check_streamed()
+        if self.stream_groups:  # the streamed batches, then the rest (no run is both: ``stream``)
+            return quality.merge_issues([*self.stream_groups, quality.issues_by_rule(*_combine(changed, free=False))])
         done = self.dq_runs
         if not self.open or done is None or done != [rd.run_id for rd in changed[: len(done)]]:
             return None
@@ -372,6 +465,7 @@ class _EarlyWrite:
             self.open = False
             self.run_ids, self.rows, self.deleted, self.duplicate = [], Counter(), set(), False
             self.unchecked, self.dq_runs, self.dq_groups = [], [], []
+            self.streamed_runs, self.streamed, self.stream_groups, self.stream_pending = {}, Counter(), [], []
             try:
                 self.con.execute("ROLLBACK")
                 self.restore_threads()
@@ -462,11 +556,12 @@ def _run_ingest(
     bench, bench_content = detect_release(benchmark) if benchmark is not None else (None, None)
     run_dirs = _dedupe([d for p in runs for d in runsmod.discover(p)])
     ref_dirs = _dedupe([d for p in reference_json for d in refjson.discover(p)])
+    fresh = not db.exists()
     try:
         with open_warehouse(db) as con:
             state = read_state(con, db)  # (2)
             refjson.start_workers(ref_dirs, state.run_hashes)
-            early = _EarlyWrite(con, state, rename)
+            early = _EarlyWrite(con, state, rename, fresh)
             try:
                 plan = _prepare(
                     con, state, bench, benchmark, bench_content, run_dirs, ref_dirs, partial, force, accept_dq,
@@ -588,7 +683,7 @@ def _prepare(
     inspect_plan = inspect_ingest.InspectPlan()
     if logs:
         inspect_plan = inspect_ingest.prepare(con, logs, checks, state.run_hashes, score, reader, progress,
-                                              replace_changed)
+                                              replace_changed, sink=early.stream if early is not None else None)
         datas += inspect_plan.datas
 
     exchange_plan = interchange_ingest.InterchangePlan()
@@ -611,6 +706,7 @@ def _prepare(
     issues = None
     if early is not None:
         early.covers(changed)
+        early.check_streamed_keys()
         issues = early.issues(changed)
     combined, segments = _combine(changed)  # the per-run tables are dropped to keep memory down
     if early is None or not early.keys_checked(changed):
@@ -735,7 +831,7 @@ def _write_body(con: duckdb.DuckDBPyConnection, plan: _Plan, result: IngestResul
     for name in ddl.RUN_TABLES:
         if name not in plan.combined:
             continue
-        result.rows[name] = plan.combined[name].num_rows
+        result.rows[name] = plan.combined[name].num_rows + (early.streamed[name] if early is not None else 0)
         done = early.rows[name] if early is not None else 0
         table = plan.combined.pop(name)
         insert_arrow(con, name, table.slice(done) if done else table)  # the rows early did not insert

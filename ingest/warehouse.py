@@ -2,7 +2,9 @@
 
 Byte-for-byte safety: everything is validated before the first write. The connection disables
 DuckDB's optimistic writes, so even a failure inside the transaction leaves the database file
-untouched after ROLLBACK (bulk appends stay in memory until COMMIT). COMMIT checkpoints directly
+untouched after ROLLBACK (bulk appends stay in memory, or in DuckDB's temporary file, until COMMIT;
+an ingest streaming an Inspect log into a new warehouse turns them on, as that file is removed if the
+load fails: core.py). COMMIT checkpoints directly
 (``wal_autocheckpoint`` 0): the appended rows are compressed into the file once, not written to the
 WAL first.
 

@@ -21,9 +21,11 @@ def test_slopes_and_the_200k_extrapolation() -> None:
     mid = _stage("inspect_large_import_4000", 30.0, 10.0, 500.0, samples=4000)
     big = _stage("inspect_large_import_8000", 50.0, 18.0, 700.0, samples=8000)
     inspect_large.add_slopes([small, mid, big])
-    # (50 - 20) s / 6,000 samples = 5 ms; (18 - 6) CPU s / 6,000 = 2 ms; 300 MiB / 6,000 = 51.2 KiB
+    # (50 - 20) s / 6,000 samples = 5 ms; (18 - 6) CPU s / 6,000 = 2 ms; memory between the two largest:
+    # (700 - 500) MiB / 4,000 = 51.2 KiB
     assert big.extra["ms_per_sample"] == 5.0 and big.extra["cpu_ms_per_sample"] == 2.0
     assert big.extra["kib_per_sample"] == 51.2
+    assert big.extra["peak_rss_mib_by_samples"] == {2000: 400, 4000: 500, 8000: 700}
     # 192,000 samples more: 50 + 960 s, 18 + 384 CPU s, 700 + 9,600 MiB
     assert big.extra["extrapolated_200k_s"] == 1010.0
     assert big.extra["extrapolated_200k_cpu_s"] == 402.0
@@ -32,6 +34,24 @@ def test_slopes_and_the_200k_extrapolation() -> None:
     missed = inspect_large.verdicts([small, mid, big, _stage("inspect_large_reimport_8000", 4.0, samples=8000)])
     assert missed == ["inspect_large_import_8000: 200,000 samples extrapolated to 402.0 CPU s > 120 s",
                       "inspect_large_import_8000: 200,000 samples extrapolated to 10,300 MiB > 2048 MiB"]
+
+
+def test_memory_that_stops_growing_extrapolates_flat() -> None:
+    # DuckDB's buffer fills up to its cap between the two smaller logs, then nothing grows
+    small = _stage("inspect_large_import_2000", 4.0, 3.0, 300.0, samples=2000)
+    mid = _stage("inspect_large_import_4000", 7.0, 6.0, 420.0, samples=4000)
+    big = _stage("inspect_large_import_8000", 13.0, 12.0, 418.0, samples=8000)
+    inspect_large.add_slopes([small, mid, big])
+    assert big.extra["kib_per_sample"] == 0.0 and big.extra["extrapolated_200k_mib"] == 418
+    assert "peak RSS 2,000: 300 MiB, 4,000: 420 MiB, 8,000: 418 MiB" in inspect_large.summary(big)
+    # 1.5 ms CPU a sample: 12 + 288 s
+    assert inspect_large.verdicts([small, mid, big]) == [
+        "inspect_large_import_8000: 200,000 samples extrapolated to 300.0 CPU s > 120 s"]
+    api = _stage("inspect_large_import_inspect_2000", 30.0, 20.0, 500.0, samples=2000, reader="inspect",
+                 ms_per_sample=15.0, cpu_ms_per_sample=10.0, extrapolated_200k_cpu_s=2000.0)
+    assert inspect_large.verdicts([api]) == [
+        "inspect_large_import_inspect_2000: 200,000 samples through Inspect's reader extrapolated to 2000.0 CPU s "
+        "> 120 s"]
 
 
 def test_at_200k_the_measured_figures_are_judged() -> None:

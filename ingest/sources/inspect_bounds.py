@@ -13,7 +13,6 @@ before they are parsed.
 from __future__ import annotations
 
 import os
-import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -44,8 +43,8 @@ class Limits:
     max_ratio: int = 1000
     #: how deeply lists and objects may nest in one document
     max_depth: int = 100
-    #: the sample JSON one ingest may map (all its logs' samples after decompression); None: what the
-    #: machine's available memory allows (:func:`import_budget`)
+    #: the JSON of the logs one ingest reads whole (``.json`` logs; a ``.eval`` log is streamed);
+    #: None: what the machine's available memory allows (:func:`import_budget`)
     max_import_bytes: int | None = None
 
 
@@ -176,7 +175,6 @@ _STEP = np.zeros(256, np.int8)
 _STEP[[ord("["), ord("{")]] = 1
 _STEP[[ord("]"), ord("}")]] = -1
 _QUOTE = ord('"')
-_ESCAPE = re.compile(rb"\\.", re.DOTALL)
 _NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
 
 
@@ -187,8 +185,9 @@ def depth_exceeds(data: bytes, limit: int) -> bool:
     """
     if len(data) <= limit:
         return False
-    # drop every escape (an escaped quote or backslash among them): each quote left opens or closes a string
-    marks = _ESCAPE.sub(b"", data).translate(None, _NOT_STRUCTURE)
+    # drop every escaped backslash, then every escaped quote (what is left of an escape is no bracket
+    # or quote): each quote left opens or closes a string
+    marks = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
     if len(marks) <= limit:
         return False
     inside = 0
@@ -222,8 +221,8 @@ def check_document_size(size: int, limits: Limits) -> None:
 # --------------------------------------------------------------------------------------------
 # the whole import
 
-#: peak memory of an ingest per byte of sample JSON it maps, measured on AgentDojo-shaped logs
-#: (bench/inspect_large.py; docs/inspect.md#memory): the mapped rows are held until the commit
+#: peak memory of an ingest per byte of a ``.json`` log it reads whole, a margin over the 0.9 measured
+#: when every log's rows were held until the commit (docs/inspect.md#memory)
 MEMORY_PER_JSON_BYTE = 2.0
 #: the share of the available memory an import may plan to use
 MEMORY_SHARE = 0.8
@@ -242,7 +241,8 @@ def available_memory(meminfo: str = "/proc/meminfo") -> int | None:
 
 
 def import_budget(limits: Limits, available: int | None = None) -> int | None:
-    """The sample JSON bytes one ingest may map: the override, else what the available memory allows."""
+    """The JSON bytes of the logs one ingest may read whole: the override, else what the available
+    memory allows."""
     if limits.max_import_bytes is not None:
         return limits.max_import_bytes
     available = available_memory() if available is None else available
@@ -250,7 +250,7 @@ def import_budget(limits: Limits, available: int | None = None) -> int | None:
 
 
 class ImportBudget:
-    """Sample JSON mapped so far in one ingest, refused past :func:`import_budget` before it is read."""
+    """JSON of the logs read whole so far in one ingest, refused past :func:`import_budget` before it is read."""
 
     def __init__(self, limits: Limits, available: int | None = None) -> None:
         self.limit = import_budget(limits, available)
@@ -262,6 +262,7 @@ class ImportBudget:
             raise BoundError(
                 f"its samples are {size / MiB:,.0f} MiB of JSON{before}, more than this ingest can hold in memory: "
                 f"{self.limit / MiB:,.0f} MiB of sample JSON at about {MEMORY_PER_JSON_BYTE:g} bytes of memory per "
-                f"byte; ingest fewer logs at a time, or set {_var('max_import_bytes')} on a machine with more memory"
+                f"byte; convert the log to .eval (inspect log convert --to eval), which is read a sample at a time, "
+                f"ingest fewer logs at a time, or set {_var('max_import_bytes')} on a machine with more memory"
             )
         self.used += size

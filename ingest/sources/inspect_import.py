@@ -9,7 +9,7 @@ log again changes nothing, a log that grew (still being written) replaces its ea
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,25 +67,81 @@ def run_tables(run: inspect_map.RunRows, where: str = "",
     return out
 
 
+#: ``Batches``' sink: (run, its batch tables, where they came from) -> None. It is handed each batch's
+#: rows of a run as they are mapped (docs/inspect.md#memory) and may write them at once.
+Sink = Callable[["StreamedBatch"], None]
+
+
+@dataclass
+class StreamedBatch:
+    """One batch of a run's per-sample rows handed to a sink, with the run's row as it will be
+    written (its ``config_json`` and benchmark hash are only known at the end of the log)."""
+
+    run_id: str
+    source: str
+    where: str
+    partial: bool
+    tables: dict[str, pa.Table]
+    #: ``runs`` as a one-row table: the provisional row (for the rules that join it)
+    runs: pa.Table
+
+
 class Batches:
     """Takes each run's per-sample rows out of it as Arrow tables while the log is mapped
-    (``inspect_map.map_log``'s ``on_batch``): Arrow holds a row in a fraction of the memory of its
-    Python dicts, and the dicts of at most one batch of samples exist at a time."""
+    (``inspect_map.map_log``'s ``on_batch``): the dicts of at most one batch of samples exist at a
+    time. Without a ``sink`` the tables are kept (Arrow holds a row in a fraction of the memory of its
+    Python dicts); with one, each batch goes to the sink and only its row counts are kept, so the
+    import's memory does not grow with the log. Runs in ``skip`` (loaded before, unchanged) are
+    mapped but not kept."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, sink: Sink | None = None, header: dict[str, Any] | None = None,
+                 complete: bool = True, skip: frozenset[str] = frozenset()) -> None:
         self.where = where
+        self.sink, self.header, self.complete, self.skip = sink, header, complete, skip
         self.tables: dict[str, dict[str, list[pa.Table]]] = {}
-        #: each run's score rows, kept as dicts too: the metric catalogue is made from them
+        #: rows handed to the sink per run and table
+        self.counts: dict[str, dict[str, int]] = {}
+        #: each run's score rows, kept as dicts too (the first of each scorer, key and kind of value,
+        #: which is all the metric catalogue reads: :func:`_keep_score`)
         self.scores: dict[str, list[dict[str, Any]]] = {}
+        self._seen_scores: dict[str, set[tuple[str, str, Any]]] = {}
+        self._runs_rows: dict[str, pa.Table] = {}
 
     def __call__(self, run: inspect_map.RunRows) -> None:
-        mine = self.tables.setdefault(run.run_id, {name: [] for name in SAMPLE_TABLE_NAMES})
-        self.scores.setdefault(run.run_id, []).extend(run.scores)
+        kept, seen = self.scores.setdefault(run.run_id, []), self._seen_scores.setdefault(run.run_id, set())
+        for row in run.scores:
+            kind = row["value_num"] if row["value_num"] in (None, 0.0, 1.0) else "number"
+            if (row["scorer"], row["key"], kind) not in seen:
+                seen.add((row["scorer"], row["key"], kind))
+                kept.append(row)
+        where = f"{self.where} (epoch {run.epoch})"
+        batch = {}
         for name in SAMPLE_TABLE_NAMES:
             rows = getattr(run, name)
             if rows:
-                mine[name].append(_table(name, rows, table_schema(name), f"{self.where} (epoch {run.epoch})"))
+                if run.run_id not in self.skip:
+                    batch[name] = _table(name, rows, table_schema(name), where)
                 rows.clear()
+        if not batch:
+            return
+        if self.sink is None:
+            mine = self.tables.setdefault(run.run_id, {name: [] for name in SAMPLE_TABLE_NAMES})
+            for name, table in batch.items():
+                mine[name].append(table)
+            return
+        counts = self.counts.setdefault(run.run_id, dict.fromkeys(SAMPLE_TABLE_NAMES, 0))
+        for name, table in batch.items():
+            counts[name] += table.num_rows
+        self.sink(StreamedBatch(run.run_id, self.where, where, not self.complete, batch, self._runs_row(run, where)))
+
+    def _runs_row(self, run: inspect_map.RunRows, where: str) -> pa.Table:
+        if run.run_id not in self._runs_rows:
+            assert self.header is not None, "a sink needs the log header"
+            row = inspect_map.runs_row(self.header, self.where, run.epoch, "", self.complete)
+            row["config_json"] = "{}"
+            table = _table("runs", [row], table_schema("runs"), where)
+            self._runs_rows[run.run_id] = conform(table, table_schema("runs"), f"{where} runs")
+        return self._runs_rows[run.run_id]
 
     def of(self, run_id: str) -> dict[str, list[pa.Table]]:
         return self.tables.pop(run_id, {})
@@ -159,26 +215,41 @@ def _unchanged(info: inspect_read.LogInfo, sha: str, loaded: dict[str, str]) -> 
 
 def read_log(path: Path, score: str | None = None, reader: str = "auto",
              loaded_hashes: dict[str, str] | None = None, batch: int | None = None,
-             budget: ImportBudget | None = None) -> LogTables:
+             budget: ImportBudget | None = None, sink: Sink | None = None,
+             before_samples: Callable[[inspect_read.LogInfo, list[str]], None] | None = None) -> LogTables:
     """Read, map and conform one log, its samples mapped ``batch`` at a time into Arrow; IngestError
     names the file and the reason. A log whose samples would take the ingest past ``budget`` is
-    refused before they are read (docs/inspect.md#memory)."""
+    refused before they are read (docs/inspect.md#memory).
+
+    With a ``sink``, each batch of a changed run's rows goes to it as it is mapped
+    (:class:`Batches`); the run's RunData then holds only its ``runs`` row, its ``counts`` all its rows.
+    ``before_samples`` is called with the log's info and the ids of the runs it will write, before
+    any sample is read."""
     path = path.resolve()
     sha = content_sha256(path, score)
-    log = inspect_read.open_log(path, reader)
     loaded = loaded_hashes or {}
+    if sha in loaded.values() and path.suffix == ".eval":  # these bytes were loaded: maybe all its runs still are
+        header = inspect_read.finished_header(path)
+        unchanged = _unchanged(inspect_read.LogInfo(path, header, True), sha, loaded) if header else None
+        if unchanged is not None:
+            return unchanged
+    log = inspect_read.open_log(path, reader)
     try:
         info = log.info()
         unchanged = _unchanged(info, sha, loaded)
         if unchanged is not None:
             return unchanged
+        if sink is None or not log.streams():  # a log read whole (.json) is held while it is mapped
+            try:
+                (budget or ImportBudget(limits_from_env())).take(log.sample_bytes())
+            except BoundError as exc:
+                raise IngestError(f"{path}: {exc}") from None
+        skip = frozenset(run_id for run_id in _run_ids(info) if loaded.get(run_id) == sha)
+        if before_samples is not None:
+            before_samples(info, [r for r in _run_ids(info) if r not in skip])
+        batches = Batches(str(path), sink, info.header, info.complete, skip)
         try:
-            (budget or ImportBudget(limits_from_env())).take(log.sample_bytes())
-        except BoundError as exc:
-            raise IngestError(f"{path}: {exc}") from None
-        batches = Batches(str(path))
-        try:
-            mapped = inspect_map.map_log(info.header, log.samples(), str(path), info.complete, score,
+            mapped = inspect_map.map_log(info.header, inspect_read.mapping_samples(log, reader), str(path), info.complete, score,
                                          on_batch=batches, batch=batch or inspect_map.BATCH)
         except inspect_map.ScoreChoiceError as exc:
             raise IngestError(f"{path}: {exc}") from None
@@ -198,17 +269,28 @@ def read_log(path: Path, score: str | None = None, reader: str = "auto",
         where = f"{path} (epoch {run.epoch})"
         tables = run_tables(run, where, batches.of(run.run_id))
         tables = {name: conform(t, table_schema(name), f"{where} {name}") for name, t in tables.items()}
+        streamed = batches.counts.get(run.run_id, {})
+        if sink is not None:  # the rows went to the sink: only the runs row is left to write
+            tables = {"runs": tables["runs"]}
+        counts = {name: t.num_rows + streamed.get(name, 0) for name, t in tables.items()}
+        counts.update({name: n for name, n in streamed.items() if name not in counts})
         segments = {name: Segments() for name in tables}
         for name, t in tables.items():
             segments[name].add(str(path), t.num_rows, "json")
         runs.append(RunData(
             KIND, str(path), run.run_id, sha, not info.complete, mapped.benchmark_sha256, tables,
-            {k: v.num_rows for k, v in tables.items()}, segments,
+            {name: counts[name] for name in RUN_TABLE_NAMES if name in counts}, segments,
         ))
     items = items_table(mapped) if mapped.items else None
     scores = [row for run in mapped.runs for row in batches.scores.get(run.run_id, [])]
     return LogTables(path, mapped.benchmark, mapped.benchmark_sha256, items, runs, notes,
                      inspect_metrics.metric_rows(mapped, score, scores))
+
+
+def _run_ids(info: inspect_read.LogInfo) -> list[str]:
+    """The runs the log's samples make (one per epoch present), before they are read."""
+    eval_id = str(info.header["eval"].get("eval_id"))
+    return [inspect_map.run_id_of(eval_id, e) for e in sorted({epoch for _, epoch in info.sample_keys})]
 
 
 def discover(paths: Sequence[Path]) -> list[Path]:

@@ -25,7 +25,7 @@ from agenthop.ingest.progress import Progress
 from agenthop.ingest.runs import RunData
 from agenthop.schemas.sample_hash import references, sample_hash
 
-from . import inspect_import, inspect_map
+from . import inspect_import, inspect_map, inspect_read
 from .inspect_bounds import ImportBudget, limits_from_env
 
 ITEMS_TABLE = "inspect_items"
@@ -86,20 +86,20 @@ def _loaded_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str
     return {r: (m, b) for r, m, b in rows}
 
 
-def check_replacements(con: duckdb.DuckDBPyConnection, lt: inspect_import.LogTables, loaded_hashes: dict[str, str],
-                       replace_changed: bool) -> None:
-    """A log whose runs would replace loaded runs of another model or task is refused unless
-    ``replace_changed`` (``--replace-changed``): one eval id reused for another eval is a mistake."""
+def check_replacements(con: duckdb.DuckDBPyConnection, path: Path, header: dict, run_ids: list[str],
+                       loaded_hashes: dict[str, str], replace_changed: bool) -> None:
+    """A log whose runs ``run_ids`` would replace loaded runs of another model or task is refused
+    unless ``replace_changed`` (``--replace-changed``): one eval id reused for another eval is a
+    mistake. Checked from the log's header, before any of its rows is written."""
     if replace_changed:
         return
-    new = {rd.run_id: rd for rd in lt.runs if rd.tables is not None and rd.run_id in loaded_hashes}
-    for run_id, (model, benchmark) in _loaded_runs(con, sorted(new)).items():
-        row = new[run_id].tables["runs"].to_pylist()[0]  # type: ignore[index]
-        if (row["model"], row["benchmark"]) != (model, benchmark):
+    model = str(header["eval"].get("model") or "unknown")
+    benchmark = inspect_map.benchmark_of(header)
+    for run_id, (loaded_model, loaded_benchmark) in _loaded_runs(con, sorted(r for r in run_ids if r in loaded_hashes)).items():
+        if (model, benchmark) != (loaded_model, loaded_benchmark):
             raise IngestError(
-                f"{lt.path}: run {run_id} is loaded as model {model} on {benchmark}; this log would replace it "
-                f"with model {row['model']} on {row['benchmark']} (same eval id); pass --replace-changed to "
-                f"replace it"
+                f"{path}: run {run_id} is loaded as model {loaded_model} on {loaded_benchmark}; this log would replace "
+                f"it with model {model} on {benchmark} (same eval id); pass --replace-changed to replace it"
             )
 
 
@@ -112,18 +112,35 @@ def prepare(
     reader: str = "auto",
     progress: Progress | None = None,
     replace_changed: bool = False,
+    sink: inspect_import.Sink | None = None,
 ) -> InspectPlan:
-    """Read, map and check every log below ``paths`` (nothing is written)."""
+    """Read, map and check every log below ``paths``: nothing is written, or with a ``sink`` (the
+    open write transaction, docs/inspect.md#memory) the rows of each batch of samples as it is mapped."""
     progress = progress or Progress(quiet=True)
     plan = InspectPlan()
     files = inspect_import.discover(paths)
     merged: dict[str, dict[str, dict]] = {}
     origin: dict[tuple[str, str], str] = {}
     changed: set[str] = set()
-    budget = ImportBudget(limits_from_env())  # every log's rows are held until the commit
+    budget = ImportBudget(limits_from_env())  # the rows of logs not streamed are held until the commit
+    agenthop = [False]  # whether the log being read is one of the AgentHop task's
+
+    def before_samples(info: inspect_read.LogInfo, run_ids: list[str]) -> None:
+        check_replacements(con, info.path, info.header, run_ids, loaded_hashes, replace_changed)
+        agenthop[0] = inspect_map.benchmark_of(info.header) == inspect_map.AGENTHOP
+
+    def checked(batch: inspect_import.StreamedBatch) -> None:
+        """The AgentHop task's rows checked against its release as they go to the sink."""
+        if agenthop[0]:
+            for name, table in batch.tables.items():
+                if name != "scores":
+                    runsmod.validate_table(name, table, batch.run_id, checks, f"{batch.where} {name}")
+        assert sink is not None
+        sink(batch)
+
     for path in progress.iterate(files, "reading Inspect logs", "log"):
-        lt = inspect_import.read_log(path, score, reader, loaded_hashes, budget=budget)
-        check_replacements(con, lt, loaded_hashes, replace_changed)
+        lt = inspect_import.read_log(path, score, reader, loaded_hashes, budget=budget,
+                                     sink=checked if sink is not None else None, before_samples=before_samples)
         plan.notes += [f"{path}: {n}" for n in lt.notes]
         plan.datas += lt.runs
         plan.metric_defs += lt.metric_defs

@@ -338,6 +338,30 @@ def solver_model_events(events: list[Any]) -> list[dict[str, Any]]:
     ]
 
 
+#: event type -> the fields of it the mapping reads (:func:`solver_model_events`, :func:`map_sample`,
+#: :func:`call_outcomes`); events of other types are not read
+READ_EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "span_begin": ("event", "id", "parent_id", "type"),
+    "model": ("event", "span_id", "output", "working_start"),
+    "tool": ("event", "id", "error", "result"),
+}
+
+
+def mapping_view(sample: dict[str, Any]) -> dict[str, Any]:
+    """``sample`` with its events cut to what the mapping reads of them (:data:`READ_EVENT_FIELDS`):
+    mapping the view gives the same rows as mapping the sample."""
+    events = sample.get("events")
+    if not isinstance(events, list):
+        return sample
+    kept = []
+    for ev in events:
+        kind = ev.get("event") if isinstance(ev, dict) else None
+        fields = READ_EVENT_FIELDS.get(kind) if isinstance(kind, str) else None
+        if fields is not None:
+            kept.append({k: ev[k] for k in fields if k in ev})
+    return {**sample, "events": kept}
+
+
 def _reply(event: dict[str, Any]) -> dict[str, Any]:
     output = event.get("output") if isinstance(event.get("output"), dict) else {}
     choices = output.get("choices") or []

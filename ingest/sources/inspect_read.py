@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import re
 import struct
 import zipfile
@@ -31,8 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from agenthop.ingest.conform import IngestError
 
+from . import inspect_map
 from .inspect_bounds import ZIP_ZSTD, BoundError, Limits, check_depth, check_document_size, inflate, limits_from_env
 from .inspect_check import (
     Listing,
@@ -102,15 +106,22 @@ def file_sha256(path: Path) -> str:
 
 
 def resolve_attachments(value: Any, attachments: dict[str, str]) -> Any:
-    """``value`` with every ``attachment://<hash>`` string replaced by its text."""
+    """``value`` with every ``attachment://<hash>`` string replaced by its text (lists and objects
+    are changed in place)."""
     if isinstance(value, str):
         if value.startswith(ATTACHMENT):
             return attachments.get(value[len(ATTACHMENT) :], value)
         return value
-    if isinstance(value, list):
-        return [resolve_attachments(v, attachments) for v in value]
-    if isinstance(value, dict):
-        return {k: resolve_attachments(v, attachments) for k, v in value.items()}
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        pairs = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, v in pairs:
+            if type(v) is str:
+                if v.startswith(ATTACHMENT):
+                    node[key] = attachments.get(v[len(ATTACHMENT) :], v)
+            elif isinstance(v, (dict, list)):
+                stack.append(v)
     return value
 
 
@@ -147,6 +158,18 @@ def normalise_sample(sample: dict[str, Any]) -> dict[str, Any]:
     return resolve_attachments(sample, attachments) if attachments else sample
 
 
+def mapping_sample(sample: dict[str, Any]) -> dict[str, Any]:
+    """A sample as read from the file (or as Inspect's API hands it out) -> what the mapping reads of
+    it (:func:`inspect_map.mapping_view`: the events cut to the fields it reads, so a model event's
+    condensed ``input`` is neither expanded nor resolved), attachments resolved, pools dropped. The
+    mapping gives the same rows as from :func:`normalise_sample`, at a fraction of the cost: the
+    expanded inputs repeat every earlier message of the sample for each model call."""
+    attachments = sample.pop("attachments", None) or {}
+    sample.pop("events_data", None)
+    view = inspect_map.mapping_view(sample)
+    return resolve_attachments(view, attachments) if attachments else view
+
+
 # --------------------------------------------------------------------------------------------
 # the container: one bounded reading for both readers
 
@@ -163,14 +186,60 @@ class LogInfo:
     sample_keys: list[tuple[str, int]] = field(default_factory=list)
 
 
-def _document(raw: bytes, limits: Limits) -> tuple[Any, bool]:
-    """A JSON document, its depth checked before parsing; and whether it may hold a lone surrogate."""
+#: digits -> "0", every other byte -> " ": a run of 20 digits is then a run of 20 zeros
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG = b"0" * 20
+
+
+def _long_integer(raw: bytes) -> bool:
+    """Whether ``raw`` may hold an integer of 20 or more digits (past 64 bits): a run of 20 digits
+    after ``:``, ``[`` or ``,`` (and any spaces and a minus sign). A run inside a string (an IBAN)
+    mostly follows a letter; one that does not only costs a slower parse."""
+    marks = raw.translate(_DIGITS)
+    at = marks.find(_LONG)
+    while at >= 0:
+        start = marks.rfind(b" ", 0, at) + 1  # where this run of digits starts
+        before = raw[max(0, start - 8):start].rstrip(b" \t\r\n-")
+        if not before or before[-1:] in (b":", b"[", b","):
+            return True
+        end = marks.find(b" ", at)
+        if end < 0:
+            return False
+        at = marks.find(_LONG, end)
+    return False
+
+
+def parse_json(raw: bytes | str) -> Any:
+    """A JSON document's value, as Python's ``json`` reads it (NaN and Infinity accepted: Inspect can
+    write them; integers of any length kept whole); see :func:`parse_json_exact`."""
+    return parse_json_exact(raw)[0]
+
+
+def parse_json_exact(raw: bytes | str) -> tuple[Any, bool]:
+    """A JSON document's value, and whether orjson read it (then orjson writes it back exactly).
+
+    Parsed with orjson, several times faster, when it gives the value Python's ``json`` gives: a
+    document with NaN, Infinity, a lone surrogate or a number out of a double's range is refused by
+    orjson and read by ``json`` instead, as is one that may hold an integer past 64 bits (which
+    orjson reads as a float)."""
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    if not _long_integer(data):
+        try:
+            return orjson.loads(raw), True
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(raw), False
+
+
+def _document(raw: bytes, limits: Limits) -> tuple[Any, bool, bool]:
+    """A JSON document, its depth checked before parsing; whether it may hold a lone surrogate, and
+    whether orjson read it (:func:`parse_json_exact`)."""
     check_depth(raw, limits)
     try:
-        value = json.loads(raw)  # accepts NaN and Infinity, which Inspect can write
+        value, exact = parse_json_exact(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise BoundError(f"not valid JSON ({_line(exc)})") from None
-    return value, may_hold_surrogates(raw)
+    return value, may_hold_surrogates(raw), exact
 
 
 def _unsafe_name(name: str) -> str | None:
@@ -186,6 +255,8 @@ class _Container:
     """What both readers share: the header and the samples' keys checked (inspect_check), the
     samples handed out raw and checked, in reading order."""
 
+    #: whether orjson read the sample handed out last (orjson then writes it back exactly)
+    exact: bool = False
     path: Path
     header: dict[str, Any]
     complete: bool
@@ -211,10 +282,17 @@ class _Container:
         """The size of the samples' JSON (a ``.eval`` log's sample members decompressed; a ``.json`` log whole)."""
         raise NotImplementedError
 
-    def samples(self) -> Iterator[dict[str, Any]]:
+    def streams(self) -> bool:
+        """Whether the samples are read one at a time (a ``.eval`` log), not held whole (a ``.json`` log)."""
+        return isinstance(self, ZipLog)
+
+    def samples(self, for_mapping: bool = False) -> Iterator[dict[str, Any]]:
+        """The samples in reading order, normalised (:func:`normalise_sample`), or with
+        ``for_mapping`` cut to what the mapping reads (:func:`mapping_sample`)."""
+        normalise = mapping_sample if for_mapping else normalise_sample
         for sample in self.raw_samples():
             try:
-                yield normalise_sample(sample)
+                yield normalise(sample)
             except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
                 raise IngestError(f"{self.path}: sample {id_text(sample['id'])!r} epoch {sample['epoch']}: its "
                                   f"condensed events cannot be expanded ({type(exc).__name__}: {_line(exc)})") from None
@@ -305,7 +383,7 @@ class ZipLog(_Container):
 
     def _json(self, name: str, what: str) -> Any:
         try:
-            value, surrogates = _document(self._raw(name), self.limits)
+            value, surrogates, _ = _document(self._raw(name), self.limits)
             if surrogates:
                 check_text(value, what)
         except (BoundError, ValueError) as exc:
@@ -320,7 +398,7 @@ class ZipLog(_Container):
         for sid, epoch in self.keys:
             name = self._names[(id_text(sid), epoch)]
             try:
-                value, surrogates = _document(self._raw(name), self.limits)
+                value, surrogates, self.exact = _document(self._raw(name), self.limits)
                 key = sample_key(value)
                 if (id_text(key[0]), key[1]) != (id_text(sid), epoch):
                     raise ValueError(f"the member holds sample {key[0]!r} epoch {key[1]}, not {sid!r} epoch {epoch}")
@@ -339,7 +417,7 @@ class JsonLog(_Container):
         limits = limits or limits_from_env()
         try:
             check_document_size(path.stat().st_size, limits)
-            doc, self._surrogates = _document(path.read_bytes(), limits)
+            doc, self._surrogates, self.exact = _document(path.read_bytes(), limits)
         except OSError as exc:
             raise IngestError(f"{path}: cannot read the log ({_line(exc)})") from None
         except BoundError as exc:
@@ -378,6 +456,67 @@ class JsonLog(_Container):
             yield sample
 
 
+_END = struct.Struct("<4s4H2LH")  # end of central directory: ..., entries, directory size, offset, comment
+_END64_LOCATOR = struct.Struct("<4sLQL")
+_END64 = struct.Struct("<4sQ2H2L4Q")  # ..., entries on disk, entries, directory size, directory offset
+_ENTRY = struct.Struct("<4s6H3L5H2L")  # a central directory entry, before its name, extra and comment
+
+
+def finished_header(path: Path, limits: Limits | None = None) -> dict[str, Any] | None:
+    """The header of a finished ``.eval`` log read straight from the last entry of its ZIP directory
+    (Inspect writes ``header.json`` last), without reading the rest of the directory: what telling
+    an unchanged log costs. None when the log is not laid out so (the full reading then decides);
+    nothing here is checked beyond that, so only a log whose bytes were loaded before may rely on it."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, 2)
+            tail_size = min(size, _END.size + 0xFFFF)
+            fh.seek(size - tail_size)
+            tail = fh.read(tail_size)
+            at = tail.rfind(b"PK\x05\x06")
+            if at < 0:
+                return None
+            _, _, _, _, entries, dir_size, dir_offset, _ = _END.unpack_from(tail, at)
+            if 0xFFFFFFFF in (dir_size, dir_offset) or entries == 0xFFFF:
+                loc = tail.rfind(b"PK\x06\x07", 0, at)
+                if loc < 0:
+                    return None
+                fh.seek(_END64_LOCATOR.unpack_from(tail, loc)[2])
+                record = fh.read(_END64.size)
+                if len(record) < _END64.size or record[:4] != b"PK\x06\x06":
+                    return None
+                dir_size, dir_offset = _END64.unpack(record)[8:10]
+            last = min(dir_size, 1 << 16)
+            fh.seek(dir_offset + dir_size - last)
+            part = fh.read(last)
+            name = HEADER.encode()
+            at = len(part) - _ENTRY.size - len(name)
+            while at >= 0:  # the last entry: the one that ends where the directory ends
+                at = part.rfind(b"PK\x01\x02", 0, at + 4)
+                if at < 0:
+                    return None
+                f = _ENTRY.unpack_from(part, at)
+                if at + _ENTRY.size + f[10] + f[11] + f[12] == len(part):
+                    break
+                at -= 1
+            if at < 0 or part[at + _ENTRY.size: at + _ENTRY.size + f[10]] != name or f[2] & 1:
+                return None
+            method, crc, compressed, inflated, offset = f[4], f[7], f[8], f[9], f[16]
+            if 0xFFFFFFFF in (compressed, inflated, offset):
+                return None
+            fh.seek(offset)
+            fixed = fh.read(_LOCAL_HEADER.size)
+            if len(fixed) < _LOCAL_HEADER.size or fixed[:4] != b"PK\x03\x04":
+                return None
+            local = _LOCAL_HEADER.unpack(fixed)
+            raw = inflate(fh, offset + _LOCAL_HEADER.size + local[-2] + local[-1], method, compressed, inflated, crc,
+                          limits or limits_from_env())
+        header, _, _ = _document(raw, limits or limits_from_env())
+    except (OSError, EOFError, BoundError, ValueError, struct.error, MemoryError):
+        return None
+    return header if isinstance(header, dict) and isinstance(header.get("eval"), dict) else None
+
+
 def sample_member(sid: str, epoch: int) -> str:
     """The member Inspect writes a sample to."""
     return f"{SAMPLES_DIR}{sid}_epoch_{epoch}.json"
@@ -396,6 +535,8 @@ class InspectApiLog:
     """
 
     BATCH = 32
+    #: whether orjson read the sample handed out last
+    exact: bool = False
 
     def __init__(self, path: Path, limits: Limits | None = None) -> None:
         self.path = path
@@ -410,7 +551,16 @@ class InspectApiLog:
     def sample_bytes(self) -> int:
         return self._own.sample_bytes()
 
-    def samples(self) -> Iterator[dict[str, Any]]:
+    def streams(self) -> bool:
+        return self._own.streams()
+
+    def samples(self, for_mapping: bool = False) -> Iterator[dict[str, Any]]:
+        """The samples as Inspect's API reads them (attachments resolved), in reading order; with
+        ``for_mapping`` cut to what the mapping reads (:func:`mapping_sample`)."""
+        out = self._samples()
+        return (mapping_sample(s) for s in out) if for_mapping else out
+
+    def _samples(self) -> Iterator[dict[str, Any]]:
         if isinstance(self._own, JsonLog):  # one document: every sample checked, then Inspect reads it
             yield from self._json_samples([(raw["id"], raw["epoch"]) for raw in self._own.raw_samples()])
             return
@@ -454,7 +604,8 @@ class InspectApiLog:
 
     def _dump(self, sample: Any, key: tuple[SampleId, int]) -> dict[str, Any]:
         try:
-            return _api_json(sample, exclude={"attachments", "events_data"})
+            value, self.exact = _api_json(sample, exclude={"attachments", "events_data"})
+            return value
         except Exception as exc:
             raise self._fail(exc, key) from None
 
@@ -463,10 +614,10 @@ def _line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300]
 
 
-def _api_json(obj: Any, exclude: set[str]) -> dict[str, Any]:
-    """A pydantic object of Inspect's -> the JSON values its log file holds."""
+def _api_json(obj: Any, exclude: set[str]) -> tuple[dict[str, Any], bool]:
+    """A pydantic object of Inspect's -> the JSON values its log file holds (and whether orjson read them)."""
     text = obj.model_dump_json(exclude=exclude, exclude_none=True)
-    return json.loads(text)
+    return parse_json_exact(text)
 
 
 Log = ZipLog | JsonLog | InspectApiLog
@@ -506,3 +657,48 @@ def open_log(path: Path, reader: str = "auto", limits: Limits | None = None) -> 
         f"({', '.join(map(str, sorted(KNOWN_VERSIONS)))}); install inspect-ai to read it through Inspect's API "
         f"(pip install 'agenthop-warehouse[inspect]')"
     )
+
+
+# --------------------------------------------------------------------------------------------
+# reading in a second process
+
+#: a ``.eval`` log of more samples than this is read in a second process (:func:`mapping_samples`)
+PARALLEL_SAMPLES = 1000
+
+
+def mapping_samples(log: Log, reader: str) -> Iterator[dict[str, Any]]:
+    """The log's samples cut to what the mapping reads (``samples(for_mapping=True)``). A ``.eval`` log
+    of more than :data:`PARALLEL_SAMPLES` samples is read (decompressed, checked, parsed, its
+    attachments resolved) by a second process while this one maps and writes the samples before:
+    the same samples, in the same order, with the same errors (docs/inspect.md#speed)."""
+    info = log.info()
+    if not log.streams() or len(info.sample_keys) <= PARALLEL_SAMPLES:
+        return log.samples(for_mapping=True)
+    return _read_elsewhere(info.path, reader)
+
+
+def _read_elsewhere(path: Path, reader: str) -> Iterator[dict[str, Any]]:
+    import subprocess
+    import sys
+
+    from . import inspect_reader_process as worker
+
+    # a process of its own (not multiprocessing's, which would start by importing the caller's script)
+    proc = subprocess.Popen([sys.executable, "-m", worker.__name__, str(path), reader],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    try:
+        for kind, payload in worker.frames(proc.stdout):
+            if kind == worker.ERROR:
+                raise IngestError(payload.decode("utf-8", "replace"))
+            if kind == worker.END:
+                return
+            # orjson's text where orjson writes the sample back exactly, else a pickle
+            yield orjson.loads(payload) if kind == worker.JSON else pickle.loads(payload)
+        proc.wait()
+        raise IngestError(f"{path}: the process reading the log ended early (exit code {proc.returncode})")
+    finally:
+        proc.stdout.close()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()

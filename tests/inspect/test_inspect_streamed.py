@@ -1,21 +1,29 @@
-"""Inspect logs mapped in batches (docs/inspect.md#memory): the same tables as mapping a log whole,
-and an import larger than the memory allows refused before it is read."""
+"""Inspect logs mapped in batches and streamed into the write transaction (docs/inspect.md#memory): the
+same tables as mapping a log whole, a failure half-way through a log leaves the warehouse as it was, and
+a log read whole (``.json``) larger than the memory allows is refused before it is read."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import inspect_fixtures as fx  # noqa: E402
 from inspect_fixtures import inspect_logs  # noqa: E402,F401  (the session's logs)
 import inspect_corpus  # noqa: E402
 
-from agenthop.ingest.sources import inspect_bounds, inspect_import  # noqa: E402
+from agenthop.ingest import core  # noqa: E402
+from agenthop.ingest.conform import IngestError  # noqa: E402
+from agenthop.ingest.sources import inspect_bounds, inspect_import, inspect_map, inspect_read  # noqa: E402
+from agenthop.schemas.trajectory import KEYS  # noqa: E402
 
 BIN = Path(sys.executable).parent
 MiB = 1 << 20
@@ -80,17 +88,151 @@ def test_available_memory_reads_meminfo(tmp_path: Path) -> None:
     assert inspect_bounds.available_memory(str(tmp_path / "absent")) is None
 
 
-def test_an_import_past_the_budget_is_refused_before_it_is_read(corpus_log: Path, tmp_path: Path) -> None:
+def _json_log(src: Path, dst: Path) -> Path:
+    """The .eval log ``src`` as an older .json log (one document, read whole)."""
+    members = dict(fx.eval_members(src))
+    doc = {**members["header.json"], "samples": [v for n, v in members.items() if n.startswith("samples/")]}
+    dst.write_text(json.dumps(doc))
+    return dst
+
+
+def test_a_log_read_whole_past_the_budget_is_refused_before_it_is_read(corpus_log: Path, tmp_path: Path) -> None:
+    whole = _json_log(corpus_log, tmp_path / "dojo.json")  # 40 samples: more than 1 MiB of JSON
     db = tmp_path / "w.duckdb"
     env = dict(os.environ, AGENTHOP_INSPECT_MAX_IMPORT_MB="1")
     proc = subprocess.run([str(BIN / "agenthop-ingest"), "--db", str(db), "--inspect-reader", "builtin",
-                           "--inspect-log", str(corpus_log)], capture_output=True, text=True, env=env)
-    assert proc.returncode != 0
+                           "--inspect-log", str(whole)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr
-    assert str(corpus_log) in lines[0] and "AGENTHOP_INSPECT_MAX_IMPORT_MB" in lines[0]
+    assert str(whole) in lines[0] and "AGENTHOP_INSPECT_MAX_IMPORT_MB" in lines[0]
     assert not db.exists()  # no half-written warehouse
+    # the same samples in a .eval log are streamed: not held, so the budget does not apply
     ok = subprocess.run([str(BIN / "agenthop-ingest"), "--db", str(db), "--inspect-reader", "builtin",
-                         "--inspect-log", str(corpus_log), "--quiet"], capture_output=True, text=True,
-                        env=dict(env, AGENTHOP_INSPECT_MAX_IMPORT_MB="100"))
+                         "--inspect-log", str(corpus_log), "--quiet"], capture_output=True, text=True, env=env)
     assert ok.returncode == 0, ok.stderr
+
+
+def _ordered(con: duckdb.DuckDBPyConnection, name: str, run_ids: list[str]) -> list[dict]:
+    cols = [c for (c,) in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = 'raw' AND table_name = ? "
+        "AND column_name NOT IN ('_partial', '_source') ORDER BY ordinal_position", [name]).fetchall()]
+    cur = con.execute(f"SELECT {', '.join(cols)} FROM raw.{name} WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+                      f"ORDER BY {', '.join(KEYS[name])}", [run_ids])
+    return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+
+@pytest.mark.parametrize("elsewhere", [False, True], ids=["one-process", "read-in-a-second-process"])
+def test_the_streamed_import_writes_the_tables_of_the_one_batch_mapping(
+        corpus_log: Path, inspect_logs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, elsewhere: bool) -> None:  # noqa: F811
+    logs = [corpus_log, *inspect_logs.eval_logs, inspect_logs.agentdojo]
+    expected = {log: inspect_import.read_log(log, reader="builtin", batch=WHOLE) for log in logs}
+    read_elsewhere = inspect_read._read_elsewhere
+    if elsewhere:  # every .eval log read by a second process, as a large one is
+        monkeypatch.setattr(inspect_read, "PARALLEL_SAMPLES", 0)
+    started: list[Path] = []
+    monkeypatch.setattr(inspect_read, "_read_elsewhere", lambda p, r: started.append(p) or read_elsewhere(p, r))
+    streamed: list[str] = []
+    stream = core._EarlyWrite.stream
+
+    def counted(self: core._EarlyWrite, batch: inspect_import.StreamedBatch) -> None:
+        streamed.append(batch.run_id)
+        stream(self, batch)
+
+    monkeypatch.setattr(core._EarlyWrite, "stream", counted)
+    monkeypatch.setattr(inspect_map, "BATCH", 3)
+    db = tmp_path / "w.duckdb"
+    result = core.run_ingest(db, inspect_logs=logs, inspect_reader="builtin")
+    assert result.run_actions["inserted"] == 6
+    assert streamed.count(next(rd.run_id for rd in expected[corpus_log].runs)) == 14  # 40 samples, 3 a batch
+    assert started == ([log.resolve() for log in logs if log.suffix == ".eval"] if elsewhere else [])
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        for log, lt in expected.items():
+            run_ids = [rd.run_id for rd in lt.runs]
+            for name in inspect_import.RUN_TABLE_NAMES:
+                whole = pa.concat_tables([rd.tables[name] for rd in lt.runs])
+                rows = sorted(whole.to_pylist(), key=lambda r: tuple(r[k] for k in KEYS[name]))
+                written = _ordered(con, name, run_ids)
+                assert [{k: r[k] for k in written[0]} for r in rows] == written, (log.name, name)
+                assert result.rows[name] >= whole.num_rows
+            # the corpus log and the AgentDojo-shaped log are of one task: its items and metrics are both logs'
+            items = set(con.execute("SELECT sample_id, input, target, metadata_json FROM raw.inspect_items "
+                                    "WHERE benchmark = ?", [lt.benchmark]).fetchall())
+            assert {(r["sample_id"], r["input"], r["target"], r["metadata_json"]) for r in lt.items.to_pylist()} <= items
+            metrics = set(con.execute("SELECT metric, kind FROM raw.metric_defs WHERE benchmark = ?",
+                                      [lt.benchmark]).fetchall())
+            assert {(m["metric"], m["kind"]) for m in lt.metric_defs} <= metrics
+    finally:
+        con.close()
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("elsewhere", [False, True], ids=["one-process", "read-in-a-second-process"])
+def test_a_bad_sample_after_streamed_batches_leaves_the_warehouse_as_it_was(
+        corpus_log: Path, inspect_logs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, elsewhere: bool) -> None:  # noqa: F811
+    if elsewhere:
+        monkeypatch.setattr(inspect_read, "PARALLEL_SAMPLES", 0)
+    members = fx.eval_members(corpus_log)
+    samples = [i for i, (name, _) in enumerate(members) if name.startswith("samples/")]
+    bad_name, bad = members[samples[30]]  # after ten batches of three have gone into the transaction
+    members[samples[30]] = (bad_name, {**bad, "total_time": "soon"})
+    bad_log = fx.write_eval(tmp_path / "bad.eval", members)
+    monkeypatch.setattr(inspect_map, "BATCH", 3)
+    db = tmp_path / "w.duckdb"
+    core.run_ingest(db, inspect_logs=[inspect_logs.agentdojo], inspect_reader="builtin")
+    before = _sha(db)
+    with pytest.raises(IngestError) as err:
+        core.run_ingest(db, inspect_logs=[bad_log], inspect_reader="builtin")
+    message = str(err.value)
+    assert "\n" not in message and str(bad_log) in message and "total_time" in message
+    assert _sha(db) == before  # the existing warehouse, byte for byte
+    fresh = tmp_path / "new.duckdb"
+    with pytest.raises(IngestError):
+        core.run_ingest(fresh, inspect_logs=[bad_log], inspect_reader="builtin")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.eval", "w.duckdb"]  # nothing of the new one
+
+
+@pytest.mark.parametrize("reader", ["builtin", "inspect"])
+def test_a_second_process_reads_the_samples_the_reader_reads_in_one(corpus_log: Path, reader: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    if reader == "inspect":
+        pytest.importorskip("inspect_ai")
+    here = inspect_import.read_log(corpus_log, reader=reader, batch=WHOLE)  # 40 samples: read in this process
+    monkeypatch.setattr(inspect_read, "PARALLEL_SAMPLES", 0)
+    elsewhere = inspect_import.read_log(corpus_log, reader=reader, batch=WHOLE)
+    assert [rd.run_id for rd in elsewhere.runs] == [rd.run_id for rd in here.runs]
+    for a, b in zip(here.runs, elsewhere.runs):
+        for name, table in a.tables.items():
+            assert b.tables[name].to_pylist() == table.to_pylist(), (reader, name)
+    assert elsewhere.items.to_pylist() == here.items.to_pylist()
+
+
+def test_an_unchanged_log_is_told_from_its_hash_and_header_alone(corpus_log: Path, inspect_logs, tmp_path: Path,  # noqa: F811
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = [corpus_log, inspect_logs.eval_logs[0]]  # the corpus generator's and one Inspect wrote
+    for log in logs:
+        header = inspect_read.finished_header(log)
+        assert header is not None and header == inspect_read.ZipLog(log).info().header
+    assert inspect_read.finished_header(fx.still_running(inspect_logs.eval_logs[0], tmp_path / "running.eval")) is None
+    db = tmp_path / "w.duckdb"
+    core.run_ingest(db, inspect_logs=logs, inspect_reader="builtin")
+    opened: list[Path] = []
+    open_log = inspect_read.open_log
+    monkeypatch.setattr(inspect_read, "open_log", lambda p, *a: opened.append(p) or open_log(p, *a))
+    again = core.run_ingest(db, inspect_logs=logs, inspect_reader="builtin")
+    assert again.run_actions["unchanged"] == 3 and not again.run_actions["inserted"]
+    assert opened == []  # neither log's ZIP directory was read
+    # a run of the log no longer loaded: the log is read again, and the run loaded
+    con = duckdb.connect(str(db))
+    run_id = con.execute("SELECT run_id FROM raw.runs WHERE _source = ? ORDER BY run_id LIMIT 1",
+                         [str(inspect_logs.eval_logs[0].resolve())]).fetchall()[0][0]
+    for name in inspect_import.RUN_TABLE_NAMES:
+        con.execute(f"DELETE FROM raw.{name} WHERE run_id = ?", [run_id])
+    con.close()
+    third = core.run_ingest(db, inspect_logs=logs, inspect_reader="builtin")
+    assert opened == [inspect_logs.eval_logs[0].resolve()]
+    assert third.run_actions["inserted"] == 1 and third.run_actions["unchanged"] == 2
