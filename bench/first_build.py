@@ -9,6 +9,9 @@ and builds every node from nothing:
   slowest nodes) comes from that build's run_results.json.
 - ``dbt_first_startup_<label>``: ``dbt run`` of an empty selection on the same fresh state: parsing
   the project and dbt's fixed start-up, nothing built.
+- ``dbt_first_parse_<label>``: ``dbt parse`` on the same fresh state, with where the parse spends its
+  time (dbt's perf_info.json: macros, each parser, models parsed without rendering their Jinja); the
+  rest of its wall time is importing dbt and writing the manifest.
 - ``dbt_first_same_scope_<label>``: ``dbt run`` of the three marts bench/handwritten.sql computes and
   their upstream models (no tests), fresh too; compared with the hand-written query both with and
   without the start-up above.
@@ -65,6 +68,43 @@ def dbt_profile(run_results: Path) -> dict[str, object]:
         "by_type": {t: {"nodes": len(v), "seconds": round(sum(v), 2)} for t, v in sorted(by_type.items())},
         "slowest": {res["unique_id"].split(".")[-1]: round(float(res["execution_time"]), 2) for res in slowest},
     }
+
+
+def parse_profile(perf_info: Path) -> dict[str, object]:
+    """Where dbt's parse of the project spends its time, from its perf_info.json: seconds of the whole
+    load, of the macros and of each parser of the project (with the files it parsed), and how many
+    models dbt's static parser read without rendering their Jinja."""
+    try:
+        info = json.loads(perf_info.read_text())
+    except (OSError, ValueError):
+        return {}
+    parsers: dict[str, dict[str, float]] = {}
+    for project in info.get("projects", []):
+        for p in project.get("parsers", []):
+            got = parsers.setdefault(p["parser"], {"seconds": 0.0, "files": 0})
+            got["seconds"] = round(got["seconds"] + float(p["elapsed"]), 2)
+            got["files"] += int(p["parsed_path_count"])
+    return {
+        "load_all_s": round(float(info.get("load_all_elapsed", 0.0)), 2),
+        "macros_s": round(float(info.get("load_macros_elapsed", 0.0)), 2),
+        "project_s": round(float(info.get("parse_project_elapsed", 0.0)), 2),
+        "parsers": parsers,
+        "static_models": f"{info.get('static_analysis_parsed_path_count', 0)} of "
+                         f"{info.get('static_analysis_path_count', 0)}",
+    }
+
+
+def parse_summary(profile: dict[str, object], wall_s: float) -> str:
+    """One line for the bench table: the parse's phases against the command's wall time."""
+    if not profile:
+        return ""
+    parsers = profile["parsers"]
+    assert isinstance(parsers, dict)
+    each = ", ".join(f"{name} {v['seconds']} s ({v['files']} files)" for name, v in sorted(parsers.items()))
+    rest = round(wall_s - float(profile["load_all_s"]), 2)  # type: ignore[arg-type]
+    return (f"parse {profile['load_all_s']} s: macros {profile['macros_s']} s, project {profile['project_s']} s "
+            f"({each}); {profile['static_models']} models read without rendering; {rest} s importing dbt, "
+            "writing the manifest and the rest")
 
 
 def handwritten_query(runs_dir: Path, db: Path, keep: Path | None = None) -> tuple[float, dict[str, int]]:
@@ -133,6 +173,9 @@ def measure(label: str, fresh_db: Path, runs_dir: Path, work: Path, env: dict[st
                        profile=dbt_profile(target / "run_results.json"))
     startup, _, _ = _fresh(f"dbt_first_startup_{label}", ["run", "--select", "tag:__none__"], fresh_db, work, env,
                            repeats)
+    parse, _, parse_target = _fresh(f"dbt_first_parse_{label}", ["parse"], fresh_db, work, env, repeats)
+    parse.extra["parse"] = parse_profile(parse_target / "perf_info.json")
+    parse.extra["summary"] = parse_summary(parse.extra["parse"], parse.wall_s)  # type: ignore[arg-type]
     scope, _, _ = _fresh(f"dbt_first_same_scope_{label}", ["run", "--select", *HANDWRITTEN_MARTS], fresh_db, work,
                          env, repeats)
     repeat_runs = [run_stage(f"dbt_repeat_build_{label}",
@@ -152,7 +195,7 @@ def measure(label: str, fresh_db: Path, runs_dir: Path, work: Path, env: dict[st
         stage.extra["minus_startup_s"] = round(net, 3)
         stage.extra["ratio_to_handwritten"] = round(net / hw_wall, 2) if hw_wall > 0 else None
         stage.extra["wall_ratio_to_handwritten"] = round(stage.wall_s / hw_wall, 2) if hw_wall > 0 else None
-    return [build, startup, scope, repeat, hand]
+    return [build, startup, parse, scope, repeat, hand]
 
 
 def verdicts(results: list[StageResult]) -> list[str]:

@@ -70,3 +70,33 @@ def test_first_build_verdicts() -> None:
     assert first_build.verdicts([build, scope, fine]) == [
         "dbt_first_build_1x: 12.5 s > 12 s", "dbt_first_same_scope_1x: 3.2x the hand-written query (> 3x)"]
     assert first_build.verdicts([_stage("dbt_first_build_1x", 11.0)]) == []
+
+
+def test_parse_profile_from_perf_info(tmp_path: Path) -> None:
+    """The parse row of the first-build bench reads dbt's perf_info.json: the load's phases, each parser
+    summed over the projects, and the models the static parser read."""
+    import json
+
+    perf = tmp_path / "perf_info.json"
+    perf.write_text(json.dumps({
+        "static_analysis_path_count": 10, "static_analysis_parsed_path_count": 4,
+        "load_macros_elapsed": 1.25, "parse_project_elapsed": 3.5, "load_all_elapsed": 5.0,
+        "projects": [
+            {"project_name": "agenthop", "parsers": [
+                {"parser": "model", "elapsed": 1.5, "parsed_path_count": 10},
+                {"parser": "test", "elapsed": 2.0, "parsed_path_count": 3}]},
+            {"project_name": "dbt", "parsers": [{"parser": "doc", "elapsed": 0.004, "parsed_path_count": 1}]},
+        ],
+    }))
+    profile = first_build.parse_profile(perf)
+    assert profile == {
+        "load_all_s": 5.0, "macros_s": 1.25, "project_s": 3.5, "static_models": "4 of 10",
+        "parsers": {"model": {"seconds": 1.5, "files": 10}, "test": {"seconds": 2.0, "files": 3},
+                    "doc": {"seconds": 0.0, "files": 1}},
+    }
+    # 8.0 s of wall time, 5.0 s of it the load: 3.0 s for the rest
+    assert first_build.parse_summary(profile, 8.0) == (
+        "parse 5.0 s: macros 1.25 s, project 3.5 s (doc 0.0 s (1 files), model 1.5 s (10 files), test 2.0 s "
+        "(3 files)); 4 of 10 models read without rendering; 3.0 s importing dbt, writing the manifest and the rest")
+    assert first_build.parse_profile(tmp_path / "missing.json") == {}
+    assert first_build.parse_summary({}, 8.0) == ""

@@ -280,12 +280,3 @@ create table if not exists {{ incremental_state_relation() }} (
     {%- endset -%}
     {{ return(test_sql) }}
 {%- endmacro %}
-
-{#- Column and table comments (persist_docs) are written when a table is created; an incremental build
-    that only adds rows to an existing table leaves them as they are. -#}
-{% macro duckdb__persist_docs(relation, model, for_relation, for_columns) -%}
-    {%- if model.config.materialized == 'incremental' and incremental_plan().mode == 'runs' -%}
-        {{ return('') }}
-    {%- endif -%}
-    {{ return(default__persist_docs(relation, model, for_relation, for_columns)) }}
-{%- endmacro %}

@@ -25,6 +25,10 @@
           and node_recorded_version(this.identifier) == node_version() -%}
         {{ return(node_unchanged(existing_relation)) }}
     {%- endif -%}
+    {#- a view that does not exist yet is created under its own name (fresh_relations.sql) -#}
+    {%- if existing_relation is none -%}
+        {{ return(view_create_new(this.incorporate(type='view'))) }}
+    {%- endif -%}
     {{ return(dbt.materialization_view_default()) }}
 {% endmaterialization %}
 

@@ -25,6 +25,10 @@
             {{ return(table_in_place(existing_relation, sql, wanted)) }}
         {%- endif -%}
     {%- endif -%}
+    {#- a table that does not exist yet is created under its own name (fresh_relations.sql) -#}
+    {%- if model.language == 'sql' and existing_relation is none -%}
+        {{ return(table_create_new(this.incorporate(type='table'))) }}
+    {%- endif -%}
     {#- dbt-duckdb's own (the adapter's macros are in the `dbt` namespace) -#}
     {{ return(dbt.materialization_table_duckdb()) }}
 {% endmaterialization %}
@@ -253,8 +257,17 @@
     hands over to dbt's own check, which raises its error on a mismatch. -#}
 {% macro table_in_place_assert_contract(sql, wanted) -%}
     {%- if not contract_holds(wanted) -%}
-        {%- do get_assert_columns_equivalent(sql) -%}
+        {%- do assert_columns_equivalent(sql) -%}
     {%- endif -%}
+{%- endmacro %}
+
+{#- Every contract check of a SQL model (tables, incremental models and views, new or in place) goes
+    through this: contract_holds first, dbt's own check (and its error) on any doubt. -#}
+{% macro duckdb__get_assert_columns_equivalent(sql) -%}
+    {%- if model is defined and model is not none and model.get('language', 'sql') == 'sql' -%}
+        {{ return(table_in_place_assert_contract(sql, get_column_schema_from_query(sql))) }}
+    {%- endif -%}
+    {{ return(assert_columns_equivalent(sql)) }}
 {%- endmacro %}
 
 {% macro contract_holds(wanted) -%}
