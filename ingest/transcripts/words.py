@@ -1,8 +1,9 @@
 """The word index: which units hold which words, so that a search for a literal reads only those units
 (docs/search.md#word-index).
 
-A unit's words are the pieces of its lowercased text between spaces, tabs and line breaks (``tokens``
-below; punctuation stays attached: ``error:`` is a word). The index stores, in schema ``search``:
+A unit's words are the runs of its lowercased text between spaces, tabs, line breaks and the commonest
+punctuation (``.,:;"``: :data:`SEPARATORS`); other characters belong to words (``error's``, ``é``,
+``{x}``). The index stores, in schema ``search``:
 
 - ``vocab``: every word seen (``token``), the number of units holding it (``n_units``) and whether
   it is ``common``;
@@ -14,7 +15,8 @@ every unit holding a word that is not common has its posting. A word only ever b
 back, so the invariant survives incremental updates.
 
 A search for a literal (plain text, or the parts a regular expression requires: :func:`regex_literals`)
-cuts it into pieces the same way (:func:`pieces`: ASCII only, three characters or more). A piece lies
+cuts it into pieces (:func:`pieces`: runs of printable ASCII characters between separators, three
+characters or more). A piece lies
 inside one word of every unit that contains it, so the units holding a word that contains the piece
 are a superset of the units that match; when no such word is common, search tests its text
 criterion on those units only (:func:`candidates`), with exactly the same result as the full scan. A
@@ -28,29 +30,39 @@ from typing import Any
 
 import duckdb
 
-#: A word held by more than this share of the units is common (not posted).
-COMMON_SHARE = 0.03
+#: A word held by more than this share of the units is common (not posted): 1 in 64.
+COMMON_SHARE = 1 / 64
 #: Below this many units no word is called common (every word is posted).
 MIN_UNITS_FOR_COMMON = 2_000
 #: One unit in this many is read to guess, before posting a batch, which of its words are common.
 SAMPLE_EVERY = 16
 #: Pieces shorter than this are not looked up (too many words contain them).
 MIN_PIECE = 3
-#: The characters between words (a space, a tab, a line feed, a carriage return).
-SEPARATORS = " \t\n\r"
+#: The characters between words (replacing a few characters is much cheaper than translating many).
+SEPARATORS = " \t\n\r.,:;\""
 
-_SPLIT = re.compile("[^\x21-\x7e]+")  # what is not a printable ASCII character other than the space
+#: What ends a piece: a separator, or any character that is not printable ASCII (whose case folding
+#: could differ between lowercasing and RE2: the pieces are looked up in lowercased words).
+_SPLIT = re.compile("[^\x21-\x7e]|[" + re.escape(SEPARATORS) + "]")
 
 
 def tokens_sql(relation: str) -> str:
     """SELECT (uid, token) of the words of the units in ``relation`` (columns ``uid`` and ``text``)."""
-    return (f"SELECT uid, token FROM (SELECT uid, unnest(string_split(translate(lower(text), "
-            f"chr(9) || chr(10) || chr(13), '   '), ' ')) AS token FROM {relation}) WHERE token <> ''")
+    spaced = "lower(text)"
+    for ch in SEPARATORS[1:]:
+        spaced = f"replace({spaced}, {_sql_char(ch)}, ' ')"
+    return (f"SELECT uid, token FROM (SELECT uid, unnest(string_split({spaced}, ' ')) AS token FROM {relation}) "
+            f"WHERE token <> ''")
+
+
+def _sql_char(ch: str) -> str:
+    return f"chr({ord(ch)})" if not ch.isprintable() else "'" + ch.replace("'", "''") + "'"
 
 
 def pieces(literal: str) -> list[str]:
-    """The parts of ``literal`` a word index can look up: its runs of printable ASCII characters without
-    a space (any other character ends a run), :data:`MIN_PIECE` or longer, longest first."""
+    """The parts of ``literal`` a word index can look up: its runs of printable ASCII characters between
+    separators (any other character ends a run too), :data:`MIN_PIECE` or longer, longest first. Each
+    lies inside one word of any text that contains the literal, whatever the case of either."""
     found = [p for p in _SPLIT.split(literal) if len(p) >= MIN_PIECE]
     return sorted(set(found), key=lambda p: (-len(p), p))
 
