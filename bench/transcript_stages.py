@@ -67,7 +67,10 @@ MAX_RSS_MIB = 2048.0
 
 
 def label(transcripts: int) -> str:
-    return f"tx{transcripts // 1000}k" if transcripts % 1_000_000 else f"tx{transcripts // 1_000_000}m"
+    """``tx100k``, ``tx1m``, ``tx400``: the stages' prefix at that size."""
+    if transcripts and transcripts % 1_000_000 == 0:
+        return f"tx{transcripts // 1_000_000}m"
+    return f"tx{transcripts // 1000}k" if transcripts and transcripts % 1000 == 0 else f"tx{transcripts}"
 
 
 def target(name: str, transcripts: int) -> float | None:

@@ -17,6 +17,7 @@ def _result(name: str, wall: float, transcripts: int, rss: float = 100.0, rc: in
 
 def test_labels_and_targets_per_size() -> None:
     assert ts.label(100_000) == "tx100k" and ts.label(1_000_000) == "tx1m" and ts.label(300_000) == "tx300k"
+    assert ts.label(400) == "tx400" and ts.label(2_500_000) == "tx2500k"
     assert ts.target("tx100k_search_regex_any_warm", 100_000) == 2
     assert ts.target("tx1m_search_regex_any_warm", 1_000_000) == 10
     assert ts.target("tx100k_search_sequence_cold", 100_000) == 30
