@@ -32,6 +32,9 @@ SCHEMA = "search"
 VERSION = "3"
 #: About this many messages are indexed per batch (one statement each; memory follows the batch).
 BATCH_MESSAGES = 400_000
+#: DuckDB's memory limit while ``--reindex`` runs: past it DuckDB writes to disk rather than keep every
+#: page it read or wrote, so a rebuild's memory stays this size whatever the warehouse's.
+REINDEX_MEMORY = "1GB"
 
 #: The order units are written in: a search of one source or role (assistant messages) reads only the
 #: row groups that hold it (DuckDB skips the others by their min/max), and within them a run's items
@@ -232,6 +235,7 @@ def reindex_warehouse(db: Path) -> SyncResult:
         raise IngestError(f"warehouse {db} does not exist")
     try:
         with open_warehouse(db) as con:
+            con.execute(f"SET memory_limit = '{REINDEX_MEMORY}'")
             state = read_state(con, db)
             if not state.has_layout:
                 raise IngestError(f"warehouse {db} has no runs loaded: nothing to index")
