@@ -30,8 +30,8 @@ from typing import Any
 
 import duckdb
 
-#: A word held by more than this share of the units is common (not posted): 1 in 64.
-COMMON_SHARE = 1 / 64
+#: A word held by more than this share of the units is common (not posted): 1 in 50.
+COMMON_SHARE = 1 / 50
 #: Below this many units no word is called common (every word is posted).
 MIN_UNITS_FOR_COMMON = 2_000
 #: One unit in this many is read to guess, before posting a batch, which of its words are common.
