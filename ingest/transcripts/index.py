@@ -95,17 +95,26 @@ def relation(con: duckdb.DuckDBPyConnection, condition: str = "", candidates: st
     tested in each table's scan where the index is read, and with ``candidates`` (a relation of ``uid``s
     the word index gave: :func:`words.candidates`) only among those. Also: how many times the condition
     occurs in the SQL (its parameters are given that many times, in order)."""
+    if candidates:  # the candidates' units, read by text_candidates: the condition is tested on those only
+        where = f" WHERE {condition.format(text='text')}" if condition else ""
+        return f"(SELECT * FROM {candidates}_units{where})", 1 if condition else 0
     if is_current(con):
-        return f"({indexed_units_sql(SCHEMA, condition, candidates)})", 2 if condition else 0
+        return f"({indexed_units_sql(SCHEMA, condition)})", 2 if condition else 0
     if condition:
         return f"(SELECT * FROM ({units_sql()}) WHERE {condition.format(text='text')})", 1
     return f"({units_sql()})", 0
 
 
 def text_candidates(con: duckdb.DuckDBPyConnection, text: str, regex: bool, table: str) -> bool:
-    """Temp table ``table`` of the ``uid``s of the units that may hold ``text`` (words.py), when the index
-    is current and its word index can narrow the search; False (scan every unit) otherwise."""
-    return is_current(con) and words.candidates(con, SCHEMA, text, regex, table)
+    """Temp table ``table`` of the ``uid``s of the units that may hold ``text`` (words.py), and ``<table>_units``
+    of those units, when the index is current and its word index can narrow the search; False (scan every
+    unit) otherwise. The units are read first, by their number alone (so DuckDB decompresses the text
+    of those rows only), and the text criterion is tested on them afterwards: given in the same query,
+    DuckDB would test it in the scan of every unit, before the join that keeps the candidates."""
+    if not (is_current(con) and words.candidates(con, SCHEMA, text, regex, table)):
+        return False
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {table}_units AS {indexed_units_sql(SCHEMA, '', table)}")
+    return True
 
 
 def _create(con: duckdb.DuckDBPyConnection) -> None:

@@ -384,6 +384,7 @@ class _Search:
     def close(self) -> None:
         self.con.execute("DROP TABLE IF EXISTS __search_hits")
         self.con.execute("DROP TABLE IF EXISTS __search_candidates")
+        self.con.execute("DROP TABLE IF EXISTS __search_candidates_units")
         self.con.execute("DROP TABLE IF EXISTS __search_page")
 
     def n_matches(self) -> int:

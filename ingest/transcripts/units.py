@@ -121,8 +121,8 @@ def indexed_units_sql(schema: str, condition: str = "", candidates: str = "") ->
     """Every unit, read through the index in ``schema``: its two tables of units (tool outputs apart).
     With ``condition`` (SQL with ``{text}`` where the unit's text goes) only the units whose text
     satisfies it, tested in each table's scan; with ``candidates`` (a relation of ``uid``s) only
-    those units are read and tested: their ``uid`` is the scan's one filter column, so the text of
-    the others is not even decompressed."""
+    those units are read: their ``uid`` is the scans' one filter, so the text of the others is not
+    even decompressed (give no condition with it: DuckDB would test that in the scans, on every unit)."""
     names = ", ".join(name for name, _ in COLUMNS)
     where = f" WHERE {condition.format(text='text')}" if condition else ""
     if candidates:
