@@ -253,8 +253,9 @@ def _word_index_agrees(db: Path) -> int:
     narrowed = 0
     try:
         for text, regex, case in WORD_INDEX_QUERIES:
-            q = TranscriptQuery(text=text, regex=regex, case_sensitive=case, limit=None)
-            assert find_matches(con, q) == find_matches(con, q, use_word_index=False), text
+            for role in ("any", "tool", "assistant"):
+                q = TranscriptQuery(text=text, regex=regex, case_sensitive=case, role=role, limit=None)
+                assert find_matches(con, q) == find_matches(con, q, use_word_index=False), (text, role)
             if index.text_candidates(con, text, regex, "__check"):
                 narrowed += 1
                 con.execute("DROP TABLE __check")

@@ -105,7 +105,7 @@ def relation(con: duckdb.DuckDBPyConnection, condition: str = "", candidates: st
     return f"({units_sql()})", 0
 
 
-def text_candidates(con: duckdb.DuckDBPyConnection, text: str, regex: bool, table: str) -> bool:
+def text_candidates(con: duckdb.DuckDBPyConnection, text: str, regex: bool, table: str, role: str = "any") -> bool:
     """Temp table ``table`` of the ``uid``s of the units that may hold ``text`` (words.py), and ``<table>_units``
     of those units, when the index is current and its word index can narrow the search; False (scan every
     unit) otherwise. The units are read first, by their number alone (so DuckDB decompresses the text
@@ -113,7 +113,9 @@ def text_candidates(con: duckdb.DuckDBPyConnection, text: str, regex: bool, tabl
     DuckDB would test it in the scan of every unit, before the join that keeps the candidates."""
     if not (is_current(con) and words.candidates(con, SCHEMA, text, regex, table)):
         return False
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {table}_units AS {indexed_units_sql(SCHEMA, '', table)}")
+    keep = "" if role == "any" else " WHERE role = ?"  # only the units of the role searched (``role``)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {table}_units AS SELECT * FROM ({indexed_units_sql(SCHEMA, '', table)})"
+                f"{keep}", [] if role == "any" else [role])
     return True
 
 

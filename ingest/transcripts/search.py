@@ -364,7 +364,7 @@ class _Search:
         if q.text is not None:  # the text is tested in the scans of the tables that hold it, before any join
             condition, value = _text_condition(q)
             # the word index narrows the units to test to those holding the literal's words, when it can
-            narrowed = use_word_index and index.text_candidates(con, q.text, q.regex, "__search_candidates")
+            narrowed = use_word_index and index.text_candidates(con, q.text, q.regex, "__search_candidates", q.role)
             text_units, n = index.relation(con, condition, "__search_candidates" if narrowed else "")
             ctes.append(in_scope("text_units", text_units))
             params += [value] * n
