@@ -7,10 +7,9 @@ query over the Parquet files (bench/handwritten.sql) that computes model_summary
 and tool_transitions directly (bench/first_build.py) -> reports (compare, leaderboard, reruns); then
 the same at 10x via replicates.
 
-The search stage (bench/search_bench.py) times transcript search over a seeded corpus of 100,000
-transcripts (bench/transcript_corpus.py); its figures also go to bench/results/search_latest.json. The
-scan stage (bench/scan_bench.py) then runs a pattern scanner, a sql scanner and the pattern scanner again
-(nothing to do) over the same corpus.
+The transcript stages (bench/transcript_stages.py) take a seeded corpus of 100,000 transcripts
+(bench/transcript_corpus.py; 1,000,000 more with --large, `make bench-large`) through its search index,
+dbt builds, an everyday ingest, searches cold and warm, a pattern scanner and the site.
 
 The short stages (ingest, dbt, the hand-written query, reports) are run three times and the fastest is kept, because
 a shared 2-core VM is noisy; all wall times are in the JSON.
@@ -40,8 +39,7 @@ import reports as reports_bench  # noqa: E402
 import paper as paper_bench  # noqa: E402
 import sciexplore as sciexplore_bench  # noqa: E402
 import incremental as incremental_bench  # noqa: E402
-import search_bench  # noqa: E402
-import scan_bench  # noqa: E402
+import transcript_stages  # noqa: E402
 from reference_import import reference_stages, verdicts as reference_verdicts  # noqa: E402
 from inspect_import import inspect_stages  # noqa: E402
 import first_build  # noqa: E402
@@ -192,6 +190,9 @@ def markdown(info: dict[str, object], results: list[StageResult], missed: list[s
     for r in results:
         target = TARGETS.get(r.name)
         tgt = ""
+        if r.name.startswith("tx") and transcript_stages.target(r.name, int(r.extra.get("transcripts", 0))):
+            tgt = f"≤ {transcript_stages.target(r.name, int(r.extra['transcripts'])):.0f} s, " \
+                  f"≤ {transcript_stages.MAX_RSS_MIB:.0f} MiB"
         if target:
             tgt = f"≤ {target[0]} s" + (f", ≤ {target[1]} MiB" if target[1] else "") + (
                 f", ≤ {target[2] // (1024 * 1024)} MB" if target[2] else "")
@@ -205,6 +206,8 @@ def markdown(info: dict[str, object], results: list[StageResult], missed: list[s
         if isinstance(r.extra.get("profile"), dict) and r.extra["profile"].get("by_type"):
             out.append("profile: " + ", ".join(f"{t} {v['nodes']} nodes {v['seconds']} s"
                                                for t, v in r.extra["profile"]["by_type"].items()))
+        if r.extra.get("n_matches") is not None:
+            out.append(f"{int(r.extra['n_matches']):,} matches")
         if "summary" in r.extra:
             out.append(str(r.extra["summary"]))
         if "ratio_to_handwritten" in r.extra:
@@ -241,7 +244,8 @@ def main() -> int:
     ap.add_argument("--items", type=int, default=1011)
     ap.add_argument("--skip-10x", action="store_true")
     ap.add_argument("--large", action="store_true",
-                    help="the Inspect import at 200,000 samples instead of an extrapolation from 8,000 (make bench-large)")
+                    help="the Inspect import at 200,000 samples instead of an extrapolation from 8,000, and the "
+                         "transcript stages at 1,000,000 transcripts too (make bench-large)")
     ap.add_argument("--no-readme", action="store_true")
     args = ap.parse_args()
     work = Path(args.work)
@@ -264,17 +268,17 @@ def main() -> int:
     results += sciexplore_bench.measure(work / "sciexplore", env, REPEATS)  # 13 systems x 4 replicates
     results += harness_real.run(work / "harness_real")
     results += incremental_bench.measure(work / "incremental", bench_dir, env)  # 95 runs + 1
-    searched = search_bench.measure(work / "search")  # transcript search over 100,000 transcripts
-    search_bench.write_results(searched, search_bench.DEFAULT_TRANSCRIPTS)
-    results += searched
-    results += scan_bench.measure(work / "scan", corpus_db=work / "search" / "corpus.duckdb")  # scanners, same corpus
+    # 100,000 transcripts: index, dbt, ingest, search, scanner, site (and 1,000,000 with --large)
+    results += transcript_stages.measure(work / "transcripts", transcript_stages.DEFAULT_TRANSCRIPTS, env)
+    if args.large:
+        results += transcript_stages.measure(work / "transcripts_large", transcript_stages.LARGE_TRANSCRIPTS, env)
     if not args.skip_10x:
         scale("10x", 10, work, bench_dir, results, env)
     info = machine()
     missed = (verdicts(results) + harness_real.missed(results) + reports_bench.verdicts(results)
               + paper_bench.verdicts(results) + sciexplore_bench.verdicts(results)
-              + incremental_bench.verdicts(results) + reference_verdicts(results) + search_bench.verdicts(results)
-              + inspect_large.verdicts(results) + scan_bench.verdicts(results))
+              + incremental_bench.verdicts(results) + reference_verdicts(results)
+              + inspect_large.verdicts(results) + transcript_stages.verdicts(results))
     md = markdown(info, results, missed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],

@@ -60,13 +60,21 @@ def measure(work: Path, transcripts: int = DEFAULT_TRANSCRIPTS, corpus_db: Path 
     else:
         db = corpus_db
         results.append(run_stage("search_reindex", [str(BIN / "agenthop-ingest"), "--db", str(db), "--reindex"]))
+    return results + time_queries(db, work, QUERIES)
+
+
+def time_queries(db: Path, work: Path, queries: dict[str, list[str]], prefix: str = "search_") -> list[StageResult]:
+    """Each query of ``queries`` on ``db`` as `agenthop-report search` processes: first once (cold: the
+    first search since the index changed), then WARM_REPEATS times more (warm: the best is kept);
+    stages ``<prefix><name>_cold`` and ``_warm``."""
     env = dict(os.environ, AGENTHOP_DB=str(db))
-    for name, args in QUERIES.items():
+    results: list[StageResult] = []
+    for name, args in queries.items():
         cmd = [str(BIN / "agenthop-report"), "search", *args, "--format", "json", "--limit", "20", "--db", str(db)]
         log = work / f"{name}.json"
-        cold = run_stage(f"search_{name}_cold", cmd, env=env, log=log)
+        cold = run_stage(f"{prefix}{name}_cold", cmd, env=env, log=log)
         cold.extra["n_matches"] = _n_matches(log)
-        warm_runs = [run_stage(f"search_{name}_warm", cmd, env=env, log=log) for _ in range(WARM_REPEATS)]
+        warm_runs = [run_stage(f"{prefix}{name}_warm", cmd, env=env, log=log) for _ in range(WARM_REPEATS)]
         warm = min(warm_runs, key=lambda r: r.wall_s)
         warm.extra["walls_s"] = [r.wall_s for r in warm_runs]
         warm.extra["n_matches"] = _n_matches(log)

@@ -152,7 +152,8 @@ def main(
 
         done = reindex_warehouse(path)
         if not quiet:
-            click.echo(f"search index of {path} rebuilt: {done.runs_added} run(s), {done.units_added:,} text units")
+            click.echo(f"search index of {path} rebuilt: {done.runs_added} run(s), {done.units_added:,} text units, "
+                       f"{done.postings_added:,} word postings")
         return
     if delete_runs:
         if benchmark is not None or runs or reference_json or responses or judgments or inspect_log or eee or atif \

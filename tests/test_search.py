@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from agenthop.ingest.core import run_ingest
-from agenthop.ingest.transcripts import index
+from agenthop.ingest.transcripts import index, words
+from agenthop.ingest.transcripts.units import COLUMNS
 from agenthop.ingest.transcripts.search import (
     MATCH_KEYS,
     SUMMARY_KEYS,
@@ -189,8 +190,19 @@ def test_limit_keeps_the_summary_whole(wh: Path) -> None:
 
 
 def _units(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
-    return con.execute("SELECT * FROM search.units ORDER BY ALL").fetchall() \
-        + con.execute("SELECT 'output', * FROM search.outputs ORDER BY ALL").fetchall()
+    """The index's units without their numbers (which a rebuild may give in another order)."""
+    cols = ", ".join(name for name, _ in COLUMNS)
+    return con.execute(f"SELECT {cols} FROM search.units ORDER BY ALL").fetchall() \
+        + con.execute(f"SELECT 'output', {cols} FROM search.outputs ORDER BY ALL").fetchall()
+
+
+def _postings(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
+    """The word index's postings, each with its unit's place (not its number)."""
+    return con.execute("""
+        SELECT p.token, u.run_id, u.sample_id, u.attempt, u.source, u.pos FROM search.postings p
+        JOIN (SELECT uid, run_id, sample_id, attempt, source, pos FROM search.units UNION ALL
+              SELECT uid, run_id, sample_id, attempt, source, pos FROM search.outputs) u USING (uid) ORDER BY ALL
+    """).fetchall()
 
 
 def test_brute_force_equals_search(wh: Path) -> None:
@@ -219,6 +231,73 @@ def test_brute_force_equals_search(wh: Path) -> None:
         got = search(wh, text=text, regex=regex, case_sensitive=case, limit=None)
         assert sorted((m.run_id, m.sample_id, m.source, m.pos, m.snippet[m.start:m.end]) for m in got.matches) \
             == sorted(expected), text
+
+
+#: Queries for the word index's check: (text, regex, case_sensitive), regular expressions with and without
+#: a literal of three characters or more, case-insensitive ones, anchors, alternatives, non-ASCII text.
+WORD_INDEX_QUERIES = [
+    ("timeout", False, False), ("TIMEOUT", False, True), ("Results section", False, False), ("größe", False, False),
+    ("ÄRGER", False, True), ("& more", False, False), ('": "Results"', False, False), ("no such words", False, False),
+    ("ime", False, False), ("e", False, False),
+    (r"time\s*out", True, False), (r"^Sections: (Intro|Method)$", True, True), (r"^Intro", True, False),
+    (r"rises by [0-9]+ points\.$", True, False), (r"(?i)answer is [AB]", True, True), (r"Answer[: ]+B", True, True),
+    (r"[0-9]+\.", True, False), (r"\bthe\b", True, False), (r"(Timeout|retry)", True, False), (r"x*", True, False),
+    (r"Gr(ö|oe)ße", True, False), (r"TimeOut\.$", True, True), (r"zzz+", True, False), (r"section.{1,3}Results", True, False),
+]
+
+
+def _word_index_agrees(db: Path) -> int:
+    """Every query of WORD_INDEX_QUERIES gives the same result with the word index as with a scan of every
+    unit; returns how many of them the word index narrowed."""
+    con = duckdb.connect(str(db), read_only=True)
+    narrowed = 0
+    try:
+        for text, regex, case in WORD_INDEX_QUERIES:
+            for role in ("any", "tool", "assistant"):
+                q = TranscriptQuery(text=text, regex=regex, case_sensitive=case, role=role, limit=None)
+                assert find_matches(con, q) == find_matches(con, q, use_word_index=False), (text, role)
+            if index.text_candidates(con, text, regex, "__check"):
+                narrowed += 1
+                con.execute("DROP TABLE __check")
+    finally:
+        con.close()
+    return narrowed
+
+
+def test_regex_literals_and_pieces() -> None:
+    """What a regular expression requires, as pieces the word index looks up (nothing when unsure)."""
+    assert words.regex_literals(r"error\s+40[0-9]") == ["error", "40"]
+    assert words.query_pieces(r"error\s+40[0-9]", True) == ["error"]
+    assert words.query_pieces(r"^abc(def|ghi)jkl$", True) == ["abc", "jkl"]
+    assert words.query_pieces(r"(foo)+bar?baz", True) == ["baz", "foo"]  # 'r?' is optional: 'ba' and 'baz'
+    assert words.query_pieces(r"[[:alpha:]]abc", True) == []  # a POSIX class Python's parser would misread
+    assert words.query_pieces(r"(a|b)c*", True) == [] and words.query_pieces("x(", True) == []
+    assert words.query_pieces("Größe und ÄRGER: the", False) == ["RGER", "the", "und"]  # ASCII runs only
+    assert words.query_pieces("not found", False) == ["found", "not"]
+    assert words.query_pieces('{"paper_id": "p12"}', False) == ["paper_id", "p12"]  # "{" and "}" are too short
+
+
+def test_word_index_gives_the_same_matches_as_a_full_scan(wh: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Search with the word index finds exactly what a scan of every unit finds; so it does once words are
+    common (their postings dropped), after a rebuild that makes a third of the words common."""
+    assert _word_index_agrees(wh) >= 12
+    db = tmp_path / "common.duckdb"
+    shutil.copyfile(wh, db)
+    monkeypatch.setattr(words, "MIN_UNITS_FOR_COMMON", 1)
+    monkeypatch.setattr(words, "COMMON_SHARE", 0.05)
+    monkeypatch.setattr(words, "SAMPLE_EVERY", 1)
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("BEGIN TRANSACTION")
+        index.rebuild_index(con)
+        con.execute("COMMIT")
+        n_common, n_words = con.execute("SELECT count(*) FILTER (WHERE common), count(*) FROM search.vocab").fetchall()[0]
+        assert 0 < n_common < n_words
+        assert con.execute("SELECT count(*) FROM search.postings JOIN search.vocab USING (token) WHERE common"
+                           ).fetchall() == [(0,)]
+    finally:
+        con.close()
+    assert _word_index_agrees(db) >= 4
 
 
 def test_json_csv_and_table(wh: Path) -> None:
@@ -269,14 +348,21 @@ def test_index_is_incremental(wh: Path, tmp_path: Path) -> None:
         assert versions == {"run-a": 1, "run-b": 1, "run-c": 2, "run-d": 2}  # the loads that wrote them
         after = _units(con)
         assert [u for u in after if u[0] in ("run-a", "run-b")] == [u for u in before if u[0] in ("run-a", "run-b")]
-        # per item: four messages (system, user, two assistant) and three calls; the three tool outputs have
-        # their place and turn in search.outputs, their text stays in raw.messages
+        # per item: four messages (system, user, two assistant) and three calls; the three tool outputs are
+        # in search.outputs
         assert len([u for u in after if u[0] == "run-d"]) == 3 * 7
         assert con.execute("SELECT count(*) FROM search.outputs WHERE run_id = 'run-d'").fetchall() == [(9,)]
         r = find_matches(con, TranscriptQuery(text="timeout"))
         assert summary(r) == {"run-a": (3, 2), "run-b": (3, 1), "run-c": (3, 0), "run-d": (3, 3)}
+        # the word index follows: the new run's words are posted, the replaced run's old words are gone
+        assert index.text_candidates(con, "fresh", False, "__c")
+        assert summary(find_matches(con, TranscriptQuery(text="fresh")))["run-d"] == (3, 3)
+        assert index.text_candidates(con, "more of that", False, "__c")
+        assert summary(find_matches(con, TranscriptQuery(text="more of that")))["run-c"] == (3, 1)
+        postings = _postings(con)
     finally:
         con.close()
+    assert _word_index_agrees(db) >= 12
     from agenthop.ingest.cli import main as ingest_main
 
     res = CliRunner().invoke(ingest_main, ["--db", str(db), "--reindex"])
@@ -284,6 +370,7 @@ def test_index_is_incremental(wh: Path, tmp_path: Path) -> None:
     con = duckdb.connect(str(db), read_only=True)
     try:
         assert index.is_current(con) and _units(con) == after
+        assert _postings(con) == postings  # the incremental word index is the one a rebuild makes
     finally:
         con.close()
     res = CliRunner().invoke(ingest_main, ["--db", str(db), "--delete-run", "run-d"])
@@ -292,6 +379,8 @@ def test_index_is_incremental(wh: Path, tmp_path: Path) -> None:
     try:
         assert index.is_current(con)
         assert con.execute("SELECT count(*) FROM search.units WHERE run_id = 'run-d'").fetchall() == [(0,)]
+        assert _postings(con) == [p for p in postings if p[1] != "run-d"]
+        assert con.execute("SELECT n_units FROM search.vocab WHERE token = 'fresh'").fetchall() == [(0,)]
     finally:
         con.close()
 

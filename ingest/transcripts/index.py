@@ -1,14 +1,16 @@
 """The search index: the text units of every loaded run, stored in the warehouse (docs/search.md#index).
 
 Schema ``search`` holds ``units`` (the units other than tool outputs, with their text: units.py),
-``outputs`` (each tool output's place in ``raw.messages`` and its turn; their text, most of a
-transcript's, is read from there rather than copied, so that keeping the index costs an ingest
-little), ``indexed_runs`` (the runs it covers and the load that wrote each: the latest
+``outputs`` (the tool outputs, most of a transcript's text, in a table of their own so that the
+others can be stored ordered by source and role), each unit numbered (``uid``); the word index
+(words.py: ``vocab`` and ``postings``, which units hold which words, so that a search for a literal
+reads only the units holding it), ``indexed_runs`` (the runs it covers and the load that wrote each: the latest
 ``inserted``/``replaced`` load of ``raw.ingest_log``, 0 for a run loaded without a log row) and
 ``meta`` (the index's format version). Ingest calls :func:`sync_index` inside its write transaction
 (and so does ``--delete-run``): runs deleted or replaced since leave the index, runs loaded since
 enter it; unchanged runs cost nothing. ``agenthop-ingest --reindex`` drops and rebuilds it whole
-(:func:`rebuild_index`).
+(:func:`rebuild_index`). Runs are indexed in batches of about :data:`BATCH_MESSAGES` messages (a large
+run in several, by item), so memory does not grow with the runs indexed at once.
 
 Search reads the units through the index when it is current (:func:`is_current`) and otherwise the
 same rows computed from the raw tables (slower, same answers), so a warehouse of an earlier version
@@ -22,16 +24,24 @@ from pathlib import Path
 
 import duckdb
 
-from .units import COLUMNS, OUTPUT_COLUMNS, indexed_units_sql, outputs_sql, stored_units_sql, units_sql
+from . import words
+from .units import COLUMNS, STORED_COLUMNS, indexed_units_sql, outputs_sql, stored_units_sql, units_sql
 
 SCHEMA = "search"
 #: The index's format; an index of another version is rebuilt by the next sync.
-VERSION = "2"
+VERSION = "3"
+#: About this many messages are indexed per batch (one statement each; memory follows the batch).
+BATCH_MESSAGES = 400_000
+#: DuckDB's memory limit while ``--reindex`` runs: past it DuckDB writes to disk rather than keep every
+#: page it read or wrote, so a rebuild's memory stays this size whatever the warehouse's.
+REINDEX_MEMORY = "1GB"
 
 #: The order units are written in: a search of one source or role (assistant messages) reads only the
 #: row groups that hold it (DuckDB skips the others by their min/max), and within them a run's items
 #: lie together, so fetching the text of the listed matches reads few row groups.
 CLUSTER_ORDER = "source, role, run_id, sample_id, attempt, pos"
+#: The tool outputs' order: that of the messages.
+OUTPUT_ORDER = "run_id, sample_id, attempt, pos"
 
 _CURRENT_RUNS = """
     SELECT r.run_id, coalesce(l.version, 0)::BIGINT AS version
@@ -46,6 +56,7 @@ class SyncResult:
     runs_added: int
     runs_removed: int
     units_added: int
+    postings_added: int = 0
 
 
 def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
@@ -78,11 +89,15 @@ def is_current(con: duckdb.DuckDBPyConnection) -> bool:
     return int(rows[0][0]) == 0
 
 
-def relation(con: duckdb.DuckDBPyConnection, condition: str = "") -> tuple[str, int]:
+def relation(con: duckdb.DuckDBPyConnection, condition: str = "", candidates: str = "") -> tuple[str, int]:
     """What search reads units from: the index when current, else the raw tables' units (same rows); with
     ``condition`` (SQL with ``{text}`` where a unit's text goes) only the units whose text satisfies it,
-    tested in each table's scan where the index is read. Also: how many times the condition occurs in
-    the SQL (its parameters are given that many times, in order)."""
+    tested in each table's scan where the index is read, and with ``candidates`` (a relation of ``uid``s
+    the word index gave: :func:`words.candidates`) only among those. Also: how many times the condition
+    occurs in the SQL (its parameters are given that many times, in order)."""
+    if candidates:  # the candidates' units, read by text_candidates: the condition is tested on those only
+        where = f" WHERE {condition.format(text='text')}" if condition else ""
+        return f"(SELECT * FROM {candidates}_units{where})", 1 if condition else 0
     if is_current(con):
         return f"({indexed_units_sql(SCHEMA, condition)})", 2 if condition else 0
     if condition:
@@ -90,12 +105,26 @@ def relation(con: duckdb.DuckDBPyConnection, condition: str = "") -> tuple[str, 
     return f"({units_sql()})", 0
 
 
+def text_candidates(con: duckdb.DuckDBPyConnection, text: str, regex: bool, table: str, role: str = "any") -> bool:
+    """Temp table ``table`` of the ``uid``s of the units that may hold ``text`` (words.py), and ``<table>_units``
+    of those units, when the index is current and its word index can narrow the search; False (scan every
+    unit) otherwise. The units are read first, by their number alone (so DuckDB decompresses the text
+    of those rows only), and the text criterion is tested on them afterwards: given in the same query,
+    DuckDB would test it in the scan of every unit, before the join that keeps the candidates."""
+    if not (is_current(con) and words.candidates(con, SCHEMA, text, regex, table)):
+        return False
+    keep = "" if role == "any" else " WHERE role = ?"  # only the units of the role searched (``role``)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {table}_units AS SELECT * FROM ({indexed_units_sql(SCHEMA, '', table)})"
+                f"{keep}", [] if role == "any" else [role])
+    return True
+
+
 def _create(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
-    cols = ", ".join(f"{name} {typ}" for name, typ in COLUMNS)
-    con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.units ({cols})")
-    outs = ", ".join(f"{name} {typ}" for name, typ in OUTPUT_COLUMNS)
-    con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.outputs ({outs})")
+    cols = ", ".join(f"{name} {typ}" for name, typ in STORED_COLUMNS)
+    for table in ("units", "outputs"):
+        con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{table} ({cols})")
+    words.create(con, SCHEMA)
     con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.indexed_runs (run_id VARCHAR NOT NULL, version BIGINT NOT NULL)")
     con.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.meta (key VARCHAR NOT NULL, value VARCHAR)")
 
@@ -123,27 +152,83 @@ def sync_index(con: duckdb.DuckDBPyConnection) -> SyncResult:
             f"EXCEPT SELECT run_id, version FROM {SCHEMA}.indexed_runs)").fetchall()]
         if gone:
             con.execute("CREATE OR REPLACE TEMP TABLE __search_gone AS SELECT unnest(?::VARCHAR[]) AS run_id", [gone])
+            con.execute(f"CREATE OR REPLACE TEMP TABLE __search_gone_uids AS "
+                        f"SELECT uid FROM {SCHEMA}.units WHERE run_id IN (SELECT run_id FROM __search_gone) UNION ALL "
+                        f"SELECT uid FROM {SCHEMA}.outputs WHERE run_id IN (SELECT run_id FROM __search_gone)")
+            words.forget(con, SCHEMA, "__search_gone_uids")
             for table in ("units", "outputs", "indexed_runs"):
                 con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE run_id IN (SELECT run_id FROM __search_gone)")
             con.execute("DROP TABLE __search_gone")
-        added = 0
+            con.execute("DROP TABLE __search_gone_uids")
+        added = postings = 0
+        for batch in _batches(con, new):
+            a, p = _index_batch(con, batch)
+            added += a
+            postings += p
         if new:
             con.execute("CREATE OR REPLACE TEMP TABLE __search_new AS SELECT unnest(?::VARCHAR[]) AS run_id", [new])
-            runs = "run_id IN (SELECT run_id FROM __search_new)"
-            names = ", ".join(name for name, _ in COLUMNS)
-            rows = con.execute(f"INSERT INTO {SCHEMA}.units ({names}) SELECT {names} FROM "
-                               f"({stored_units_sql(runs)}) ORDER BY {CLUSTER_ORDER}").fetchall()
-            added = int(rows[0][0]) if rows else 0
-            outs = ", ".join(name for name, _ in OUTPUT_COLUMNS)
-            rows = con.execute(f"INSERT INTO {SCHEMA}.outputs ({outs}) SELECT {outs} FROM ({outputs_sql(runs)}) "
-                               f"ORDER BY run_id, sample_id, attempt, idx").fetchall()
-            added += int(rows[0][0]) if rows else 0
             con.execute(f"INSERT INTO {SCHEMA}.indexed_runs SELECT run_id, version FROM __search_current "
                         f"WHERE run_id IN (SELECT run_id FROM __search_new)")
             con.execute("DROP TABLE __search_new")
     finally:
         con.execute("DROP TABLE IF EXISTS __search_current")
-    return SyncResult(len(new), len(gone), added)
+    return SyncResult(len(new), len(gone), added, postings)
+
+
+def _batches(con: duckdb.DuckDBPyConnection, runs: list[str]) -> list[str]:
+    """SQL conditions (on run_id and sample_id) that cut the messages of ``runs`` into batches of about
+    BATCH_MESSAGES: small runs together, a large run in parts by a hash of the item."""
+    if not runs:
+        return []
+    rows = con.execute("SELECT run_id, count(*) FROM raw.messages WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+                       "GROUP BY run_id", [runs]).fetchall()
+    sizes = {r: int(n) for r, n in rows}
+    out: list[str] = []
+    group: list[str] = []
+    size = 0
+
+    def quoted(rs: list[str]) -> str:
+        return ", ".join("'" + r.replace("'", "''") + "'" for r in rs)
+
+    for run in sorted(runs):
+        n = sizes.get(run, 0)
+        if n > BATCH_MESSAGES:
+            parts = -(-n // BATCH_MESSAGES)
+            out += [f"run_id IN ({quoted([run])}) AND hash(sample_id) % {parts} = {k}" for k in range(parts)]
+            continue
+        if group and size + n > BATCH_MESSAGES:
+            out.append(f"run_id IN ({quoted(group)})")
+            group, size = [], 0
+        group.append(run)
+        size += n
+    if group:
+        out.append(f"run_id IN ({quoted(group)})")
+    return out
+
+
+def _next_uid(con: duckdb.DuckDBPyConnection) -> int:
+    rows = con.execute(f"SELECT greatest((SELECT max(uid) FROM {SCHEMA}.units), "
+                       f"(SELECT max(uid) FROM {SCHEMA}.outputs))").fetchall()
+    return int(rows[0][0] if rows and rows[0][0] is not None else 0) + 1
+
+
+def _index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> tuple[int, int]:
+    """Index the units of one batch (a condition on run_id and sample_id): their rows, then their words."""
+    names = ", ".join(name for name, _ in COLUMNS)
+    first = _next_uid(con)
+    added = 0
+    for table, select, order in (("units", stored_units_sql(batch), CLUSTER_ORDER),
+                                 ("outputs", outputs_sql(batch), OUTPUT_ORDER)):
+        start = first + added
+        rows = con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, "
+                           f"{start - 1} + row_number() OVER (ORDER BY {order}) AS uid FROM ({select}) "
+                           f"ORDER BY uid").fetchall()
+        added += int(rows[0][0]) if rows else 0
+    total = int(con.execute(f"SELECT (SELECT count(*) FROM {SCHEMA}.units) + (SELECT count(*) FROM {SCHEMA}.outputs)")
+                .fetchall()[0][0])
+    new_units = (f"(SELECT uid, text FROM {SCHEMA}.units WHERE uid >= {first} UNION ALL "
+                 f"SELECT uid, text FROM {SCHEMA}.outputs WHERE uid >= {first})")
+    return added, words.post(con, SCHEMA, new_units, added, total)
 
 
 def rebuild_index(con: duckdb.DuckDBPyConnection) -> SyncResult:
@@ -161,6 +246,7 @@ def reindex_warehouse(db: Path) -> SyncResult:
         raise IngestError(f"warehouse {db} does not exist")
     try:
         with open_warehouse(db) as con:
+            con.execute(f"SET memory_limit = '{REINDEX_MEMORY}'")
             state = read_state(con, db)
             if not state.has_layout:
                 raise IngestError(f"warehouse {db} has no runs loaded: nothing to index")

@@ -345,7 +345,7 @@ def _criteria_sql(q: TranscriptQuery, params: list[Any]) -> dict[str, str]:
 class _Search:
     """One query's hits, kept in a temporary table of the connection while the result is read."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, q: TranscriptQuery) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, q: TranscriptQuery, use_word_index: bool = True) -> None:
         q.validate()
         self.con, self.q = con, q
         if not index.has_raw_tables(con):
@@ -363,7 +363,9 @@ class _Search:
         ctes = [f"scope AS ({scope})", in_scope("units", units)]
         if q.text is not None:  # the text is tested in the scans of the tables that hold it, before any join
             condition, value = _text_condition(q)
-            text_units, n = index.relation(con, condition)
+            # the word index narrows the units to test to those holding the literal's words, when it can
+            narrowed = use_word_index and index.text_candidates(con, q.text, q.regex, "__search_candidates", q.role)
+            text_units, n = index.relation(con, condition, "__search_candidates" if narrowed else "")
             ctes.append(in_scope("text_units", text_units))
             params += [value] * n
         crit = _criteria_sql(q, params)
@@ -381,6 +383,8 @@ class _Search:
 
     def close(self) -> None:
         self.con.execute("DROP TABLE IF EXISTS __search_hits")
+        self.con.execute("DROP TABLE IF EXISTS __search_candidates")
+        self.con.execute("DROP TABLE IF EXISTS __search_candidates_units")
         self.con.execute("DROP TABLE IF EXISTS __search_page")
 
     def n_matches(self) -> int:
@@ -481,10 +485,10 @@ def snippet_of(text: str, at: int, n: int, context: int = CONTEXT_CHARS) -> tupl
 
 
 @contextmanager
-def _searched(con: duckdb.DuckDBPyConnection, query: TranscriptQuery) -> Iterator[_Search]:
+def _searched(con: duckdb.DuckDBPyConnection, query: TranscriptQuery, use_word_index: bool = True) -> Iterator[_Search]:
     """A query's hits while the block runs; a warehouse error is a SearchError of one line."""
     try:
-        s = _Search(con, query)
+        s = _Search(con, query, use_word_index)
     except duckdb.Error as exc:
         raise SearchError(_failed(exc)) from None
     try:
@@ -503,9 +507,10 @@ def _failed(exc: duckdb.Error) -> str:
             f"agenthop-ingest): {str(exc).splitlines()[0]}")
 
 
-def find_matches(con: duckdb.DuckDBPyConnection, query: TranscriptQuery) -> SearchResult:
-    """Every match of ``query`` across the loaded runs: the first ``query.limit`` listed, all counted."""
-    with _searched(con, query) as s:
+def find_matches(con: duckdb.DuckDBPyConnection, query: TranscriptQuery, use_word_index: bool = True) -> SearchResult:
+    """Every match of ``query`` across the loaded runs: the first ``query.limit`` listed, all counted
+    (``use_word_index=False``: every unit's text is tested, as a check of the word index)."""
+    with _searched(con, query, use_word_index) as s:
         n = s.n_matches()
         matches = s.listed(query.limit)
         return SearchResult(matches=matches, summary=s.summary(), n_matches=n,

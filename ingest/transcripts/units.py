@@ -33,17 +33,12 @@ SOURCES: tuple[str, ...] = ("message", "tool_args", "tool_output")
 SOURCE_RANK_SQL = "CASE source WHEN 'message' THEN 0 WHEN 'tool_args' THEN 1 ELSE 2 END"
 
 
-#: Columns of a tool output's entry in the index: where its text is in raw.messages, and its turn.
-OUTPUT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("run_id", "VARCHAR"),
-    ("sample_id", "VARCHAR"),
-    ("attempt", "INTEGER"),
-    ("idx", "INTEGER"),
-    ("turn", "INTEGER"),
-)
+#: Columns of a unit as the index stores it: a unit's columns and its number there (``uid``: unique in
+#: the index, the key of the word index's postings, index.py).
+STORED_COLUMNS: tuple[tuple[str, str], ...] = COLUMNS + (("uid", "BIGINT"),)
 
 
-#: The messages other than tool outputs (whose text the index does not copy).
+#: The messages other than tool outputs (which the index keeps in a table of their own).
 NOT_TOOL = "role <> 'tool'"
 
 
@@ -117,28 +112,21 @@ def stored_units_sql(runs_filter: str = "") -> str:
 
 
 def outputs_sql(runs_filter: str = "") -> str:
-    """The index's entries of tool outputs: their place in raw.messages and their turn (no text)."""
-    return f"SELECT run_id, sample_id, attempt, idx, turn FROM ({_turns_sql(runs_filter)}) WHERE role = 'tool'"
+    """The tool outputs as units, with their text (kept apart from the other units, in the order of the
+    messages: index.py)."""
+    return _as_unit(_messages_sql(runs_filter, "role = 'tool'"))
 
 
-#: A tool output's text in raw.messages, as a unit's text.
-OUTPUT_TEXT = "coalesce(content, '')"
-
-
-def indexed_units_sql(schema: str, condition: str = "") -> str:
-    """Every unit, read through the index in ``schema``: the stored units, and the tool outputs' text
-    from raw.messages at the places the index records. With ``condition`` (SQL with ``{text}`` where the
-    unit's text goes) only the units whose text satisfies it, the condition applied in each table's scan,
-    before the join: the tool outputs that do not match never leave raw.messages."""
-    stored = f" WHERE {condition.format(text='text')}" if condition else ""
-    # without a condition the messages are joined whole: the join's keys then narrow their scan (listing matches)
-    messages = (f"(SELECT run_id, sample_id, attempt, idx, name, content FROM raw.messages "
-                f"WHERE role = 'tool' AND {condition.format(text=OUTPUT_TEXT)})" if condition else "raw.messages")
-    return f"""
-    SELECT {", ".join(name for name, _ in COLUMNS)} FROM {schema}.units{stored}
-    UNION ALL
-    SELECT o.run_id, o.sample_id, o.attempt, o.turn, 'tool_output' AS source, 'tool' AS role, m.name AS tool,
-           o.idx AS pos, NULL::VARCHAR AS status, coalesce(m.content, '') AS text
-    FROM {schema}.outputs o JOIN {messages} m
-      ON m.run_id = o.run_id AND m.sample_id = o.sample_id AND m.attempt = o.attempt AND m.idx = o.idx
-    """
+def indexed_units_sql(schema: str, condition: str = "", candidates: str = "") -> str:
+    """Every unit, read through the index in ``schema``: its two tables of units (tool outputs apart).
+    With ``condition`` (SQL with ``{text}`` where the unit's text goes) only the units whose text
+    satisfies it, tested in each table's scan; with ``candidates`` (a relation of ``uid``s) only
+    those units are read: their ``uid`` is the scans' one filter, so the text of the others is not
+    even decompressed (give no condition with it: DuckDB would test that in the scans, on every unit)."""
+    names = ", ".join(name for name, _ in COLUMNS)
+    where = f" WHERE {condition.format(text='text')}" if condition else ""
+    if candidates:
+        return " UNION ALL ".join(
+            f"SELECT {names} FROM {schema}.{table} SEMI JOIN {candidates} c USING (uid){where}"
+            for table in ("units", "outputs"))
+    return " UNION ALL ".join(f"SELECT {names} FROM {schema}.{table}{where}" for table in ("units", "outputs"))

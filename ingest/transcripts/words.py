@@ -1,0 +1,209 @@
+"""The word index: which units hold which words, so that a search for a literal reads only those units
+(docs/search.md#word-index).
+
+A unit's words are the runs of its lowercased text between spaces, tabs, line breaks and the commonest
+punctuation (``.,:;"``: :data:`SEPARATORS`); other characters belong to words (``error's``, ``é``,
+``{x}``). The index stores, in schema ``search``:
+
+- ``vocab``: every word seen (``token``), the number of units holding it (``n_units``) and whether
+  it is ``common``;
+- ``postings``: (``token``, ``uid``) for every unit holding a word that is not common.
+
+A word held by more than :data:`COMMON_SHARE` of the units becomes common: its postings are dropped,
+since a filter that keeps that many units would save little. The one invariant search relies on:
+every unit holding a word that is not common has its posting. A word only ever becomes common, never
+back, so the invariant survives incremental updates.
+
+A search for a literal (plain text, or the parts a regular expression requires: :func:`regex_literals`)
+cuts it into pieces (:func:`pieces`: runs of printable ASCII characters between separators, three
+characters or more). A piece lies
+inside one word of every unit that contains it, so the units holding a word that contains the piece
+are a superset of the units that match; when no such word is common, search tests its text
+criterion on those units only (:func:`candidates`), with exactly the same result as the full scan. A
+query with no usable piece, or whose pieces all lie in common words, scans every unit as before.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import duckdb
+
+#: A word held by more than this share of the units is common (not posted): 1 in 50.
+COMMON_SHARE = 1 / 50
+#: Below this many units no word is called common (every word is posted).
+MIN_UNITS_FOR_COMMON = 2_000
+#: One unit in this many is read to guess, before posting a batch, which of its words are common.
+SAMPLE_EVERY = 16
+#: Pieces shorter than this are not looked up (too many words contain them).
+MIN_PIECE = 3
+#: The characters between words (replacing a few characters is much cheaper than translating many).
+SEPARATORS = " \t\n\r.,:;\""
+
+#: What ends a piece: a separator, or any character that is not printable ASCII (whose case folding
+#: could differ between lowercasing and RE2: the pieces are looked up in lowercased words).
+_SPLIT = re.compile("[^\x21-\x7e]|[" + re.escape(SEPARATORS) + "]")
+
+
+def tokens_sql(relation: str) -> str:
+    """SELECT (uid, token) of the words of the units in ``relation`` (columns ``uid`` and ``text``)."""
+    spaced = "lower(text)"
+    for ch in SEPARATORS[1:]:
+        spaced = f"replace({spaced}, {_sql_char(ch)}, ' ')"
+    return (f"SELECT uid, token FROM (SELECT uid, unnest(string_split({spaced}, ' ')) AS token FROM {relation}) "
+            f"WHERE token <> ''")
+
+
+def _sql_char(ch: str) -> str:
+    return f"chr({ord(ch)})" if not ch.isprintable() else "'" + ch.replace("'", "''") + "'"
+
+
+def pieces(literal: str) -> list[str]:
+    """The parts of ``literal`` a word index can look up: its runs of printable ASCII characters between
+    separators (any other character ends a run too), :data:`MIN_PIECE` or longer, longest first. Each
+    lies inside one word of any text that contains the literal, whatever the case of either."""
+    found = [p for p in _SPLIT.split(literal) if len(p) >= MIN_PIECE]
+    return sorted(set(found), key=lambda p: (-len(p), p))
+
+
+def regex_literals(pattern: str) -> list[str]:
+    """Strings every match of the RE2 ``pattern`` contains (a conservative answer: possibly none).
+
+    The pattern is read by Python's parser of regular expressions, whose syntax RE2's mostly shares;
+    where the two could read a pattern differently (POSIX classes ``[[:alpha:]]``, ``\\Q...\\E``,
+    ``\\p{..}``, ``\\C``, ``(?U)``), the pattern either does not parse in Python or is refused here, and
+    no literal is claimed. Only literals outside alternatives, optional parts and classes count."""
+    if "[:" in pattern or ":]" in pattern:
+        return []
+    try:
+        from re import _parser as sre_parse  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_parse  # type: ignore[no-redef]
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, RecursionError, OverflowError, ValueError, TypeError):
+        return []
+    out: list[str] = []
+    _walk(list(parsed), out, sre_parse)
+    return [s for s in out if s]
+
+
+def _walk(items: list[tuple[Any, Any]], out: list[str], sp: Any) -> None:
+    c = sp  # opcode constants live in the parser module
+    buf: list[str] = []
+
+    def flush() -> None:
+        if buf:
+            out.append("".join(buf))
+            buf.clear()
+
+    for op, av in items:
+        if op is c.LITERAL:
+            buf.append(chr(av))
+            continue
+        flush()
+        if op is c.SUBPATTERN:
+            _walk(list(av[-1]), out, sp)
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)) and av[0] >= 1:
+            _walk(list(av[2]), out, sp)
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            _walk(list(av), out, sp)
+        # anything else (classes, alternatives, anchors, optional parts, backreferences) requires no literal
+    flush()
+
+
+def query_pieces(text: str, regex: bool) -> list[str]:
+    """The pieces of a search's text criterion to look up (none: scan every unit)."""
+    literals = regex_literals(text) if regex else [text]
+    return sorted({p for lit in literals for p in pieces(lit)}, key=lambda p: (-len(p), p))
+
+
+def _word_matches(regex: bool) -> str:
+    """SQL: a vocabulary word contains the piece (``?``): case-insensitively by RE2 for a regular
+    expression (whose matches RE2's case folding decides), lowercased otherwise (as plain search is)."""
+    return "regexp_matches(token, ?)" if regex else "contains(token, lower(?))"
+
+
+def _piece_param(piece: str, regex: bool) -> str:
+    return "(?i)" + re.escape(piece) if regex else piece
+
+
+def candidates(con: duckdb.DuckDBPyConnection, schema: str, text: str, regex: bool, table: str) -> bool:
+    """Create temp table ``table`` (``uid``) of the units that may match the text criterion; False (and
+    no table) when the word index cannot narrow it (no usable piece, or a piece inside a common word)."""
+    looked = query_pieces(text, regex)
+    if not looked:
+        return False
+    sets = []
+    params: list[Any] = []
+    for piece in looked:
+        rows = con.execute(f"SELECT bool_or(common), list(token) FILTER (WHERE NOT common) FROM {schema}.vocab "
+                           f"WHERE {_word_matches(regex)}", [_piece_param(piece, regex)]).fetchall()
+        common, words = rows[0]
+        if common:
+            continue
+        sets.append(f"SELECT uid FROM {schema}.postings WHERE token IN (SELECT unnest(?::VARCHAR[]))")
+        params.append(list(words or []))
+    if not sets:
+        return False
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS " + " INTERSECT ".join(sets), params)
+    return True
+
+
+def create(con: duckdb.DuckDBPyConnection, schema: str) -> None:
+    con.execute(f"CREATE TABLE IF NOT EXISTS {schema}.vocab (token VARCHAR NOT NULL, n_units BIGINT NOT NULL, "
+                f"common BOOLEAN NOT NULL)")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {schema}.postings (token VARCHAR NOT NULL, uid BIGINT NOT NULL)")
+
+
+def forget(con: duckdb.DuckDBPyConnection, schema: str, uids: str) -> None:
+    """Drop the postings of the units in ``uids`` (a relation of ``uid``), and their counts."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __words_gone AS SELECT token, count(*) AS n FROM {schema}.postings "
+                f"WHERE uid IN (SELECT uid FROM {uids}) GROUP BY token")
+    con.execute(f"UPDATE {schema}.vocab v SET n_units = v.n_units - g.n FROM __words_gone g WHERE v.token = g.token")
+    con.execute(f"DELETE FROM {schema}.postings WHERE uid IN (SELECT uid FROM {uids})")
+    con.execute("DROP TABLE __words_gone")
+
+
+def post(con: duckdb.DuckDBPyConnection, schema: str, units: str, n_units: int, total_units: int) -> int:
+    """Post the words of the ``n_units`` new units in ``units`` (a relation of ``uid`` and ``text``), the
+    index then holding ``total_units``; return the postings written."""
+    if n_units == 0:
+        return 0
+    # a guess from a sample of the batch: words in more than the common share of its units are common
+    sample = f"(SELECT uid, text FROM {units} WHERE uid % {SAMPLE_EVERY} = 0)"
+    n_sample = int(con.execute(f"SELECT count(*) FROM {sample}").fetchall()[0][0])
+    if n_sample * SAMPLE_EVERY >= MIN_UNITS_FOR_COMMON and total_units >= MIN_UNITS_FOR_COMMON:
+        con.execute(f"""
+            CREATE OR REPLACE TEMP TABLE __words_common AS
+            SELECT token FROM (SELECT DISTINCT uid, token FROM ({tokens_sql(sample)}))
+            GROUP BY token HAVING count(*) > {COMMON_SHARE} * {n_sample}""")
+        con.execute(f"UPDATE {schema}.vocab SET common = true WHERE NOT common AND token IN (SELECT token FROM __words_common)")
+        con.execute(f"INSERT INTO {schema}.vocab SELECT token, 0, true FROM __words_common "
+                    f"WHERE token NOT IN (SELECT token FROM {schema}.vocab)")
+        con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
+        con.execute("DROP TABLE __words_common")
+    # every word of the batch that is not common, once per unit
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE __words_new AS
+        SELECT DISTINCT token, uid FROM ({tokens_sql(units)}) t
+        WHERE NOT EXISTS (SELECT 1 FROM {schema}.vocab v WHERE v.token = t.token AND v.common)""")
+    try:
+        written = int(con.execute("SELECT count(*) FROM __words_new").fetchall()[0][0])
+        con.execute(f"INSERT INTO {schema}.postings SELECT token, uid FROM __words_new ORDER BY token, uid")
+        con.execute("CREATE OR REPLACE TEMP TABLE __words_n AS SELECT token, count(*) AS n FROM __words_new GROUP BY token")
+        con.execute(f"UPDATE {schema}.vocab v SET n_units = v.n_units + w.n FROM __words_n w WHERE v.token = w.token")
+        con.execute(f"INSERT INTO {schema}.vocab SELECT token, n, false FROM __words_n "
+                    f"WHERE token NOT IN (SELECT token FROM {schema}.vocab)")
+        # the words now held by more than the common share of all units become common (and their postings go)
+        if total_units >= MIN_UNITS_FOR_COMMON:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE __words_common AS SELECT token FROM {schema}.vocab "
+                        f"WHERE NOT common AND n_units > {COMMON_SHARE} * {total_units}")
+            con.execute(f"UPDATE {schema}.vocab SET common = true WHERE token IN (SELECT token FROM __words_common)")
+            con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
+            con.execute("DROP TABLE __words_common")
+    finally:
+        con.execute("DROP TABLE IF EXISTS __words_new")
+        con.execute("DROP TABLE IF EXISTS __words_n")
+    return written
