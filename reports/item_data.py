@@ -51,13 +51,15 @@ def _text(v: Any) -> str:
     return visible_controls("" if v is None else str(v))
 
 
-def _score_cell(v: dict[str, Any] | None) -> str | None:
+def _score_cell(v: dict[str, Any] | None) -> list[str | None] | None:
+    """A score cell as the item page prints it: the value's text, and its number beside it when they differ."""
     if not v:
         return None
     text = v["value_text"] if v["value_text"] is not None else cell(v["value_num"])
+    extra = None
     if v["value_num"] is not None and v["value_text"] is not None and v["value_text"] != str(v["value_num"]):
-        text += f" ({cell(v['value_num'])})"
-    return _text(text)
+        extra = _text(cell(v["value_num"]))
+    return [_text(text), extra]
 
 
 def _side(side: Any) -> dict[str, Any] | None:
