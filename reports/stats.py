@@ -652,10 +652,9 @@ def paired_graded(
     Wilcoxon: ranks of |b - a| over the non-zero differences (mid-ranks for ties); the p is exact (the
     conditional distribution of the positive rank sum, ties included) up to
     :data:`WILCOXON_EXACT_MAX` differences, else the normal approximation with the tie correction.
-    The bootstrap resamples items ``n_boot`` times with a seeded generator (same inputs, same interval).
+    The bootstrap resamples items ``n_boot`` times with a seeded generator (same inputs, same interval):
+    :func:`bootstrap_mean_interval` of the differences.
     """
-    import random
-
     if len(a) != len(b):
         raise ValueError(f"paired_graded: {len(a)} scores against {len(b)}")
     d = [float(y) - float(x) for x, y in zip(a, b)]
@@ -696,9 +695,7 @@ def paired_graded(
             var = (m * (m + 1) * (2 * m + 1) / 24 - sum(t**3 - t for t in ties.values()) / 48) * 4
             z = (w2 - mean) / math.sqrt(var) if var > 0 else 0.0
             wilcoxon_p = min(1.0, math.erfc(abs(z) / math.sqrt(2)))
-    rng = random.Random(seed)
-    means = sorted(sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
-    tail = (1 - level) / 2
+    ci = bootstrap_mean_interval(d, n_boot=n_boot, seed=seed, level=level)
     return GradedPaired(
         n=n,
         mean_diff=sum(d) / n,
@@ -707,8 +704,8 @@ def paired_graded(
         n_ties=n - better - worse,
         sign_p=sign_p,
         wilcoxon_p=wilcoxon_p,
-        ci_lo=_quantile(means, tail),
-        ci_hi=_quantile(means, 1 - tail),
+        ci_lo=ci[0] if ci else None,
+        ci_hi=ci[1] if ci else None,
     )
 
 
