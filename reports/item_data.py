@@ -95,6 +95,7 @@ class Chunk:
         self.items: dict[str, dict[str, Any]] = {}
 
     def text(self, s: str) -> int:
+        """The index of message text `s` in the chunk's table (control characters shown as pictures on writing)."""
         k = self._index.get(s)
         if k is None:
             k = self._index[s] = len(self.strings)
@@ -102,7 +103,7 @@ class Chunk:
         return k
 
     def script(self) -> str:
-        body = json.dumps({"strings": self.strings, "items": self.items}, ensure_ascii=False, separators=(",", ":"))
+        body = json.dumps({"strings": [_text(s) for s in self.strings], "items": self.items}, ensure_ascii=False, separators=(",", ":"))
         # inside a <script> file nothing ends the script early, but keep "</" out of the text anyway
         return "agenthopItemChunk(" + body.replace("</", "<\\/") + ");\n"
 
@@ -124,7 +125,7 @@ def payload(ctx: dict[str, Any], chunk: Chunk) -> dict[str, Any] | None:
     msgs = []
     for r in ctx["runs"]:
         msgs.append([[m["idx"] + 1, _text(m["role"]), _text(m.get("name")) or None,
-                      chunk.text(_text(m["content"])) if m.get("content") else None]
+                      chunk.text(str(m["content"])) if m.get("content") else None]
                      for m in ctx["messages"].get(r.run_id, [])])
     return {
         "id": _text(ctx["sample_id"]),
