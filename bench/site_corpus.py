@@ -7,7 +7,8 @@ written straight into the raw tables through the warehouse's own DDL (ingest/ddl
 
 Per sample: a system prompt (the task's, the same for every sample), the user's question (the item's
 input, the same in every run), an assistant turn that calls one of three tools, the tool's answer, and
-the final answer: five messages, about 1.3 KB of text; a ``match`` score (C or I). Texts are sentences
+the final answer (the sample's predicted answer, as Inspect's completion): five messages, about 1.3 KB of
+text; a ``match`` score (C or I). Texts are sentences
 of bench/transcript_corpus.py's pool. Whether a model answers an item is drawn from the item's
 difficulty and the model's ability (a logistic curve), so a model gets most items always or never
 right and about a fifth of them right in some epochs only: the unstable items its reruns page lists.
@@ -102,7 +103,7 @@ def build(db: Path, *, models: int = 50, epochs: int = 5, items: int = 10_000, s
         FROM r, it""")
     con.execute(f"""
         INSERT INTO raw.trajectories
-        SELECT run_id, sample_id, 0, true, {text('t', 1, 2, 31)}, -1, ok, 'answer', 2, 0,
+        SELECT run_id, sample_id, 0, true, {text('t', 1, 2, 43)}, -1, ok, 'answer', 2, 0,
                1800 + (hash({seed}, t, 32) % 400)::INT, 90 + (hash({seed}, t, 33) % 60)::INT, 900, 0,
                0, 0, 0, 0, 2.0 + (hash({seed}, t, 34) % 300) / 100.0, NULL, NULL, NULL, ok::INT::DOUBLE, NULL
         FROM s, (SELECT {pool} AS p)""")
