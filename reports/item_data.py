@@ -5,21 +5,24 @@ would hold its styles, scripts and footer once per item. In this mode (``agentho
 folder holds instead::
 
     <page>_files/items/view.html          the item viewer: the page's styles, run names and footer, once
-    <page>_files/items/view-data/<k>.js   the data of the items whose name hashes to chunk k (a JSON payload)
+    <page>_files/items/view-data/<k>.js   the data of the items whose name hashes to chunk k
 
 (``view-2.html`` and ``view-2-data/`` for a second set of runs the page shows items of, and so on) and
 the page links ``<page>_files/items/view.html#<item name>``. Opening that loads the one data file the item is
 in through a ``<script src>`` (a browser refuses ``fetch`` from ``file://``, so the file calls a function
-the viewer defines, ``agenthopItemChunk(payload)``), then builds the same sections the static item page
-of :mod:`reports.core.item` shows. Texts are formatted here as the templates format them, so the viewer
-only places them; a chunk keeps each distinct message text once (a task's system prompt, an item's
-input shared by every run).
+the viewer defines, ``agenthopItemChunk("<base64>")``, with its JSON deflated), then inflates it
+(``DecompressionStream``) and builds the same sections the static item page of :mod:`reports.core.item`
+shows. Texts are formatted here as the templates format them, so the viewer
+only places them; a chunk keeps each distinct text once (a task's system prompt, an item's input shared
+by every run, an answer that is also the last message).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import math
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -62,7 +65,7 @@ def _score_cell(v: dict[str, Any] | None) -> list[str | None] | None:
     return [_text(text), extra]
 
 
-def _side(side: Any) -> dict[str, Any] | None:
+def _side(side: Any, chunk: Chunk) -> dict[str, Any] | None:
     s = side.summary
     if s is None:
         return None
@@ -75,7 +78,8 @@ def _side(side: Any) -> dict[str, Any] | None:
     if s.get("n_attempts") and s["n_attempts"] > 1:
         parts.append(f"attempt {s['attempt'] + 1} of {s['n_attempts']}")
     answer = s.get("predicted_answer")
-    return {"ok": bool(s.get("is_correct")), "meta": " · ".join(parts), "answer": _text(clip(answer, 400)) if answer else None}
+    return {"ok": bool(s.get("is_correct")), "meta": " · ".join(parts),
+            "answer": chunk.text(clip(answer, 400)) if answer else None}
 
 
 def _call(c: dict[str, Any]) -> list[Any]:
@@ -103,9 +107,11 @@ class Chunk:
         return k
 
     def script(self) -> str:
-        body = json.dumps({"strings": [_text(s) for s in self.strings], "items": self.items}, ensure_ascii=False, separators=(",", ":"))
-        # inside a <script> file nothing ends the script early, but keep "</" out of the text anyway
-        return "agenthopItemChunk(" + body.replace("</", "<\\/") + ");\n"
+        """The data file: its JSON deflated (zlib) in base64, passed to the viewer's agenthopItemChunk."""
+        body = json.dumps({"strings": [_text(s) for s in self.strings], "items": self.items}, ensure_ascii=False,
+                          separators=(",", ":"))
+        packed = base64.b64encode(zlib.compress(body.encode("utf-8"), 6)).decode("ascii")
+        return f'agenthopItemChunk("{packed}");\n'
 
 
 def payload(ctx: dict[str, Any], chunk: Chunk) -> dict[str, Any] | None:
@@ -131,7 +137,7 @@ def payload(ctx: dict[str, Any], chunk: Chunk) -> dict[str, Any] | None:
         "id": _text(ctx["sample_id"]),
         "group": _text(ctx["group"]) if ctx.get("group") else None,
         "header": header,
-        "sides": [_side(s) for s in aligned.sides],
+        "sides": [_side(s, chunk) for s in aligned.sides],
         "scores": [[_text(row["scorer"]), _text(row["key"]), [_score_cell(v) for v in row["cells"]]] for row in ctx["scores"]],
         "rows": [[turn, [[_call(c) for c in calls] for calls in per_side]] for turn, per_side in aligned.rows],
         "msgs": msgs,

@@ -178,7 +178,9 @@ def test_a_warehouse_built_before_provenance_was_kept_still_renders(warehouse: P
 VISIBLE_JS = """() => {
   const main = document.querySelector('main');
   main.querySelectorAll('nav.toc').forEach(n => n.remove());  // "back to <page>" names the page it came from
-  return [document.querySelector('header.top h1').innerText, main.innerText.replace(/\\s+/g, ' ').trim()];
+  // the page's behaviours ran on the item (tables wrapped in their scroll boxes)
+  return [document.querySelector('header.top h1').innerText, main.innerText.replace(/\\s+/g, ' ').trim(),
+          main.querySelectorAll('.tablewrap').length];
 }"""
 
 
@@ -243,6 +245,7 @@ def test_item_pages_on_demand_show_what_the_inline_pages_show(warehouse: Path, t
 
                 page.route("**/*", _offline(seen))
                 page.goto(url)
+                page.wait_for_selector("body[data-item-ready]")
                 data_files = [u for u in seen["loaded"] if "/view-data/" in u and u.endswith(".js")]
                 if k < 2:
                     page.screenshot(path=str(ARTIFACTS / f"item-on-demand-{k}.png"), full_page=True)
@@ -255,6 +258,6 @@ def test_item_pages_on_demand_show_what_the_inline_pages_show(warehouse: Path, t
                 assert seen["errors"] == [] and seen["blocked"] == [], seen
                 assert len(data_files) == 1, seen["loaded"]  # the item's one data file, from file://
                 assert on_demand == expected, (url, inline)
-                assert "Transcript" in on_demand[1] and "answer" in on_demand[1]
+                assert "Transcript" in on_demand[1] and "answer" in on_demand[1] and on_demand[2] > 0
         finally:
             b.close()
