@@ -31,7 +31,7 @@ from .render import cell, clip, num, pretty_json, visible_controls
 from .trajectories import SHOWN_FROM
 
 #: items per data file, about: a chunk is what one opened item costs to load
-ITEMS_PER_CHUNK = 64
+ITEMS_PER_CHUNK = 128
 VIEWER_STEM = "view"
 #: the item header templates whose context the viewer lays out itself
 HEADER_FIELDS = {"inspect_item_header.html.j2": ("input", "target", "metadata")}
@@ -110,7 +110,7 @@ class Chunk:
         """The data file: its JSON deflated (zlib) in base64, passed to the viewer's agenthopItemChunk."""
         body = json.dumps({"strings": [_text(s) for s in self.strings], "items": self.items}, ensure_ascii=False,
                           separators=(",", ":"))
-        packed = base64.b64encode(zlib.compress(body.encode("utf-8"), 6)).decode("ascii")
+        packed = base64.b64encode(zlib.compress(body.encode("utf-8"), 9)).decode("ascii")
         return f'agenthopItemChunk("{packed}");\n'
 
 

@@ -188,7 +188,7 @@ def test_item_data_files_are_named_by_fnv1a_by_hand() -> None:
     from agenthop.reports.item_data import chunk_of, n_chunks_for
 
     assert chunk_of("a", 1 << 32) == 0xE40C292C and chunk_of("", 1 << 32) == 0x811C9DC5  # FNV-1a 32 of "a", of ""
-    assert chunk_of("a", 7) == 0xE40C292C % 7 and n_chunks_for(0) == 1 and n_chunks_for(65) == 2
+    assert chunk_of("a", 7) == 0xE40C292C % 7 and n_chunks_for(0) == 1 and n_chunks_for(129) == 2
 
 
 def _offline(seen: dict[str, list[str]]):  # type: ignore[no-untyped-def]
