@@ -39,8 +39,7 @@ TOOLS = ("search", "lookup", "calculator")
 SLOPE = 0.05
 
 
-def build(db: Path, *, models: int = 50, epochs: int = 5, items: int = 10_000, seed: int = 0,
-          threads: int | None = None) -> dict[str, float]:
+def build(db: Path, *, models: int = 50, epochs: int = 5, items: int = 10_000, seed: int = 0) -> dict[str, float]:
     """Write the raw tables of a new warehouse ``db``; return the seconds each step took."""
     from agenthop.ingest import ddl
     from agenthop.ingest.sources.inspect_ingest import items_ddl
@@ -49,8 +48,6 @@ def build(db: Path, *, models: int = 50, epochs: int = 5, items: int = 10_000, s
         raise SystemExit(f"{db} exists: give a new path")
     db.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(db), config={"zstd_min_string_length": 512})
-    if threads:
-        con.execute(f"SET threads = {threads}")
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     for stmt in [*ddl.ddl_statements(), items_ddl()]:
