@@ -125,7 +125,8 @@ def swap_folder(staging: Path, folder: Path, error: str) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def registry_outcomes(runs: Sequence[RunInfo]) -> Any:
+def _outcomes_of(runs: Sequence[RunInfo]) -> Any:
+    """How the pages of `runs` name an outcome (their benchmark's words)."""
     from .core import registry
 
     return registry.outcomes_of(runs[0].benchmark if runs else None)
@@ -366,7 +367,7 @@ class Site:
         if len(static) == len(todo):
             return static
         ctx = {"title": "Item", "runs": list(runs), "n_chunks": n, "data_dir": data_dir.name,
-               "oc": data.outcomes or registry_outcomes(runs), "metric": data.metric,
+               "oc": data.outcomes or _outcomes_of(runs), "metric": data.metric,
                "back_href": _relative(self.out, viewer), "back_title": self.out.name}
         item_data.write_chunks(chunks, data_dir, self._write_folder_file)
         self._write_folder_file(self.render_page("core_item_viewer.html.j2", ctx, Charts(), prov, page=viewer), viewer)
