@@ -11,6 +11,10 @@ The transcript stages (bench/transcript_stages.py) take a seeded corpus of 100,0
 (bench/transcript_corpus.py; 1,000,000 more with --large, `make bench-large`) through its search index,
 dbt builds, an everyday ingest, searches cold and warm, a pattern scanner and the site.
 
+The site stage (bench/site_large.py) renders `agenthop-report site` of 50 models x 5 epochs x 10,000
+items of one Inspect task (bench/site_corpus.py writes the warehouse, outside the timed stage) and opens
+its index in headless Chromium.
+
 The short stages (ingest, dbt, the hand-written query, reports) are run three times and the fastest is kept, because
 a shared 2-core VM is noisy; all wall times are in the JSON.
 
@@ -44,6 +48,7 @@ from reference_import import reference_stages, verdicts as reference_verdicts  #
 from inspect_import import inspect_stages  # noqa: E402
 import first_build  # noqa: E402
 import inspect_large  # noqa: E402
+import site_large  # noqa: E402
 from first_build import handwritten_query, table_rows  # noqa: E402,F401  (tests import handwritten_query here)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -219,6 +224,8 @@ def markdown(info: dict[str, object], results: list[StageResult], missed: list[s
                        f"{r.extra['ingest_plus_dbt_to_evaluate_py']}x evaluate.py (estimated)")
         if r.name.startswith("inspect_large_"):
             out.append(inspect_large.summary(r))
+        if r.name == "site_large" and r.returncode == 0:
+            out.append(site_large.summary(r))
         if "ratio_to_inspect_read" in r.extra:
             out.append(f"{r.extra['samples']:,} samples: {r.extra['ratio_to_inspect_read']}x read_eval_log_samples")
         status = "" if r.returncode == 0 else f" (exit {r.returncode})"
@@ -272,13 +279,14 @@ def main() -> int:
     results += transcript_stages.measure(work / "transcripts", transcript_stages.DEFAULT_TRANSCRIPTS, env)
     if args.large:
         results += transcript_stages.measure(work / "transcripts_large", transcript_stages.LARGE_TRANSCRIPTS, env)
+    results += site_large.measure(work / "site_large", env=env)  # 50 models x 5 epochs x 10,000 items
     if not args.skip_10x:
         scale("10x", 10, work, bench_dir, results, env)
     info = machine()
     missed = (verdicts(results) + harness_real.missed(results) + reports_bench.verdicts(results)
               + paper_bench.verdicts(results) + sciexplore_bench.verdicts(results)
               + incremental_bench.verdicts(results) + reference_verdicts(results)
-              + inspect_large.verdicts(results) + transcript_stages.verdicts(results))
+              + inspect_large.verdicts(results) + transcript_stages.verdicts(results) + site_large.verdicts(results))
     md = markdown(info, results, missed)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps({"machine": info, "stages": [r.as_dict() for r in results],

@@ -125,6 +125,13 @@ def swap_folder(staging: Path, folder: Path, error: str) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
+def _outcomes_of(runs: Sequence[RunInfo]) -> Any:
+    """How the pages of `runs` name an outcome (their benchmark's words)."""
+    from .core import registry
+
+    return registry.outcomes_of(runs[0].benchmark if runs else None)
+
+
 def _relative(target: Path, from_page: Path) -> str:
     rel = os.path.relpath(target.resolve(), from_page.resolve().parent)
     return "/".join(quote(part) for part in Path(rel).parts)
@@ -144,10 +151,13 @@ class Site:
     out: Path
     single_file: bool = False
     dq_issues: Sequence[Any] = ()
+    #: shared item pages as one viewer page and data files loaded on demand (reports/item_data.py)
+    on_demand: bool = False
     _items: dict[str, Path] = field(default_factory=dict)
     _names: ItemNames = field(default_factory=ItemNames)
     _inline: list[_InlineItem] = field(default_factory=list)
     _inline_charts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _viewed: dict[str, Path] = field(default_factory=dict)  # item -> the viewer page that shows it
     _bundle_file: Path | None = None
     _staging: Path | None = None  # the folder being written, renamed to `folder` by write_page
     _committed: bool = False
@@ -223,6 +233,9 @@ class Site:
         """Relative link to an item's page (``#item-...`` in single-file mode)."""
         if self.single_file:
             return "#" + self.item_anchor(sample_id)
+        viewer = self._viewed.get(sample_id)
+        if viewer is not None:
+            return _relative(viewer, from_page or self.out) + "#" + quote(self._names.stem(sample_id))
         return _relative(self.item_path(sample_id), from_page or self.out)
 
     def has_item(self, sample_id: str) -> bool:
@@ -290,8 +303,10 @@ class Site:
         ``reports.core.item.PAGES``, the default; a benchmark may bring its own, as
         ``reports.agenthop.item.PAGES``). Items already written by this Site are skipped. In single-file
         mode the pages are kept for the main page's appendix instead of being written."""
+        from .core.item import PAGES as shared_pages
+
         if pages is None:
-            from .core.item import PAGES as pages
+            pages = shared_pages
 
         if not runs:
             raise AgentHopError("item pages need at least one run")
@@ -302,7 +317,11 @@ class Site:
         if not todo:
             return []
         data = pages.load(wh, todo, runs)
-        for sid in todo:
+        if self.on_demand and not self.single_file and pages is shared_pages:
+            todo_static = self._write_viewer(data, todo, runs, prov, pages)
+        else:
+            todo_static = todo
+        for sid in todo_static:
             page = self.item_path(sid)
             if self.single_file:
                 box = Charts(prefix=self.item_anchor(sid) + "-chart")
@@ -321,3 +340,35 @@ class Site:
                 self._write_folder_file(html, page)
             self._items[sid] = page
         return todo
+
+    def _write_viewer(self, data: Any, todo: Sequence[str], runs: Sequence[RunInfo], prov: Provenance,
+                      pages: Any) -> list[str]:
+        """Write the items of `todo` as data files and one viewer page (reports/item_data.py); returns the
+        items whose page must be written whole instead (a header the viewer cannot lay out)."""
+        from . import item_data
+
+        k = len({p for p in self._viewed.values()})
+        viewer = self.items_dir / (f"{item_data.VIEWER_STEM}.html" if k == 0 else f"{item_data.VIEWER_STEM}-{k + 1}.html")
+        data_dir = viewer.with_name(viewer.stem + "-data")
+        n = item_data.n_chunks_for(len(todo))
+        chunks = [item_data.Chunk() for _ in range(n)]
+        static: list[str] = []
+        box = Charts()
+        for sid in todo:
+            name = self._names.stem(sid)
+            ch = chunks[item_data.chunk_of(name, n)]
+            body = item_data.payload(pages.context(data, sid, runs, box), ch)
+            if body is None:
+                static.append(sid)
+                continue
+            ch.items[name] = body
+            self._viewed[sid] = viewer
+            self._items[sid] = viewer
+        if len(static) == len(todo):
+            return static
+        ctx = {"title": "Item", "runs": list(runs), "n_chunks": n, "data_dir": data_dir.name,
+               "oc": data.outcomes or _outcomes_of(runs), "metric": data.metric,
+               "back_href": _relative(self.out, viewer), "back_title": self.out.name}
+        item_data.write_chunks(chunks, data_dir, self._write_folder_file)
+        self._write_folder_file(self.render_page("core_item_viewer.html.j2", ctx, Charts(), prov, page=viewer), viewer)
+        return static

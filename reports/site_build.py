@@ -143,7 +143,8 @@ class SiteBuilder:
         self.root = self.out
 
     def page_site(self, rel: str) -> SitePage:
-        return SitePage(self.root / rel, dq_issues=self.dq, shared_bundle=self.bundle, index=self.root / "index.html")
+        return SitePage(self.root / rel, dq_issues=self.dq, shared_bundle=self.bundle, index=self.root / "index.html",
+                        on_demand=True)
 
     def _write_bundle(self) -> None:
         body = javascript_bundle()

@@ -652,10 +652,9 @@ def paired_graded(
     Wilcoxon: ranks of |b - a| over the non-zero differences (mid-ranks for ties); the p is exact (the
     conditional distribution of the positive rank sum, ties included) up to
     :data:`WILCOXON_EXACT_MAX` differences, else the normal approximation with the tie correction.
-    The bootstrap resamples items ``n_boot`` times with a seeded generator (same inputs, same interval).
+    The bootstrap resamples items ``n_boot`` times with a seeded generator (same inputs, same interval):
+    :func:`bootstrap_mean_interval` of the differences.
     """
-    import random
-
     if len(a) != len(b):
         raise ValueError(f"paired_graded: {len(a)} scores against {len(b)}")
     d = [float(y) - float(x) for x, y in zip(a, b)]
@@ -696,9 +695,7 @@ def paired_graded(
             var = (m * (m + 1) * (2 * m + 1) / 24 - sum(t**3 - t for t in ties.values()) / 48) * 4
             z = (w2 - mean) / math.sqrt(var) if var > 0 else 0.0
             wilcoxon_p = min(1.0, math.erfc(abs(z) / math.sqrt(2)))
-    rng = random.Random(seed)
-    means = sorted(sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
-    tail = (1 - level) / 2
+    ci = bootstrap_mean_interval(d, n_boot=n_boot, seed=seed, level=level)
     return GradedPaired(
         n=n,
         mean_diff=sum(d) / n,
@@ -707,27 +704,40 @@ def paired_graded(
         n_ties=n - better - worse,
         sign_p=sign_p,
         wilcoxon_p=wilcoxon_p,
-        ci_lo=_quantile(means, tail),
-        ci_hi=_quantile(means, 1 - tail),
+        ci_lo=ci[0] if ci else None,
+        ci_hi=ci[1] if ci else None,
     )
+
+
+#: at most this many distinct values, a bootstrap draws how often each is resampled (one multinomial per draw)
+BOOTSTRAP_LEVELS_MAX = 64
 
 
 def bootstrap_mean_interval(
     values: Sequence[float], *, n_boot: int = 2000, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float] | None:
     """95% percentile bootstrap interval of the mean of graded scores (docs/reports.md#score-interval):
-    the items resampled ``n_boot`` times with a seeded generator, as :func:`paired_graded` does for the
-    difference. None for no values."""
-    import random
+    the items resampled ``n_boot`` times with a seeded generator (numpy's PCG64). Scores of a few levels
+    (0/1, an item's mean over five epochs) are resampled as the counts of each level, Multinomial(n,
+    observed shares), which is the same distribution of the resampled mean as drawing n items, at a cost
+    that does not grow with n. None for no values."""
+    import numpy as np
 
-    xs = [float(v) for v in values]
+    xs = np.asarray([float(v) for v in values], dtype=float)
     n = len(xs)
     if n == 0:
         return None
-    rng = random.Random(seed)
-    means = sorted(sum(xs[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
+    rng = np.random.default_rng(seed)
+    levels, counts = np.unique(xs, return_counts=True)
+    if len(levels) <= BOOTSTRAP_LEVELS_MAX:
+        means = rng.multinomial(n, counts / n, size=n_boot) @ levels / n
+    else:
+        block = max(1, 2_000_000 // n)  # draws per block: about 16 MB of indices at a time
+        means = np.concatenate([xs[rng.integers(0, n, size=(min(block, n_boot - i), n))].mean(axis=1)
+                                for i in range(0, n_boot, block)])
     tail = (1 - level) / 2
-    return _quantile(means, tail), _quantile(means, 1 - tail)
+    lo, hi = np.quantile(means, [tail, 1 - tail])  # linear interpolation, as _quantile
+    return float(lo), float(hi)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -61,6 +61,8 @@ class Warehouse:
                 f"cannot open warehouse {self.path} as a DuckDB database: {str(exc).splitlines()[0]}"
             ) from None
         self._columns: dict[str, tuple[str, ...]] | None = None
+        #: results kept for this connection's life by the report modules that build them more than once
+        self.memo: dict[str, Any] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def close(self) -> None:

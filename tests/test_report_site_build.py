@@ -69,6 +69,44 @@ def test_footer_provenance_of_imported_runs() -> None:
         (["a", "b"], "message limit 50, token limit 3,000, working limit 120 s")]
 
 
+def test_item_data_of_one_item_by_hand() -> None:
+    """The viewer's data of an item (reports/item_data.py): texts formatted as the item page prints them, each
+    distinct text once in the file's table (the answer is the last message), a run without a trajectory None."""
+    import base64
+    import zlib
+
+    from agenthop.reports.item_data import Chunk, payload
+    from agenthop.reports.trajectories import align
+
+    a, b = _run("a"), _run("b")
+    traj = [{"run_id": "a", "sample_id": "s1", "attempt": 0, "n_attempts": 1, "predicted_answer": "4", "is_correct": True,
+             "score": 1.0, "terminated_by": "answer", "total_turns": 2, "total_tokens": 1200, "wall_time_s": 3.5}]
+    calls = [{"run_id": "a", "sample_id": "s1", "turn": 0, "seq": 0, "tool": "calc", "args_json": '{"x":1}',
+              "status": "ok", "error_type": None, "output_chars": 1}]
+    msgs = [{"idx": i, "role": role, "name": None, "content": text}
+            for i, (role, text) in enumerate([("system", "Be brief."), ("user", "2+2?\x1b"), ("assistant", "4")])]
+    ctx = {"sample_id": "s1", "group": None, "header": None, "runs": [a, b], "aligned": align("s1", [a, b], traj, calls),
+           "scores": [{"scorer": "match", "key": "value", "cells": [{"value_text": "C", "value_num": 1.0}, None]}],
+           "messages": {"a": msgs, "b": []}}
+    chunk = Chunk()
+    item = payload(ctx, chunk)
+    assert item == {
+        "id": "s1", "group": None, "header": None,
+        "sides": [{"ok": True, "meta": "score 1.000 · ended by answer · 2 turns · 1 call · 1,200 tokens · 3.5 s",
+                   "answer": 2}, None],
+        "scores": [["match", "value", [["C", "1"], None]]],
+        "rows": [[1, [[[1, "calc", "ok", None, '{"x": 1}', "1 char"]], []]]],
+        "msgs": [[[1, "system", None, 0], [2, "user", None, 1], [3, "assistant", None, 2]], []],
+    }
+    chunk.items["s1"] = item
+    text = chunk.script()
+    assert text.startswith('agenthopItemChunk("') and text.endswith('");\n')
+    data = json.loads(zlib.decompress(base64.b64decode(text[len('agenthopItemChunk("'):-len('");\n')])))
+    assert data == {"strings": ["Be brief.", "2+2?\u241b", "4"], "items": {"s1": item}}  # ESC shown as ␛
+    ctx["header"] = type("Section", (), {"template": "some_benchmark_header.html.j2", "title": "", "context": {}})()
+    assert payload(ctx, Chunk()) is None  # a header the viewer cannot lay out: the page is written whole
+
+
 # -- the output folder ---------------------------------------------------------------------------------
 
 

@@ -78,9 +78,10 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
         noun: str = "items", clustering: clusters.Clustering | None = None) -> dict[str, Any]:
     """One model's row: its pooled score with interval, n of the scope (and the intention-to-treat value
     where some are missing), repeats, all tokens, cost and terminations."""
-    means = pooling.item_means(values, group.run_ids)
+    ids = set(group.run_ids)
+    own = {k: v for k, v in values.items() if k[0] in ids}  # one pass over every run's values, then this group's
+    means = pooling.item_means(own, group.run_ids)
     xs = list(means.values())
-    own = {k: v for k, v in values.items() if k[0] in group.run_ids}
     binary = pooling.is_binary(own)
     mean = sum(xs) / len(xs) if xs else None
     if binary and group.n_runs == 1:
@@ -95,8 +96,8 @@ def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
     n_traj = int(_sum(group.runs, "n") or 0)
     tokens = _sum(group.runs, token_col)
     usd = _sum(group.runs, "total_usd")
-    cov = coverage.of_group(values, group.run_ids, cov_rows or {}, noun, group.repeats.plural)
-    itt = coverage.itt_mean(values, group.run_ids, cov.n_scope, worst) if cov.partial else None
+    cov = coverage.of_group(own, group.run_ids, cov_rows or {}, noun, group.repeats.plural)
+    itt = coverage.itt_mean(own, group.run_ids, cov.n_scope, worst) if cov.partial else None
     return {
         "group": group, "model": group.model, "label": group.label or group.model, "mean": mean, "ci": ci,
         "interval": interval, "binary": binary,
@@ -202,7 +203,19 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
 def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = None,
           metric: str | None = None, cluster: str | None = None) -> dict[str, Any]:
     """The shared leaderboard's context: ``boards``, one per benchmark (only `benchmark` when given), each
-    on `metric` (resolved in each benchmark; None: its primary metric)."""
+    on `metric` (resolved in each benchmark; None: its primary metric). Kept on `wh` (opened read-only, so
+    its marts do not change) for the next call with the same arguments and page metric: a site builds it
+    for its plan, the leaderboard page and every model page."""
+    shown = metrics.current(wh)
+    key = (benchmark, condition, metric, cluster, shown.name if shown else None)
+    memo = getattr(wh, "memo", {}).setdefault("leaderboard", {})
+    if key not in memo:
+        memo[key] = _build(wh, benchmark, condition, metric, cluster)
+    return memo[key]
+
+
+def _build(wh: Warehouse, benchmark: str | None, condition: str | None, metric: str | None,
+           cluster: str | None) -> dict[str, Any]:
     marts.require_shared(wh)
     runs = board_runs(wh)  # an empty warehouse is a user error saying so
     check_benchmark(runs, benchmark)

@@ -143,8 +143,9 @@ def label_group_runs(groups: Sequence[RunGroup]) -> None:
 def item_means(values: Mapping[tuple[str, str], float], run_ids: Sequence[str]) -> dict[str, float]:
     """Per item: the mean of its values over `run_ids` (the runs that scored it)."""
     acc: dict[str, list[float]] = {}
+    wanted = set(run_ids)
     for (rid, sid), v in values.items():
-        if rid in run_ids:
+        if rid in wanted:
             acc.setdefault(sid, []).append(v)
     return {sid: sum(vs) / len(vs) for sid, vs in acc.items()}
 

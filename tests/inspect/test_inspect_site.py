@@ -35,7 +35,7 @@ BIN = Path(sys.executable).parent
 ALPHA, BETA = "mockllm/alpha", "mockllm/beta"
 sys.path.insert(0, str(REPO / "tests"))
 
-from site_crawl import crawl, in_chromium  # noqa: E402
+from site_crawl import ARTIFACTS, crawl, in_chromium  # noqa: E402
 
 
 def _run(db: Path, *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
@@ -171,3 +171,93 @@ def test_a_warehouse_built_before_provenance_was_kept_still_renders(warehouse: P
     footer = soup.find("footer").get_text(" ", strip=True)
     assert "imported" not in footer and "run ids" in footer
     assert _cells(soup.find(id="summary").find_next("table"))[1][2] == "0.750"
+
+
+# -- item pages loaded on demand ------------------------------------------------------------------------
+
+VISIBLE_JS = """() => {
+  const main = document.querySelector('main');
+  main.querySelectorAll('nav.toc').forEach(n => n.remove());  // "back to <page>" names the page it came from
+  // the page's behaviours ran on the item (tables wrapped in their scroll boxes)
+  return [document.querySelector('header.top h1').innerText, main.innerText.replace(/\\s+/g, ' ').trim(),
+          main.querySelectorAll('.tablewrap').length];
+}"""
+
+
+def test_item_data_files_are_named_by_fnv1a_by_hand() -> None:
+    from agenthop.reports.item_data import chunk_of, n_chunks_for
+
+    assert chunk_of("a", 1 << 32) == 0xE40C292C and chunk_of("", 1 << 32) == 0x811C9DC5  # FNV-1a 32 of "a", of ""
+    assert chunk_of("a", 7) == 0xE40C292C % 7 and n_chunks_for(0) == 1 and n_chunks_for(129) == 2
+
+
+def _offline(seen: dict[str, list[str]]):  # type: ignore[no-untyped-def]
+    """A route handler that lets file:// requests through (kept in seen["loaded"]) and blocks the rest."""
+    def route(r) -> None:  # type: ignore[no-untyped-def]
+        if r.request.url.startswith("file:"):
+            seen["loaded"].append(r.request.url)
+            r.continue_()
+        else:
+            seen["blocked"].append(r.request.url)
+            r.abort()
+    return route
+
+
+@pytest.mark.browser
+def test_item_pages_on_demand_show_what_the_inline_pages_show(warehouse: Path, tmp_path: Path) -> None:
+    """The site's item viewer, offline from file:// with every other request blocked, loads each linked item's
+    data file and shows the text the item page of `reruns` and `compare` alone shows."""
+    from playwright.sync_api import sync_playwright
+    from test_report_browser import _browser_binary
+
+    exe = _browser_binary()
+    if exe is None:
+        pytest.skip("!!! NO CHROMIUM BINARY FOUND: the item viewer test is SKIPPED !!!")
+    site = tmp_path / "site"
+    assert _run(warehouse, "agenthop-report", "site", "--db", str(warehouse), "--out", str(site), "--quiet").returncode == 0
+    alone = {"reruns": ["reruns", "--model", ALPHA], "compare": ["compare", "--models", f"{ALPHA},{BETA}"]}
+    pairs = []  # (viewer url, inline item page)
+    for kind, args in alone.items():
+        page = tmp_path / f"{kind}.html"
+        proc = _run(warehouse, "agenthop-report", *args, "--benchmark", "inspect:toolbox", "--db", str(warehouse),
+                    "--out", str(page))
+        assert proc.returncode == 0, proc.stderr
+        inline = sorted((tmp_path / f"{kind}_files" / "items").glob("*.html"))
+        in_site = next(p for p in site.glob(f"{kind}/inspect_toolbox-*/*.html") if kind == "compare" or "alpha" in p.name)
+        soup = BeautifulSoup(in_site.read_text(encoding="utf-8"), "html.parser")
+        links = sorted({a["href"] for a in soup.find_all("a", href=True) if "view.html#" in a["href"]})
+        assert len(links) == len(inline), (links, inline)
+        assert not list(in_site.parent.glob(f"{in_site.stem}_files/items/*.html"))[1:]  # the viewer alone
+        for href in links:
+            viewer, _, name = href.partition("#")
+            pairs.append(((in_site.parent / viewer).resolve().as_uri() + "#" + name,
+                          tmp_path / f"{kind}_files" / "items" / f"{name}.html"))
+    assert pairs
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            for k, (url, inline) in enumerate(pairs):
+                seen: dict[str, list[str]] = {"errors": [], "blocked": [], "loaded": []}
+                page = b.new_page(viewport={"width": 1024, "height": 900})
+                page.on("console", lambda m: seen["errors"].append(m.text) if m.type == "error" else None)
+                page.on("pageerror", lambda e: seen["errors"].append(str(e)))
+
+                page.route("**/*", _offline(seen))
+                page.goto(url)
+                page.wait_for_selector("body[data-item-ready]")
+                data_files = [u for u in seen["loaded"] if "/view-data/" in u and u.endswith(".js")]
+                if k < 2:
+                    page.screenshot(path=str(ARTIFACTS / f"item-on-demand-{k}.png"), full_page=True)
+                on_demand = page.evaluate(VISIBLE_JS)
+                page.goto(inline.resolve().as_uri())
+                if k < 2:
+                    page.screenshot(path=str(ARTIFACTS / f"item-inline-{k}.png"), full_page=True)
+                expected = page.evaluate(VISIBLE_JS)
+                page.close()
+                assert seen["errors"] == [] and seen["blocked"] == [], seen
+                assert len(data_files) == 1, seen["loaded"]  # the item's one data file, from file://
+                assert on_demand == expected, (url, inline)
+                assert "Transcript" in on_demand[1] and "answer" in on_demand[1] and on_demand[2] > 0
+        finally:
+            b.close()

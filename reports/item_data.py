@@ -1,0 +1,158 @@
+"""Item pages whose data loads on demand: one viewer page per report page and the items' data in script files.
+
+A site of fifty models with five epochs links hundreds of thousands of items; a full HTML page per item
+would hold its styles, scripts and footer once per item. In this mode (``agenthop-report site``) a page's
+folder holds instead::
+
+    <page>_files/items/view.html          the item viewer: the page's styles, run names and footer, once
+    <page>_files/items/view-data/<k>.js   the data of the items whose name hashes to chunk k
+
+(``view-2.html`` and ``view-2-data/`` for a second set of runs the page shows items of, and so on) and
+the page links ``<page>_files/items/view.html#<item name>``. Opening that loads the one data file the item is
+in through a ``<script src>`` (a browser refuses ``fetch`` from ``file://``, so the file calls a function
+the viewer defines, ``agenthopItemChunk("<base64>")``, with its JSON deflated), then inflates it
+(``DecompressionStream``) and builds the same sections the static item page of :mod:`reports.core.item`
+shows. Texts are formatted here as the templates format them, so the viewer
+only places them; a chunk keeps each distinct text once (a task's system prompt, an item's input shared
+by every run, an answer that is also the last message).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .render import cell, clip, num, pretty_json, visible_controls
+from .trajectories import SHOWN_FROM
+
+#: items per data file, about: a chunk is what one opened item costs to load
+ITEMS_PER_CHUNK = 128
+VIEWER_STEM = "view"
+#: the item header templates whose context the viewer lays out itself
+HEADER_FIELDS = {"inspect_item_header.html.j2": ("input", "target", "metadata")}
+
+
+def chunk_of(name: str, n_chunks: int) -> int:
+    """The data file of an item: FNV-1a (32 bit) of its page name's UTF-8 bytes, modulo `n_chunks` (the
+    viewer computes the same in JavaScript)."""
+    h = 0x811C9DC5
+    for b in name.encode("utf-8"):
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h % n_chunks
+
+
+def n_chunks_for(n_items: int) -> int:
+    return max(1, math.ceil(n_items / ITEMS_PER_CHUNK))
+
+
+def _text(v: Any) -> str:
+    return visible_controls("" if v is None else str(v))
+
+
+def _score_cell(v: dict[str, Any] | None) -> list[str | None] | None:
+    """A score cell as the item page prints it: the value's text, and its number beside it when they differ."""
+    if not v:
+        return None
+    text = v["value_text"] if v["value_text"] is not None else cell(v["value_num"])
+    extra = None
+    if v["value_num"] is not None and v["value_text"] is not None and v["value_text"] != str(v["value_num"]):
+        extra = _text(cell(v["value_num"]))
+    return [_text(text), extra]
+
+
+def _side(side: Any, chunk: Chunk) -> dict[str, Any] | None:
+    s = side.summary
+    if s is None:
+        return None
+    score = "n/a" if s.get("score") is None else f"{s['score']:.3f}"
+    parts = [f"score {score}", f"ended by {_text(s.get('terminated_by'))}",
+             f"{s['total_turns']} turn{'s' if s['total_turns'] != 1 else ''}",
+             f"{side.n_calls} call{'s' if side.n_calls != 1 else ''}", f"{num(s.get('total_tokens'), 0)} tokens"]
+    if s.get("wall_time_s") is not None:
+        parts.append(f"{num(s['wall_time_s'], 1)} s")
+    if s.get("n_attempts") and s["n_attempts"] > 1:
+        parts.append(f"attempt {s['attempt'] + 1} of {s['n_attempts']}")
+    answer = s.get("predicted_answer")
+    return {"ok": bool(s.get("is_correct")), "meta": " · ".join(parts),
+            "answer": chunk.text(clip(answer, 400)) if answer else None}
+
+
+def _call(c: dict[str, Any]) -> list[Any]:
+    out = None
+    if c.get("output_chars") is not None and c["status"] != "not_executed":
+        out = f"{c['output_chars']:,} char{'s' if c['output_chars'] != 1 else ''}"
+    return [c["seq"] + SHOWN_FROM, _text(c["tool"]), _text(c["status"]), _text(c.get("error_type")) or None,
+            _text(clip(pretty_json(c["args_json"]), 700)) if c.get("args_json") else None, out]
+
+
+class Chunk:
+    """The items of one data file, with a table of the distinct message texts."""
+
+    def __init__(self) -> None:
+        self.strings: list[str] = []
+        self._index: dict[str, int] = {}
+        self.items: dict[str, dict[str, Any]] = {}
+
+    def text(self, s: str) -> int:
+        """The index of message text `s` in the chunk's table (control characters shown as pictures on writing)."""
+        k = self._index.get(s)
+        if k is None:
+            k = self._index[s] = len(self.strings)
+            self.strings.append(s)
+        return k
+
+    def script(self) -> str:
+        """The data file: its JSON deflated (zlib) in base64, passed to the viewer's agenthopItemChunk."""
+        body = json.dumps({"strings": [_text(s) for s in self.strings], "items": self.items}, ensure_ascii=False,
+                          separators=(",", ":"))
+        packed = base64.b64encode(zlib.compress(body.encode("utf-8"), 9)).decode("ascii")
+        return f'agenthopItemChunk("{packed}");\n'
+
+
+def payload(ctx: dict[str, Any], chunk: Chunk) -> dict[str, Any] | None:
+    """One item's data: what the shared item page's template context `ctx` shows, formatted; None when the
+    item has a header the viewer cannot lay out (its page is then written whole)."""
+    header = None
+    h = ctx.get("header")
+    if h is not None:
+        fields = HEADER_FIELDS.get(h.template)
+        if fields is not None:
+            it = h.context
+            header = {"title": _text(h.title), "input": _text(it.get("input")), "target": _text(it.get("target")) or None,
+                      "metadata": [[_text(k), _text(clip(v, 400))] for k, v in (it.get("metadata") or [])]}
+        else:
+            return None
+    aligned = ctx["aligned"]
+    msgs = []
+    for r in ctx["runs"]:
+        msgs.append([[m["idx"] + 1, _text(m["role"]), _text(m.get("name")) or None,
+                      chunk.text(str(m["content"])) if m.get("content") else None]
+                     for m in ctx["messages"].get(r.run_id, [])])
+    return {
+        "id": _text(ctx["sample_id"]),
+        "group": _text(ctx["group"]) if ctx.get("group") else None,
+        "header": header,
+        "sides": [_side(s, chunk) for s in aligned.sides],
+        "scores": [[_text(row["scorer"]), _text(row["key"]), [_score_cell(v) for v in row["cells"]]] for row in ctx["scores"]],
+        "rows": [[turn, [[_call(c) for c in calls] for calls in per_side]] for turn, per_side in aligned.rows],
+        "msgs": msgs,
+    }
+
+
+def write_chunks(chunks: Sequence[Chunk], folder: Path, write: Any) -> list[Path]:
+    """Write every non-empty chunk as ``folder/<k>.js`` through `write(text, path)`."""
+    out = []
+    for k, ch in enumerate(chunks):
+        if ch.items:
+            path = folder / f"{k}.js"
+            write(ch.script(), path)
+            out.append(path)
+    return out
+
+
+__all__ = ["Chunk", "ITEMS_PER_CHUNK", "VIEWER_STEM", "chunk_of", "n_chunks_for", "payload", "write_chunks"]
