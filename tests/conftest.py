@@ -38,11 +38,66 @@ def dbt_env(db: Path) -> dict[str, str]:
 
 def run_dbt_build(db: Path, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     """`dbt build` from the repository root against `db`, with target/log dirs under `work`."""
-    cmd = [
-        cli("dbt"), "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO),
-        "--target-path", str(work / "target"), "--log-path", str(work / "logs"), *extra,
-    ]
-    return subprocess.run(cmd, cwd=REPO, env=dbt_env(db), capture_output=True, text=True)
+    return run_dbt(db, work, "build", *extra)
+
+
+#: Per test process: where run_dbt keeps, for each warehouse file name, a fixed path to the warehouse
+#: dbt works on and the parsed project of the first build through that path (see run_dbt).
+_PARSE_HOME: Path | None = None
+
+
+def _parse_home() -> Path:
+    global _PARSE_HOME
+    if _PARSE_HOME is None:
+        import atexit
+        import tempfile
+
+        _PARSE_HOME = Path(tempfile.mkdtemp(prefix="agenthop-dbt-parse-"))
+        atexit.register(shutil.rmtree, _PARSE_HOME, True)
+    return _PARSE_HOME
+
+
+def run_dbt(db: Path, work: Path, command: str, *extra: str, project: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """`dbt COMMAND` of `project` (default: the repository's) against `db`, with target/log dirs under `work`.
+
+    A full parse of the project costs each dbt run ~10 CPU seconds, and dbt can only reuse an earlier
+    parse for the same warehouse path (the path is part of the profile it checks). So the tests' builds
+    of the repository's project reach their warehouse through one fixed path per file name and test
+    process (a symlink to `db`, named as `db` so the database keeps its name), and every build after the
+    first reads that first build's parse (DBT_PARTIAL_PARSE_FILE_PATH; dbt checks it is still valid and
+    parses again what changed). dbt builds `db` itself: the symlink only names it.
+    """
+    import fcntl
+
+    cmd = [cli("dbt"), command, "--project-dir", str(project), "--profiles-dir", str(project),
+           "--target-path", str(work / "target"), "--log-path", str(work / "logs"), *extra]
+    db = Path(db).absolute()
+    if project != REPO or not db.is_file():
+        return subprocess.run(cmd, cwd=project, env=dbt_env(db), capture_output=True, text=True)
+    home = _parse_home() / db.name
+    home.mkdir(exist_ok=True)
+    with open(home / "lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another build through this path is running: build without it
+            return subprocess.run(cmd, cwd=project, env=dbt_env(db), capture_output=True, text=True)
+        link, wal, parsed = home / db.name, home / (db.name + ".wal"), home / "partial_parse.msgpack"
+        link.unlink(missing_ok=True)
+        wal.unlink(missing_ok=True)
+        link.symlink_to(db)
+        env = dbt_env(link)
+        if parsed.is_file():
+            env["DBT_PARTIAL_PARSE_FILE_PATH"] = str(parsed)
+        try:
+            proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
+        finally:
+            link.unlink()
+            if wal.exists():  # a log DuckDB did not fold into the file belongs beside the file
+                shutil.move(wal, db.with_name(db.name + ".wal"))
+        written = work / "target" / "partial_parse.msgpack"
+        if not parsed.is_file() and written.is_file():
+            shutil.copyfile(written, parsed)
+        return proc
 
 
 @dataclass(frozen=True)
