@@ -1,8 +1,9 @@
-"""Shared fixtures: one end-to-end warehouse per test session.
+"""Shared fixtures: one end-to-end warehouse per test run.
 
 `built_warehouse` runs the real pipeline once (synthetic benchmark -> simulated panel -> ingest ->
 dbt build) through the installed console scripts, exactly as a user would, and yields the paths.
-Tests that only read the warehouse share it; tests that modify data build their own.
+Tests that only read the warehouse share it; tests that modify data build their own. Under pytest-xdist
+the workers share one build (built_once) and each reads its own copy of the warehouse file.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,9 +137,45 @@ def _check(proc: subprocess.CompletedProcess[str], what: str) -> None:
         raise AssertionError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
 
 
-@pytest.fixture(scope="session")
-def built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> BuiltWarehouse:
-    work = tmp_path_factory.mktemp("pipeline")
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder `name` as `build` fills it, built once per test run.
+
+    Under pytest-xdist the workers share one folder in the run's base temporary folder: the first worker
+    that asks builds it while holding a file lock, the others wait for it and reuse it (a failed build
+    leaves no mark, so the next worker to ask tries again and fails alike). Callers only read what is
+    in it and copy what a test may change, e.g. a warehouse file (worker_copy)."""
+    import fcntl
+
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        folder = tmp_path_factory.mktemp(name)
+        build(folder)
+        return folder
+    root = tmp_path_factory.getbasetemp().parent / "built-once"
+    root.mkdir(exist_ok=True)
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
+
+
+def worker_copy(tmp_path_factory: pytest.TempPathFactory, db: Path, name: str) -> Path:
+    """A copy of the warehouse file `db` (shared by the workers, see built_once) for this test process,
+    with the same file name (the database's name) in a new folder `name`."""
+    copy = tmp_path_factory.mktemp(name) / db.name
+    shutil.copyfile(db, copy)
+    wal = db.with_name(db.name + ".wal")
+    if wal.exists():
+        shutil.copyfile(wal, copy.with_name(copy.name + ".wal"))
+    return copy
+
+
+def _build_pipeline(work: Path) -> None:
+    """built_warehouse's pipeline in `work`: benchmark/, runs/, warehouse.duckdb (built by dbt)."""
     bench, runs, db = work / "benchmark", work / "runs", work / "warehouse.duckdb"
     env = dbt_env(db)
     _check(subprocess.run([cli("agenthop-harness"), "make-benchmark", "--out", str(bench), "--items", "48",
@@ -154,7 +192,15 @@ def built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> BuiltWarehouse:
     _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(sx), "--responses", str(sx_resp)],
                           env=env, capture_output=True, text=True), "sciexplore ingest")
     _check(run_dbt_build(db, work), "dbt build")
-    return BuiltWarehouse(db=db, benchmark=bench, runs=runs, work=work)
+
+
+@pytest.fixture(scope="session")
+def built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> BuiltWarehouse:
+    """The pipeline run once per test run (built_once); each test process reads its own copy of the
+    warehouse file, and the shared benchmark and runs folders."""
+    work = built_once(tmp_path_factory, "pipeline", _build_pipeline)
+    db = worker_copy(tmp_path_factory, work / "warehouse.duckdb", "pipeline-warehouse")
+    return BuiltWarehouse(db=db, benchmark=work / "benchmark", runs=work / "runs", work=work)
 
 
 @dataclass(frozen=True)
@@ -175,21 +221,27 @@ models:
 @pytest.fixture(scope="session")
 def messages_warehouse(built_warehouse: BuiltWarehouse, tmp_path_factory: pytest.TempPathFactory) -> MessagesWarehouse:
     """built_warehouse plus two simulated runs that recorded their messages (for item pages that show
-    what the agent received), and a copy taken between that ingest and the next dbt build."""
-    work = tmp_path_factory.mktemp("messages")
-    db, stale, runs, panel = work / "warehouse.duckdb", work / "stale.duckdb", work / "runs", work / "panel.yaml"
-    shutil.copyfile(built_warehouse.db, db)
-    panel.write_text(TRANSCRIBED_PANEL)
-    env = dbt_env(db)
-    _check(subprocess.run([cli("agenthop-harness"), "run", "--panel", str(panel), "--data", str(built_warehouse.benchmark),
-                           "--out", str(runs), "--messages", "--no-progress"], env=env, capture_output=True, text=True),
-           "harness run --messages")
-    _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--runs", str(runs)],
-                          env=env, capture_output=True, text=True), "ingest")
-    shutil.copyfile(db, stale)
-    _check(run_dbt_build(db, work), "dbt build")
-    ids = tuple(sorted(p.name for p in runs.iterdir() if p.is_dir()))
-    return MessagesWarehouse(db=db, stale_db=stale, run_ids=ids)
+    what the agent received), and a copy taken between that ingest and the next dbt build; built once
+    per test run (built_once), each test process reads its own copies."""
+
+    def build(work: Path) -> None:
+        db, stale, runs, panel = work / "warehouse.duckdb", work / "stale.duckdb", work / "runs", work / "panel.yaml"
+        shutil.copyfile(built_warehouse.db, db)
+        panel.write_text(TRANSCRIBED_PANEL)
+        env = dbt_env(db)
+        _check(subprocess.run([cli("agenthop-harness"), "run", "--panel", str(panel), "--data",
+                               str(built_warehouse.benchmark), "--out", str(runs), "--messages", "--no-progress"],
+                              env=env, capture_output=True, text=True), "harness run --messages")
+        _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--runs", str(runs)],
+                              env=env, capture_output=True, text=True), "ingest")
+        shutil.copyfile(db, stale)
+        _check(run_dbt_build(db, work), "dbt build")
+
+    work = built_once(tmp_path_factory, "messages", build)
+    ids = tuple(sorted(p.name for p in (work / "runs").iterdir() if p.is_dir()))
+    return MessagesWarehouse(db=worker_copy(tmp_path_factory, work / "warehouse.duckdb", "messages-warehouse"),
+                             stale_db=worker_copy(tmp_path_factory, work / "stale.duckdb", "messages-stale"),
+                             run_ids=ids)
 
 
 @pytest.fixture(scope="session")
