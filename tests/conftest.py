@@ -138,19 +138,16 @@ def _check(proc: subprocess.CompletedProcess[str], what: str) -> None:
 
 
 def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
-    """The folder `name` as `build` fills it, built once per test run.
+    """The folder `name` as `build` fills it, built once per test run, whichever test asks first.
 
     Under pytest-xdist the workers share one folder in the run's base temporary folder: the first worker
     that asks builds it while holding a file lock, the others wait for it and reuse it (a failed build
-    leaves no mark, so the next worker to ask tries again and fails alike). Callers only read what is
+    leaves no mark, so the next test to ask tries again and fails alike). Callers only read what is
     in it and copy what a test may change, e.g. a warehouse file (worker_copy)."""
     import fcntl
 
-    if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        folder = tmp_path_factory.mktemp(name)
-        build(folder)
-        return folder
-    root = tmp_path_factory.getbasetemp().parent / "built-once"
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "built-once"
     root.mkdir(exist_ok=True)
     folder, done = root / name, root / f"{name}.done"
     with open(root / f"{name}.lock", "w") as lock:
