@@ -137,7 +137,7 @@ def _check(proc: subprocess.CompletedProcess[str], what: str) -> None:
         raise AssertionError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
 
 
-def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]) -> Path:
     """The folder `name` as `build` fills it, built once per test run, whichever test asks first.
 
     Under pytest-xdist the workers share one folder in the run's base temporary folder: the first worker
