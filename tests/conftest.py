@@ -1,8 +1,9 @@
-"""Shared fixtures: one end-to-end warehouse per test session.
+"""Shared fixtures: one end-to-end warehouse per test run.
 
 `built_warehouse` runs the real pipeline once (synthetic benchmark -> simulated panel -> ingest ->
 dbt build) through the installed console scripts, exactly as a user would, and yields the paths.
-Tests that only read the warehouse share it; tests that modify data build their own.
+Tests that only read the warehouse share it; tests that modify data build their own. Under pytest-xdist
+the workers share one build (built_once) and each reads its own copy of the warehouse file.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,11 +40,66 @@ def dbt_env(db: Path) -> dict[str, str]:
 
 def run_dbt_build(db: Path, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     """`dbt build` from the repository root against `db`, with target/log dirs under `work`."""
-    cmd = [
-        cli("dbt"), "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO),
-        "--target-path", str(work / "target"), "--log-path", str(work / "logs"), *extra,
-    ]
-    return subprocess.run(cmd, cwd=REPO, env=dbt_env(db), capture_output=True, text=True)
+    return run_dbt(db, work, "build", *extra)
+
+
+#: Per test process: where run_dbt keeps, for each warehouse file name, a fixed path to the warehouse
+#: dbt works on and the parsed project of the first build through that path (see run_dbt).
+_PARSE_HOME: Path | None = None
+
+
+def _parse_home() -> Path:
+    global _PARSE_HOME
+    if _PARSE_HOME is None:
+        import atexit
+        import tempfile
+
+        _PARSE_HOME = Path(tempfile.mkdtemp(prefix="agenthop-dbt-parse-"))
+        atexit.register(shutil.rmtree, _PARSE_HOME, True)
+    return _PARSE_HOME
+
+
+def run_dbt(db: Path, work: Path, command: str, *extra: str, project: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """`dbt COMMAND` of `project` (default: the repository's) against `db`, with target/log dirs under `work`.
+
+    A full parse of the project costs each dbt run ~10 CPU seconds, and dbt can only reuse an earlier
+    parse for the same warehouse path (the path is part of the profile it checks). So the tests' builds
+    of the repository's project reach their warehouse through one fixed path per file name and test
+    process (a symlink to `db`, named as `db` so the database keeps its name), and every build after the
+    first reads that first build's parse (DBT_PARTIAL_PARSE_FILE_PATH; dbt checks it is still valid and
+    parses again what changed). dbt builds `db` itself: the symlink only names it.
+    """
+    import fcntl
+
+    cmd = [cli("dbt"), command, "--project-dir", str(project), "--profiles-dir", str(project),
+           "--target-path", str(work / "target"), "--log-path", str(work / "logs"), *extra]
+    db = Path(db).absolute()
+    if project != REPO or not db.is_file():
+        return subprocess.run(cmd, cwd=project, env=dbt_env(db), capture_output=True, text=True)
+    home = _parse_home() / db.name
+    home.mkdir(exist_ok=True)
+    with open(home / "lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another build through this path is running: build without it
+            return subprocess.run(cmd, cwd=project, env=dbt_env(db), capture_output=True, text=True)
+        link, wal, parsed = home / db.name, home / (db.name + ".wal"), home / "partial_parse.msgpack"
+        link.unlink(missing_ok=True)
+        wal.unlink(missing_ok=True)
+        link.symlink_to(db)
+        env = dbt_env(link)
+        if parsed.is_file():
+            env["DBT_PARTIAL_PARSE_FILE_PATH"] = str(parsed)
+        try:
+            proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
+        finally:
+            link.unlink()
+            if wal.exists():  # a log DuckDB did not fold into the file belongs beside the file
+                shutil.move(wal, db.with_name(db.name + ".wal"))
+        written = work / "target" / "partial_parse.msgpack"
+        if not parsed.is_file() and written.is_file():
+            shutil.copyfile(written, parsed)
+        return proc
 
 
 @dataclass(frozen=True)
@@ -80,9 +137,42 @@ def _check(proc: subprocess.CompletedProcess[str], what: str) -> None:
         raise AssertionError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
 
 
-@pytest.fixture(scope="session")
-def built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> BuiltWarehouse:
-    work = tmp_path_factory.mktemp("pipeline")
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]) -> Path:
+    """The folder `name` as `build` fills it, built once per test run, whichever test asks first.
+
+    Under pytest-xdist the workers share one folder in the run's base temporary folder: the first worker
+    that asks builds it while holding a file lock, the others wait for it and reuse it (a failed build
+    leaves no mark, so the next test to ask tries again and fails alike). Callers only read what is
+    in it and copy what a test may change, e.g. a warehouse file (worker_copy)."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "built-once"
+    root.mkdir(exist_ok=True)
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
+
+
+def worker_copy(tmp_path_factory: pytest.TempPathFactory, db: Path, name: str) -> Path:
+    """A copy of the warehouse file `db` (shared by the workers, see built_once) for this test process,
+    with the same file name (the database's name) in a new folder `name`."""
+    copy = tmp_path_factory.mktemp(name) / db.name
+    shutil.copyfile(db, copy)
+    wal = db.with_name(db.name + ".wal")
+    if wal.exists():
+        shutil.copyfile(wal, copy.with_name(copy.name + ".wal"))
+    return copy
+
+
+def _build_pipeline(work: Path) -> None:
+    """built_warehouse's pipeline in `work`: benchmark/, runs/, warehouse.duckdb (built by dbt)."""
     bench, runs, db = work / "benchmark", work / "runs", work / "warehouse.duckdb"
     env = dbt_env(db)
     _check(subprocess.run([cli("agenthop-harness"), "make-benchmark", "--out", str(bench), "--items", "48",
@@ -99,7 +189,15 @@ def built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> BuiltWarehouse:
     _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(sx), "--responses", str(sx_resp)],
                           env=env, capture_output=True, text=True), "sciexplore ingest")
     _check(run_dbt_build(db, work), "dbt build")
-    return BuiltWarehouse(db=db, benchmark=bench, runs=runs, work=work)
+
+
+@pytest.fixture(scope="session")
+def built_warehouse(tmp_path_factory: pytest.TempPathFactory) -> BuiltWarehouse:
+    """The pipeline run once per test run (built_once); each test process reads its own copy of the
+    warehouse file, and the shared benchmark and runs folders."""
+    work = built_once(tmp_path_factory, "pipeline", _build_pipeline)
+    db = worker_copy(tmp_path_factory, work / "warehouse.duckdb", "pipeline-warehouse")
+    return BuiltWarehouse(db=db, benchmark=work / "benchmark", runs=work / "runs", work=work)
 
 
 @dataclass(frozen=True)
@@ -120,21 +218,27 @@ models:
 @pytest.fixture(scope="session")
 def messages_warehouse(built_warehouse: BuiltWarehouse, tmp_path_factory: pytest.TempPathFactory) -> MessagesWarehouse:
     """built_warehouse plus two simulated runs that recorded their messages (for item pages that show
-    what the agent received), and a copy taken between that ingest and the next dbt build."""
-    work = tmp_path_factory.mktemp("messages")
-    db, stale, runs, panel = work / "warehouse.duckdb", work / "stale.duckdb", work / "runs", work / "panel.yaml"
-    shutil.copyfile(built_warehouse.db, db)
-    panel.write_text(TRANSCRIBED_PANEL)
-    env = dbt_env(db)
-    _check(subprocess.run([cli("agenthop-harness"), "run", "--panel", str(panel), "--data", str(built_warehouse.benchmark),
-                           "--out", str(runs), "--messages", "--no-progress"], env=env, capture_output=True, text=True),
-           "harness run --messages")
-    _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--runs", str(runs)],
-                          env=env, capture_output=True, text=True), "ingest")
-    shutil.copyfile(db, stale)
-    _check(run_dbt_build(db, work), "dbt build")
-    ids = tuple(sorted(p.name for p in runs.iterdir() if p.is_dir()))
-    return MessagesWarehouse(db=db, stale_db=stale, run_ids=ids)
+    what the agent received), and a copy taken between that ingest and the next dbt build; built once
+    per test run (built_once), each test process reads its own copies."""
+
+    def build(work: Path) -> None:
+        db, stale, runs, panel = work / "warehouse.duckdb", work / "stale.duckdb", work / "runs", work / "panel.yaml"
+        shutil.copyfile(built_warehouse.db, db)
+        panel.write_text(TRANSCRIBED_PANEL)
+        env = dbt_env(db)
+        _check(subprocess.run([cli("agenthop-harness"), "run", "--panel", str(panel), "--data",
+                               str(built_warehouse.benchmark), "--out", str(runs), "--messages", "--no-progress"],
+                              env=env, capture_output=True, text=True), "harness run --messages")
+        _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--runs", str(runs)],
+                              env=env, capture_output=True, text=True), "ingest")
+        shutil.copyfile(db, stale)
+        _check(run_dbt_build(db, work), "dbt build")
+
+    work = built_once(tmp_path_factory, "messages", build)
+    ids = tuple(sorted(p.name for p in (work / "runs").iterdir() if p.is_dir()))
+    return MessagesWarehouse(db=worker_copy(tmp_path_factory, work / "warehouse.duckdb", "messages-warehouse"),
+                             stale_db=worker_copy(tmp_path_factory, work / "stale.duckdb", "messages-stale"),
+                             run_ids=ids)
 
 
 @pytest.fixture(scope="session")

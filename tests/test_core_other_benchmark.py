@@ -33,7 +33,7 @@ from agenthop.harness import benchmarks
 from agenthop.ingest.conform import conform
 from agenthop.ingest.core import run_ingest
 from agenthop.schemas import trajectory as ts
-from tests.conftest import cli, run_dbt_build
+from tests.conftest import built_once, cli, run_dbt_build, worker_copy
 from tests.test_dbt_marts import q
 from tests.test_agenthop_compat import FORMATS, PRE_CORE_RUN
 
@@ -143,9 +143,8 @@ def _run_dir(out: Path, run: str, replicate: int, bench_sha: str, like: str | No
     return d
 
 
-@pytest.fixture(scope="module")
-def warehouse(registered: benchmarks.Benchmark, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("toyqa")
+def _build_toyqa(work: Path) -> None:
+    """`warehouse`'s folder: the toyqa release, its runs and w.duckdb (toyqa registered)."""
     release = work / "release"
     (release / NAME).mkdir(parents=True)
     (release / NAME / "tasks.jsonl").write_text(
@@ -166,7 +165,13 @@ def warehouse(registered: benchmarks.Benchmark, tmp_path_factory: pytest.TempPat
     run_ingest(db, benchmark=release, runs=[runs])
     proc = run_dbt_build(db, work)
     assert proc.returncode == 0, proc.stdout[-4000:]
-    return db
+
+
+@pytest.fixture(scope="module")
+def warehouse(registered: benchmarks.Benchmark, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """AgentHop and toyqa in one built warehouse, built once per test run (conftest.built_once: this
+    module and the report modules that import this fixture share it); each module gets its own copy."""
+    return worker_copy(tmp_path_factory, built_once(tmp_path_factory, "toyqa", _build_toyqa) / "w.duckdb", "toyqa")
 
 
 def test_release_is_catalogued_and_runs_are_checked_against_it(warehouse: Path, tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from click.testing import CliRunner
 from scipy import stats as sps
 
 from agenthop.reports.cli import main
+from conftest import built_once, worker_copy
 from paper_fixtures import ABLATED, REPLICATED, PaperWarehouse, build_paper_warehouse
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,7 +77,11 @@ RATE_COLUMNS = {"accuracy", "recall_st", "recall_mt", "secrec_st", "secrec_mt", 
 
 @pytest.fixture(scope="session")
 def paper_wh(tmp_path_factory: pytest.TempPathFactory) -> PaperWarehouse:
-    return build_paper_warehouse(tmp_path_factory.mktemp("paper19"))
+    """Built once per test run (conftest.built_once: this module and test_report_browser_polish.py share it);
+    each test process reads its own copy of the warehouse file."""
+    work = built_once(tmp_path_factory, "paper19", build_paper_warehouse)
+    return PaperWarehouse(db=worker_copy(tmp_path_factory, work / "warehouse.duckdb", "paper19-warehouse"),
+                          benchmark=work / "benchmark", work=work)
 
 
 def _q(db: Path, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:

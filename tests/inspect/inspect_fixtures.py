@@ -18,6 +18,8 @@ a ``C`` for security is the bad outcome), ``exact`` a number.
 
 from __future__ import annotations
 
+import json
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -402,17 +404,45 @@ class InspectLogs:
 _WRITTEN: list[InspectLogs] = []
 
 
+def _write_logs(root: Path) -> None:
+    written = {"eval": write_toolbox_logs(root / "eval", "eval"), "json": write_toolbox_logs(root / "json", "json")}
+    agentdojo_shaped_log(root / "published" / "agentdojo_banking.json")
+    (root / "written.json").write_text(json.dumps({k: [p.name for p in v] for k, v in written.items()}))
+
+
 @pytest.fixture(scope="session")
 def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> InspectLogs:
-    """Written once per test session, whichever module asks first."""
+    """Written once per test run (conftest.built_once: the xdist workers share them), whichever module
+    asks first."""
+    from conftest import built_once
+
     if not _WRITTEN:
-        root = tmp_path_factory.mktemp("inspect-logs")
+        root = built_once(tmp_path_factory, "inspect-logs", _write_logs)
+        names = json.loads((root / "written.json").read_text())
         _WRITTEN.append(InspectLogs(
-            eval_logs=write_toolbox_logs(root / "eval", "eval"),
-            json_logs=write_toolbox_logs(root / "json", "json"),
-            agentdojo=agentdojo_shaped_log(root / "published" / "agentdojo_banking.json"),
+            eval_logs=[root / "eval" / n for n in names["eval"]],
+            json_logs=[root / "json" / n for n in names["json"]],
+            agentdojo=root / "published" / "agentdojo_banking.json",
         ))
     return _WRITTEN[0]
+
+
+@pytest.fixture(scope="session")
+def toolbox_warehouse(inspect_logs: InspectLogs, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The toolbox .eval logs and the AgentDojo-shaped log ingested into one warehouse (w.duckdb) and
+    built by dbt, once per test run (conftest.built_once); each test process gets its own copy, which
+    a test must copy again before it changes it."""
+    from conftest import _check, built_once, cli, dbt_env, run_dbt_build, worker_copy
+
+    def build(work: Path) -> None:
+        db = work / "w.duckdb"
+        _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--inspect-log", str(inspect_logs.eval_logs[0].parent),
+                               "--inspect-log", str(inspect_logs.agentdojo)], env=dbt_env(db), capture_output=True,
+                              text=True), "ingest of the toolbox and AgentDojo logs")
+        _check(run_dbt_build(db, work), "dbt build")
+
+    shared = built_once(tmp_path_factory, "inspect-toolbox-warehouse", build)
+    return worker_copy(tmp_path_factory, shared / "w.duckdb", "inspect-toolbox-warehouse")
 
 
 def query_rows(db: Path, sql: str) -> list[tuple]:

@@ -38,15 +38,13 @@ def _cli(*args: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.fixture(scope="session")
-def both_runs(tmp_path_factory: pytest.TempPathFactory) -> BothRuns:
+def _run_both(root: Path) -> None:
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
     from agenthop.harness.benchmarks.agenthop.loader import load_release
     from agenthop.harness.benchmarks.agenthop.inspect_task import agenthop
 
-    root = tmp_path_factory.mktemp("agenthop-inspect")
     release = root / "release"
     _cli("agenthop-harness", "make-benchmark", "--out", str(release), "--items", str(ITEMS), "--seed", "0")
     (root / "panel.yaml").write_text(PANEL)
@@ -57,8 +55,35 @@ def both_runs(tmp_path_factory: pytest.TempPathFactory) -> BothRuns:
     logs = inspect_eval(agenthop(data=str(release)), model=model, log_dir=str(root / "logs"), display="none",
                         max_samples=1)
     assert logs[0].status == "success", logs[0].error
+    (root / "inspect_log.txt").write_text(str(Path(logs[0].location).relative_to(root)))
+
+
+@pytest.fixture(scope="session")
+def both_runs(tmp_path_factory: pytest.TempPathFactory) -> BothRuns:
+    """Made once per test run (conftest.built_once: the xdist workers share them)."""
+    from conftest import built_once
+
+    root = built_once(tmp_path_factory, "agenthop-inspect", _run_both)
     (run,) = sorted((root / "runs").iterdir())
-    return BothRuns(release, run, Path(logs[0].location))
+    return BothRuns(root / "release", run, root / (root / "inspect_log.txt").read_text())
+
+
+@pytest.fixture(scope="session")
+def both_runs_warehouse(both_runs: BothRuns, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both runs and the release ingested into one warehouse (w.duckdb) and built by dbt, once per test
+    run (conftest.built_once); each test process gets its own copy, which a test must copy again
+    before it changes it."""
+    from conftest import _check, built_once, cli, dbt_env, run_dbt_build, worker_copy
+
+    def build(work: Path) -> None:
+        db = work / "w.duckdb"
+        _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--benchmark", str(both_runs.release),
+                               "--runs", str(both_runs.harness_run), "--inspect-log", str(both_runs.inspect_log)],
+                              capture_output=True, text=True, env=dbt_env(db)), "ingest")
+        _check(run_dbt_build(db, work), "dbt build")
+
+    shared = built_once(tmp_path_factory, "agenthop-inspect-warehouse", build)
+    return worker_copy(tmp_path_factory, shared / "w.duckdb", "agenthop-inspect-warehouse")
 
 
 def _harness(run: Path, table: str) -> pa.Table:
@@ -162,23 +187,10 @@ def test_registered_through_inspects_entry_point(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def warehouse(both_runs, tmp_path_factory: pytest.TempPathFactory):
-    import os
-
-    work = tmp_path_factory.mktemp("agenthop-inspect-warehouse")
-    db = work / "w.duckdb"
-    env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
-    ingest = subprocess.run([str(BIN / "agenthop-ingest"), "--db", str(db), "--benchmark", str(both_runs.release),
-                             "--runs", str(both_runs.harness_run), "--inspect-log", str(both_runs.inspect_log)],
-                            capture_output=True, text=True, env=env)
-    assert ingest.returncode == 0, ingest.stderr
-    repo = Path(__file__).resolve().parents[2]
-    build = subprocess.run([str(BIN / "dbt"), "build", "--project-dir", str(repo), "--profiles-dir", str(repo),
-                            "--target-path", str(work / "target"), "--log-path", str(work / "logs")],
-                           capture_output=True, text=True, env=env, cwd=repo)
-    assert build.returncode == 0, build.stdout[-3000:]
+def warehouse(both_runs_warehouse: Path):
     import duckdb
 
+    db = both_runs_warehouse
     con = duckdb.connect(str(db), read_only=True)
     (harness_id,) = con.execute("SELECT run_id FROM raw.runs WHERE backend = 'sim'").fetchall()[0]
     (inspect_id,) = con.execute("SELECT run_id FROM raw.runs WHERE backend = 'inspect-log'").fetchall()[0]

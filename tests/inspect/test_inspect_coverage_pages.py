@@ -23,9 +23,9 @@ from bs4 import BeautifulSoup
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
 from inspect_fixtures import inspect_logs  # noqa: E402,F401  (the session's logs)
+from conftest import run_dbt_build  # noqa: E402
 from test_inspect_pooled_reports import _page, _run  # noqa: E402  (the commands as a user runs them)
 
-REPO = Path(__file__).resolve().parents[2]
 ALPHA, BETA = "mockllm/alpha", "mockllm/beta"
 
 
@@ -56,8 +56,7 @@ def warehouse(inspect_logs, tmp_path_factory: pytest.TempPathFactory) -> Path:  
     db = work / "w.duckdb"
     proc = _run(db, "agenthop-ingest", "--db", str(db), "--inspect-log", str(logs))
     assert proc.returncode == 0, proc.stderr
-    build = _run(db, "dbt", "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path",
-                 str(work / "target"), "--log-path", str(work / "logs-dbt"), "--exclude", "resource_type:unit_test")
+    build = run_dbt_build(db, work / "dbt", "--exclude", "resource_type:unit_test")  # work/logs: the Inspect logs
     assert build.returncode == 0, build.stdout[-3000:]
     return db
 

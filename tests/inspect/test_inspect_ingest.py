@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
 import inspect_fixtures as fx
-from inspect_fixtures import inspect_logs  # noqa: F401  (the session's logs)
+from inspect_fixtures import inspect_logs, toolbox_warehouse  # noqa: F401  (the session's logs and warehouse)
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -154,14 +154,10 @@ def _shared_marts_present() -> bool:
 
 
 @pytest.fixture(scope="module")
-def built(imported):
+def built(toolbox_warehouse):
     if not _shared_marts_present():
         pytest.skip("!!! the shared marts (run_summary, ...) are not in this tree yet: imported runs not checked in them !!!")
-    db, work, _ = imported
-    build = _run("dbt", "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path",
-                 str(work / "target"), "--log-path", str(work / "logs"), db=db)
-    assert build.returncode == 0, build.stdout[-3000:]
-    return db
+    return toolbox_warehouse  # the same logs as `imported`, ingested and built once for the session
 
 
 def test_shared_marts_hold_the_imported_runs(built):

@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
+from conftest import run_dbt_build  # noqa: E402
 from dojo_tools import CHAINS, write_dojo_logs  # noqa: E402
 from markupsafe import Markup  # noqa: E402
 
@@ -47,8 +48,7 @@ def compare_page(  # asked before the browser: Inspect's eval runs an event loop
     db = work / "w.duckdb"
     proc = _run("agenthop-ingest", "--db", str(db), *[x for log in logs for x in ("--inspect-log", str(log))], db=db)
     assert proc.returncode == 0, proc.stderr
-    proc = _run("dbt", "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path",
-                str(work / "target"), "--log-path", str(work / "logs_dbt"), db=db)
+    proc = run_dbt_build(db, work / "dbt")  # work/logs: the Inspect logs
     assert proc.returncode == 0, proc.stdout[-3000:]
     import duckdb
 

@@ -30,6 +30,7 @@ from bs4 import BeautifulSoup
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
 from inspect_fixtures import edit_json_log, inspect_logs, query_rows  # noqa: E402,F401  (the session's logs)
+from conftest import run_dbt_build  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -43,8 +44,7 @@ def _run(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _build(db: Path, work: Path) -> None:
-    proc = _run(db, "dbt", "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path",
-                str(work / "target"), "--log-path", str(work / "logs"))
+    proc = run_dbt_build(db, work)
     assert proc.returncode == 0, proc.stdout[-3000:]
 
 

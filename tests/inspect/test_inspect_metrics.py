@@ -20,11 +20,11 @@ import pytest
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
 import inspect_fixtures as fx
-from inspect_fixtures import inspect_logs  # noqa: F401  (the session's logs)
+from conftest import run_dbt_build
+from inspect_fixtures import inspect_logs, toolbox_warehouse  # noqa: F401  (the session's logs and warehouse)
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-MARTS = ("--select", "+run_summary", "+metric_defs", "+run_coverage", "+pass_k", "+item_metric_values")
 CATALOGUE = ("--select", "+metric_defs")
 
 
@@ -37,9 +37,8 @@ def _ingest(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return _run("agenthop-ingest", "--db", str(db), *args, db=db)
 
 
-def _build(db: Path, work: Path, select: tuple[str, ...] = MARTS) -> None:
-    proc = _run("dbt", "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path",
-                str(work / "target"), "--log-path", str(work / "logs"), *select, db=db)
+def _build(db: Path, work: Path, select: tuple[str, ...] = CATALOGUE) -> None:
+    proc = run_dbt_build(db, work, *select)
     assert proc.returncode == 0, proc.stdout[-3000:]
 
 
@@ -52,14 +51,10 @@ def _rows(db: Path, sql: str, params: list | None = None) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def built(inspect_logs, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
-    work = tmp_path_factory.mktemp("inspect-metrics")
-    db = work / "w.duckdb"
-    proc = _ingest(db, "--inspect-log", str(inspect_logs.eval_logs[0].parent), "--inspect-log",
-                   str(inspect_logs.agentdojo))
-    assert proc.returncode == 0, proc.stderr
-    _build(db, work)
-    return db
+def built(toolbox_warehouse: Path) -> Path:  # noqa: F811
+    """The toolbox .eval logs and the AgentDojo-shaped log, ingested and built (the session's warehouse;
+    the tests below copy it before they change it)."""
+    return toolbox_warehouse
 
 
 def test_all_tokens_equal_the_logs_total_tokens_per_sample_and_per_model(inspect_logs, built):  # noqa: F811

@@ -24,6 +24,7 @@ from bs4 import BeautifulSoup
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
 from inspect_fixtures import inspect_logs  # noqa: E402,F401  (the session's logs)
+from conftest import run_dbt_build  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -43,8 +44,7 @@ def warehouse(inspect_logs, tmp_path_factory: pytest.TempPathFactory) -> Path:  
     db = work / "w.duckdb"
     proc = _run(db, "agenthop-ingest", "--db", str(db), "--inspect-log", str(inspect_logs.eval_logs[0].parent))
     assert proc.returncode == 0, proc.stderr
-    build = _run(db, "dbt", "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--target-path",
-                 str(work / "target"), "--log-path", str(work / "logs"))
+    build = run_dbt_build(db, work)
     assert build.returncode == 0, build.stdout[-3000:]
     return db
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +15,9 @@ import pytest
 
 pytest.importorskip("inspect_ai", reason="the Inspect tests need inspect-ai (the test extra)")
 
+from conftest import _check, run_dbt_build
 from inspect_fixtures import query_rows as _rows
-from test_inspect_agenthop_task import ITEMS, BothRuns, both_runs  # noqa: F401 (the session fixture)
+from test_inspect_agenthop_task import ITEMS, BothRuns, both_runs, both_runs_warehouse  # noqa: F401 (session fixtures)
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
@@ -33,13 +35,10 @@ def example_sql() -> str:
     return re.search(r"```sql\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
 
 
-def test_four_sources_join_on_shared_items(both_runs: BothRuns, tmp_path: Path) -> None:  # noqa: F811
+def test_four_sources_join_on_shared_items(both_runs_warehouse: Path, tmp_path: Path) -> None:  # noqa: F811
     db = tmp_path / "w.duckdb"
+    shutil.copyfile(both_runs_warehouse, db)  # the release, the harness run and the Inspect log, built
     env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
-    _run(env, "agenthop-ingest", "--db", db, "--benchmark", both_runs.release, "--runs", both_runs.harness_run,
-         "--inspect-log", both_runs.inspect_log)
-    _run(env, "dbt", "build", "--project-dir", REPO, "--profiles-dir", REPO, "--target-path", tmp_path / "target",
-         "--log-path", tmp_path / "logs")
     con = duckdb.connect(str(db), read_only=True)
     (harness_id,) = con.execute("SELECT run_id FROM raw.runs WHERE backend = 'sim'").fetchone()  # type: ignore[misc]
     con.close()
@@ -67,8 +66,7 @@ def test_an_inspect_run_round_trips_through_eee(both_runs: BothRuns, tmp_path: P
     db, back = tmp_path / "w.duckdb", tmp_path / "back.duckdb"
     env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
     _run(env, "agenthop-ingest", "--db", db, "--benchmark", both_runs.release, "--inspect-log", both_runs.inspect_log)
-    _run(env, "dbt", "build", "--project-dir", REPO, "--profiles-dir", REPO, "--target-path", tmp_path / "target",
-         "--log-path", tmp_path / "logs")
+    _check(run_dbt_build(db, tmp_path), "dbt build")
     _run(env, "agenthop-report", "export", "--format", "eee", "--out", tmp_path / "eee", "--db", db)
     _run(env, "agenthop-ingest", "--db", back, "--eee", tmp_path / "eee")
     for sql in (
