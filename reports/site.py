@@ -80,9 +80,14 @@ def item_anchor(sample_id: str) -> str:
     return "item-" + item_file_name(sample_id)[: -len(".html")]
 
 
+#: The names of the site's item viewers and their data folders (reports/item_data.py): never an item's.
+_VIEWER_NAME = re.compile(r"view(-\d+)?(-data)?")
+
+
 class ItemNames:
     """The item page names of one site: ``item_file_name`` unless another id of the site took that name
-    already (names are compared case-insensitively, as some file systems do); then a longer hash."""
+    already (names are compared case-insensitively, as some file systems do), or the name is one of the
+    item viewers' (``view``, ``view-2``, their ``-data`` folders); then a longer hash."""
 
     def __init__(self) -> None:
         self._stems: dict[str, str] = {}
@@ -94,7 +99,7 @@ class ItemNames:
             stem = item_file_name(sample_id)[: -len(".html")]
             base = (_SAFE_RE.sub("_", sample_id).strip("._") or "item")[:60]
             k = 0
-            while self._owners.get(stem.lower(), sample_id) != sample_id:
+            while self._owners.get(stem.lower(), sample_id) != sample_id or _VIEWER_NAME.fullmatch(stem.lower()):
                 k += 1
                 stem = f"{base}-{_id_hash(sample_id, 16)}" + (f"-{k}" if k > 1 else "")
             self._owners[stem.lower()] = sample_id

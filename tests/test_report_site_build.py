@@ -110,6 +110,16 @@ def test_item_data_of_one_item_by_hand() -> None:
 # -- the output folder ---------------------------------------------------------------------------------
 
 
+def test_an_item_never_takes_a_viewer_name() -> None:
+    from agenthop.reports.site import ItemNames
+
+    names = ItemNames()
+    for taken in ("view", "VIEW", "view-2", "view-data", "view-3-data"):
+        stem = names.stem(taken)
+        assert stem != taken and stem.startswith(taken + "-") and len(stem) == len(taken) + 17
+    assert names.stem("viewer") == "viewer" and names.stem("view-x") == "view-x"
+
+
 def test_site_refuses_a_folder_it_did_not_write(built_warehouse, tmp_path: Path) -> None:
     foreign = tmp_path / "mine"
     foreign.mkdir()
