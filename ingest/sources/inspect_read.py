@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pickle
 import re
 import struct
@@ -662,17 +663,23 @@ def open_log(path: Path, reader: str = "auto", limits: Limits | None = None) -> 
 # --------------------------------------------------------------------------------------------
 # reading in a second process
 
-#: a ``.eval`` log of more samples than this is read in a second process (:func:`mapping_samples`)
+#: a ``.eval`` log of more samples than this is read in a second process, when that is asked for
+#: (:data:`SECOND_READER_ENV`; :func:`mapping_samples`)
 PARALLEL_SAMPLES = 1000
+#: set to 1, a large ``.eval`` log is read in a second process (off by default: on an idle 2-core
+#: machine it took longer than reading in the ingest's own process; docs/inspect.md#speed)
+SECOND_READER_ENV = "AGENTHOP_INSPECT_SECOND_READER"
 
 
 def mapping_samples(log: Log, reader: str) -> Iterator[dict[str, Any]]:
-    """The log's samples cut to what the mapping reads (``samples(for_mapping=True)``). A ``.eval`` log
-    of more than :data:`PARALLEL_SAMPLES` samples is read (decompressed, checked, parsed, its
-    attachments resolved) by a second process while this one maps and writes the samples before:
-    the same samples, in the same order, with the same errors (docs/inspect.md#speed)."""
+    """The log's samples cut to what the mapping reads (``samples(for_mapping=True)``). With
+    :data:`SECOND_READER_ENV` set to 1, a ``.eval`` log of more than :data:`PARALLEL_SAMPLES` samples is
+    read (decompressed, checked, parsed, its attachments resolved) by a second process while this one
+    maps and writes the samples before: the same samples, in the same order, with the same errors
+    (docs/inspect.md#speed)."""
     info = log.info()
-    if not log.streams() or len(info.sample_keys) <= PARALLEL_SAMPLES:
+    if (os.environ.get(SECOND_READER_ENV) != "1" or not log.streams()
+            or len(info.sample_keys) <= PARALLEL_SAMPLES):
         return log.samples(for_mapping=True)
     return _read_elsewhere(info.path, reader)
 

@@ -130,6 +130,7 @@ def test_the_streamed_import_writes_the_tables_of_the_one_batch_mapping(
     read_elsewhere = inspect_read._read_elsewhere
     if elsewhere:  # every .eval log read by a second process, as a large one is
         monkeypatch.setattr(inspect_read, "PARALLEL_SAMPLES", 0)
+        monkeypatch.setenv(inspect_read.SECOND_READER_ENV, "1")
     started: list[Path] = []
     monkeypatch.setattr(inspect_read, "_read_elsewhere", lambda p, r: started.append(p) or read_elsewhere(p, r))
     streamed: list[str] = []
@@ -176,6 +177,7 @@ def test_a_bad_sample_after_streamed_batches_leaves_the_warehouse_as_it_was(
         corpus_log: Path, inspect_logs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, elsewhere: bool) -> None:  # noqa: F811
     if elsewhere:
         monkeypatch.setattr(inspect_read, "PARALLEL_SAMPLES", 0)
+        monkeypatch.setenv(inspect_read.SECOND_READER_ENV, "1")
     members = fx.eval_members(corpus_log)
     samples = [i for i, (name, _) in enumerate(members) if name.startswith("samples/")]
     bad_name, bad = members[samples[30]]  # after ten batches of three have gone into the transaction
@@ -203,6 +205,7 @@ def test_a_second_process_reads_the_samples_the_reader_reads_in_one(corpus_log: 
         pytest.importorskip("inspect_ai")
     here = inspect_import.read_log(corpus_log, reader=reader, batch=WHOLE)  # 40 samples: read in this process
     monkeypatch.setattr(inspect_read, "PARALLEL_SAMPLES", 0)
+    monkeypatch.setenv(inspect_read.SECOND_READER_ENV, "1")
     elsewhere = inspect_import.read_log(corpus_log, reader=reader, batch=WHOLE)
     assert [rd.run_id for rd in elsewhere.runs] == [rd.run_id for rd in here.runs]
     for a, b in zip(here.runs, elsewhere.runs):
