@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .render import cell, clip, num, pretty_json, visible_controls
+from .render import cell, clip, pretty_json, run_summary_line, visible_controls
 from .trajectories import SHOWN_FROM
 
 #: items per data file, about: a chunk is what one opened item costs to load
@@ -69,16 +69,8 @@ def _side(side: Any, chunk: Chunk) -> dict[str, Any] | None:
     s = side.summary
     if s is None:
         return None
-    score = "n/a" if s.get("score") is None else f"{s['score']:.3f}"
-    parts = [f"score {score}", f"ended by {_text(s.get('terminated_by'))}",
-             f"{s['total_turns']} turn{'s' if s['total_turns'] != 1 else ''}",
-             f"{side.n_calls} call{'s' if side.n_calls != 1 else ''}", f"{num(s.get('total_tokens'), 0)} tokens"]
-    if s.get("wall_time_s") is not None:
-        parts.append(f"{num(s['wall_time_s'], 1)} s")
-    if s.get("n_attempts") and s["n_attempts"] > 1:
-        parts.append(f"attempt {s['attempt'] + 1} of {s['n_attempts']}")
     answer = s.get("predicted_answer")
-    return {"ok": bool(s.get("is_correct")), "meta": " · ".join(parts),
+    return {"ok": bool(s.get("is_correct")), "meta": _text(run_summary_line(s, side.n_calls)),
             "answer": chunk.text(clip(answer, 400)) if answer else None}
 
 

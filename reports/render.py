@@ -16,7 +16,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
@@ -140,6 +140,31 @@ def clip(v: Any, limit: int = 160) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+def _count(n: Any, noun: str) -> str:
+    """'1 turn', '3 turns'; an unknown count as 'n/a turns'."""
+    if n is None:
+        return f"n/a {noun}s"
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def run_summary_line(s: Mapping[str, Any], n_calls: Any) -> str:
+    """One run's line under its name on an item page, from its trajectory row `s` and its number of tool
+    calls: "score 0.500 · ended by answer · 3 turns · 2 calls · 1,234 tokens", then its wall time
+    ("12.3 s") when recorded and "attempt 2 of 3" when the run tried the item more than once. A missing
+    score, ending or count reads "n/a". The static item page (``_core_macros.html.j2``) and the on-demand
+    item viewer (:mod:`reports.item_data`) both print this line."""
+    score = _num(s.get("score"))
+    ended = s.get("terminated_by")
+    parts = [f"score {'n/a' if score is None else f'{score:.3f}'}", f"ended by {'n/a' if ended is None else ended}",
+             _count(s.get("total_turns"), "turn"), _count(n_calls, "call"), f"{num(s.get('total_tokens'), 0)} tokens"]
+    if s.get("wall_time_s") is not None:
+        parts.append(f"{num(s['wall_time_s'], 1)} s")
+    n_attempts = s.get("n_attempts")
+    if n_attempts and n_attempts > 1:
+        parts.append(f"attempt {s['attempt'] + 1} of {n_attempts}")
+    return " · ".join(parts)
+
+
 _ID_RE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -205,7 +230,8 @@ def environment() -> jinja2.Environment:
         script_json=script_json, cell=cell, pct=pct, pp=pp, signed=signed, num=num, pval=pval, pstat=pstat, pretty_json=pretty_json, clip=clip,
         anchor=lambda v, *rest: anchor(v, *rest), header_breaks=header_breaks, tool_name=tool_name, tool_seq=tool_seq,
     )
-    env.globals.update(acc_pm=acc_pm, acc_title=acc_title, acc_pm_meaning=stats.ACC_PM_MEANING, anchor=anchor, significant=stats.significant)
+    env.globals.update(acc_pm=acc_pm, acc_title=acc_title, acc_pm_meaning=stats.ACC_PM_MEANING, anchor=anchor, significant=stats.significant,
+                       run_summary_line=run_summary_line)
     return env
 
 

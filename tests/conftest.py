@@ -67,14 +67,16 @@ def run_dbt(db: Path, work: Path, command: str, *extra: str, project: Path = REP
     of the repository's project reach their warehouse through one fixed path per file name and test
     process (a symlink to `db`, named as `db` so the database keeps its name), and every build after the
     first reads that first build's parse (DBT_PARTIAL_PARSE_FILE_PATH; dbt checks it is still valid and
-    parses again what changed). dbt builds `db` itself: the symlink only names it.
+    parses again what changed). dbt builds `db` itself: the symlink only names it. A copy of the project
+    (`project`, edited by a test) reads that parse too: dbt compares every file of the copy with it by
+    content and parses again the files the test edited; only builds of the repository's project save it.
     """
     import fcntl
 
     cmd = [cli("dbt"), command, "--project-dir", str(project), "--profiles-dir", str(project),
            "--target-path", str(work / "target"), "--log-path", str(work / "logs"), *extra]
     db = Path(db).absolute()
-    if project != REPO or not db.is_file():
+    if not db.is_file():
         return subprocess.run(cmd, cwd=project, env=dbt_env(db), capture_output=True, text=True)
     home = _parse_home() / db.name
     home.mkdir(exist_ok=True)
@@ -97,7 +99,7 @@ def run_dbt(db: Path, work: Path, command: str, *extra: str, project: Path = REP
             if wal.exists():  # a log DuckDB did not fold into the file belongs beside the file
                 shutil.move(wal, db.with_name(db.name + ".wal"))
         written = work / "target" / "partial_parse.msgpack"
-        if not parsed.is_file() and written.is_file():
+        if project == REPO and not parsed.is_file() and written.is_file():
             shutil.copyfile(written, parsed)
         return proc
 

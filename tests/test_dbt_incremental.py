@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from tests.conftest import REPO, BuiltWarehouse, _check, cli, dbt_env, run_dbt_build
+from conftest import REPO, BuiltWarehouse, _check, cli, dbt_env, run_dbt, run_dbt_build
 
 #: what describes a build rather than the data (timestamps of the build)
 NOT_DATA = frozenset({"build_info", "sciexplore_build_info", "incremental_runs", "node_versions"})
@@ -117,7 +117,9 @@ def assert_equals_full_refresh(db: Path, work: Path, step: str,
     arguments `reference`); returns the incremental build's main_statements and build_messages."""
     _check(run_dbt_build(db, work), f"incremental dbt build after {step}")
     statements, messages = main_statements(work), build_messages(work)
-    full = work / f"full_{step}.duckdb"
+    # the copy keeps the file name, so both builds reuse one parse of the project (conftest.run_dbt)
+    (work / f"full_{step}").mkdir()
+    full = work / f"full_{step}" / db.name
     shutil.copyfile(db, full)
     _check(run_dbt_build(full, work, "--full-refresh", *reference), f"dbt build --full-refresh after {step}")
     inc, ref = table_digests(db), table_digests(full)
@@ -148,7 +150,7 @@ def incremental_steps(built_warehouse: BuiltWarehouse, tmp_path_factory: pytest.
     out["statements_after_add"], out["messages_after_add"] = assert_equals_full_refresh(db, work, "adding")
     out["statements_full_refresh"] = main_statements(work)
     out["versions_after_add"] = node_versions(db)
-    out["versions_full_refresh"] = node_versions(work / "full_adding.duckdb")
+    out["versions_full_refresh"] = node_versions(work / "full_adding" / db.name)
     out["added"] = new_dir.name
     out["rebuilt_after_add"] = rebuilt_runs(db, "fct_trajectory")
     out["runs_after_add"] = run_ids(db)
@@ -301,10 +303,7 @@ def copy_project(tmp_path: Path) -> Path:
 
 def build_project(project: Path, db: Path, work: Path, *select: str) -> subprocess.CompletedProcess[str]:
     """`dbt build --select ...` of `project` against `db`, without unit tests (as the everyday build)."""
-    return subprocess.run([cli("dbt"), "build", "--project-dir", str(project), "--profiles-dir", str(project),
-                           "--select", *select, "--exclude-resource-type", "unit_test", "--target-path", str(work / "target"),
-                           "--log-path", str(work / "logs")], cwd=project, env=dbt_env(db),
-                          capture_output=True, text=True)
+    return run_dbt(db, work, "build", "--select", *select, "--exclude-resource-type", "unit_test", project=project)
 
 
 def check_constraints(db: Path) -> dict[str, int]:

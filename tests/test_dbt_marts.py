@@ -32,11 +32,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +45,7 @@ from agenthop.ingest import ddl
 from agenthop.schemas import agenthop as bschema
 from agenthop.schemas import trajectory as tschema
 from agenthop.schemas.evolution import absent, absent_column
-
-REPO = Path(__file__).resolve().parents[1]
-DBT = Path(sys.executable).parent / "dbt"
+from conftest import run_dbt, run_dbt_build
 
 # ----------------------------------------------------------------------------------------------
 # Benchmark fixture
@@ -379,16 +374,10 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
         insert_rows(con, name, tschema.TABLES[name], rows)
     con.execute("update raw.runs set _partial = false, _source = 'fixture/' || run_id")
     con.close()
-    env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
     # r4 holds impossible accounting on purpose (budget_used 6 for calls costing 5), which the dq tests
     # at severity error reject: they are left out here and run in test_dq_error_tests_fail_the_build.
     # Unit tests are left out as in the everyday build (selectors.yml): test_every_unit_test_passes
-    proc = subprocess.run(
-        [str(DBT), "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO),
-         "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
-         "--exclude", "tag:dq_error", "resource_type:unit_test"],
-        cwd=REPO, env=env, capture_output=True, text=True,
-    )
+    proc = run_dbt(db, work, "build", "--exclude", "tag:dq_error", "resource_type:unit_test")
     if proc.returncode != 0:
         raise AssertionError(f"dbt build failed:\n{proc.stdout[-8000:]}\n{proc.stderr[-3000:]}")
     return db
@@ -708,13 +697,7 @@ def test_label_resolution_and_data_quality(warehouse: Path) -> None:
 
 def test_dq_error_tests_fail_the_build(warehouse: Path) -> None:
     """The dq tests at severity error fail on r4's impossible budget; the warn-level ones do not."""
-    work = warehouse.parent
-    env = dict(os.environ, AGENTHOP_DB=str(warehouse), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
-    proc = subprocess.run(
-        [str(DBT), "test", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--select", "dq_issues",
-         "dq_trajectory_accounting", "--target-path", str(work / "target_dq"), "--log-path", str(work / "logs")],
-        cwd=REPO, env=env, capture_output=True, text=True,
-    )
+    proc = run_dbt(warehouse, warehouse.parent / "dq", "test", "--select", "dq_issues", "dq_trajectory_accounting")
     assert proc.returncode != 0, proc.stdout[-3000:]
     failed = set(re.findall(r"Failure in test (\w+)", proc.stdout))
     assert failed == {"dq_issues_no_error_rows"}, proc.stdout[-3000:]
@@ -724,14 +707,9 @@ def test_dq_error_tests_fail_the_build(warehouse: Path) -> None:
 def test_every_unit_test_passes(warehouse: Path) -> None:
     """The unit tests are not part of the everyday `dbt build` (selectors.yml): they run here, all of
     them (AgentHop's, the shared core's, SciExplore's), through the selector the docs name."""
-    work = warehouse.parent
-    env = dict(os.environ, AGENTHOP_DB=str(warehouse), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
-    target = work / "target_unit"
-    proc = subprocess.run(
-        [str(DBT), "test", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--selector", "unit_tests",
-         "--target-path", str(target), "--log-path", str(work / "logs")],
-        cwd=REPO, env=env, capture_output=True, text=True,
-    )
+    work = warehouse.parent / "unit"
+    target = work / "target"
+    proc = run_dbt(warehouse, work, "test", "--selector", "unit_tests")
     assert proc.returncode == 0, f"unit tests failed:\n{proc.stdout[-8000:]}\n{proc.stderr[-3000:]}"
     manifest = json.loads((target / "manifest.json").read_text())
     defined = set(manifest["unit_tests"])
@@ -759,12 +737,7 @@ def test_a_build_with_nothing_to_do_skips_views_and_tables_without_inputs(wareho
     assert any(k.startswith("test.agenthop.not_null_stg_sciexplore__runs_run_id") for k in before)
     # tables with rows to compute are built at every build (and build_info reads the clock)
     assert not {"model_summary", "panel_members", "build_info", "sciexplore_build_info"} & set(before)
-    env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
-    proc = subprocess.run(
-        [str(DBT), "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--exclude", "tag:dq_error",
-         "resource_type:unit_test", "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")],
-        cwd=REPO, env=env, capture_output=True, text=True,
-    )
+    proc = run_dbt(db, tmp_path, "build", "--exclude", "tag:dq_error", "resource_type:unit_test")
     assert proc.returncode == 0, proc.stdout[-8000:]
     assert node_versions(db) == before
     assert table_digests(db) == table_digests(warehouse)
@@ -773,15 +746,9 @@ def test_a_build_with_nothing_to_do_skips_views_and_tables_without_inputs(wareho
 def test_the_everyday_build_leaves_unit_tests_out(warehouse: Path) -> None:
     """A plain `dbt build` (no --select/--exclude: the default selector of selectors.yml) lists every
     model and data test but no unit test; the `unit_tests` selector lists only unit tests."""
-    env = dict(os.environ, AGENTHOP_DB=str(warehouse), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
-
     def listed(*args: str) -> list[str]:
-        proc = subprocess.run(
-            [str(DBT), "ls", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--resource-types", "model",
-             "test", "unit_test", "--output", "json", "--output-keys", "resource_type", "--quiet", *args,
-             "--target-path", str(warehouse.parent / "target_ls"), "--log-path", str(warehouse.parent / "logs")],
-            cwd=REPO, env=env, capture_output=True, text=True,
-        )
+        proc = run_dbt(warehouse, warehouse.parent / "ls", "ls", "--resource-types", "model", "test", "unit_test",
+                       "--output", "json", "--output-keys", "resource_type", "--quiet", *args)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         return [json.loads(line)["resource_type"] for line in proc.stdout.splitlines() if line.startswith("{")]
 
@@ -902,9 +869,7 @@ def test_tool_outputs_pair_with_executed_calls(warehouse: Path) -> None:
 
 def test_build_on_a_warehouse_without_raw_tables_says_what_to_do(tmp_path: Path) -> None:
     """dbt_project.yml's on-run-start guard: one clear message instead of a dozen missing-schema errors."""
-    from conftest import run_dbt_build
-
-    empty = tmp_path / "empty.duckdb"
+    empty = tmp_path / "warehouse.duckdb"  # named as the other warehouses: the build reuses their parse (run_dbt)
     duckdb.connect(str(empty)).close()  # exists but was never loaded (a missing file: ingest/dbt_guard.py)
     proc = run_dbt_build(empty, tmp_path)
     assert proc.returncode != 0
