@@ -223,6 +223,26 @@ def _usage(u: Any, field: str, what: str) -> None:
         _count(u.get(k), f"{field}.{k}", what)
 
 
+def _usage_ok(u: Any) -> bool:
+    """The common case of :func:`_usage` passing, told without building any field's name (a sample
+    checks dozens of usages); False sends the usage to :func:`_usage` for the exact verdict."""
+    if u is None:
+        return True
+    if type(u) is not dict:
+        return False
+    for k in USAGE_FIELDS:
+        v = u.get(k)
+        if v is not None and not (type(v) is int and -MAX_COUNT <= v <= MAX_COUNT):
+            return False
+    return True
+
+
+def _refs_ok(refs: Any) -> bool:
+    """The common case of :func:`_refs` passing (False: :func:`_refs` gives the verdict)."""
+    return refs is None or (type(refs) is list and all(
+        type(r) is list and len(r) == 2 and type(r[0]) is int and type(r[1]) is int for r in refs))
+
+
 def _pools(data: Any, what: str) -> None:
     """The pools condensed events point into: ``events_data`` holds lists ``messages`` and ``calls``."""
     if data is None:
@@ -261,17 +281,22 @@ def check_sample(sample: dict[str, Any], raw_may_hold_surrogates: bool) -> None:
     for key, kind in SAMPLE_FIELDS.items():
         if sample.get(key) is not None and not isinstance(sample[key], kind):
             raise ValueError(f"{what}: field {key!r} must be a {'list' if kind is list else 'JSON object'}")
+    # each check below names its field only when the fast test of the common case fails
     for model, u in (sample.get("model_usage") or {}).items():
-        _usage(u, f"model_usage[{model!r}]", what)
+        if not _usage_ok(u):
+            _usage(u, f"model_usage[{model!r}]", what)
     _pools(sample.get("events_data"), what)
     for i, ev in enumerate(sample.get("events") or []):
         if isinstance(ev, dict) and ev.get("event") == "model":
-            _real(ev.get("working_start"), f"events[{i}].working_start", what)
+            start = ev.get("working_start")
+            if start is not None and type(start) is not float:
+                _real(start, f"events[{i}].working_start", what)
             out = ev.get("output")
-            if isinstance(out, dict):
+            if isinstance(out, dict) and not _usage_ok(out.get("usage")):
                 _usage(out.get("usage"), f"events[{i}].output.usage", what)
-            _refs(ev.get("input_refs"), f"events[{i}].input_refs", what)
-            if isinstance(ev.get("call"), dict):
+            if not _refs_ok(ev.get("input_refs")):
+                _refs(ev.get("input_refs"), f"events[{i}].input_refs", what)
+            if isinstance(ev.get("call"), dict) and not _refs_ok(ev["call"].get("call_refs")):
                 _refs(ev["call"].get("call_refs"), f"events[{i}].call.call_refs", what)
     _real(sample.get("total_time"), "total_time", what)
     _scores(sample.get("scores") or {}, what)

@@ -78,6 +78,8 @@ class RunRows:
 
 
 def _int(v: Any) -> int:
+    if type(v) is int:  # the common case first (a sample reads dozens of counts)
+        return v
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, int):
@@ -88,6 +90,8 @@ def _int(v: Any) -> int:
 
 
 def _float(v: Any) -> float:
+    if type(v) is float:
+        return v if math.isfinite(v) else 0.0
     if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
         return float(v)
     return 0.0

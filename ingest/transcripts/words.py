@@ -184,11 +184,13 @@ def post(con: duckdb.DuckDBPyConnection, schema: str, units: str, n_units: int, 
                     f"WHERE token NOT IN (SELECT token FROM {schema}.vocab)")
         con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
         con.execute("DROP TABLE __words_common")
-    # every word of the batch that is not common, once per unit
+    # every word of the batch that is not common, once per unit: the common words (most of a text's
+    # words) are dropped by an anti join before the rest is made distinct, which then sorts few rows
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE __words_new AS
-        SELECT DISTINCT token, uid FROM ({tokens_sql(units)}) t
-        WHERE NOT EXISTS (SELECT 1 FROM {schema}.vocab v WHERE v.token = t.token AND v.common)""")
+        SELECT DISTINCT token, uid FROM (
+            SELECT t.token, t.uid FROM ({tokens_sql(units)}) t
+            ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token)""")
     try:
         written = int(con.execute("SELECT count(*) FROM __words_new").fetchall()[0][0])
         con.execute(f"INSERT INTO {schema}.postings SELECT token, uid FROM __words_new ORDER BY token, uid")

@@ -126,6 +126,9 @@ def test_the_ratio_limit_applies_above_its_floor_only():
     (b'{"a": [1, {"b": []}]}', 4),
     (b'["[[[[", "\\\\", "\\"[[["]', 1),  # brackets, escaped backslashes and quotes inside strings
     (b"[" * 150 + b"]" * 150, 150),
+    # escapes next to quotes and brackets: a line break ending a string, an escaped backslash before an
+    # escaped quote, a bracket written as \u005b, an escaped backslash before a closing quote
+    (b'["line\\n", "q\\\\\\"[", {"x": "\\u005b\\t", "y": ["\\\\"]}]', 3),
 ])
 def test_depth_is_measured_outside_strings(text, depth):
     assert not inspect_bounds.depth_exceeds(text, depth)

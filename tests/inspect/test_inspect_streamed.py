@@ -239,3 +239,39 @@ def test_an_unchanged_log_is_told_from_its_hash_and_header_alone(corpus_log: Pat
     third = core.run_ingest(db, inspect_logs=logs, inspect_reader="builtin")
     assert opened == [inspect_logs.eval_logs[0].resolve()]
     assert third.run_actions["inserted"] == 1 and third.run_actions["unchanged"] == 2
+
+
+def test_a_streamed_import_builds_its_search_index_under_the_index_memory_cap(
+        corpus_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The streaming cap (small, so rows spill while a log is read) is lifted to the index's own cap for
+    the index built at the end of the transaction; the index is the one a rebuild gives."""
+    seen: list[str] = []
+    sync = core.sync_index
+
+    def recorded(con: duckdb.DuckDBPyConnection):  # noqa: ANN202
+        seen.append(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+        return sync(con)
+
+    monkeypatch.setattr(core, "sync_index", recorded)
+    db = tmp_path / "w.duckdb"
+    core.run_ingest(db, inspect_logs=[corpus_log], inspect_reader="builtin")
+    probe = duckdb.connect()
+    caps = []
+    for cap in (core.INDEX_MEMORY_LIMIT, core.STREAM_MEMORY_LIMIT):
+        probe.execute(f"SET memory_limit = '{cap}'")
+        caps.append(probe.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+    assert caps[0] != caps[1] and seen == [caps[0]]
+    tables = ("units", "outputs", "vocab", "postings")
+
+    def index(path: Path) -> dict[str, list[tuple]]:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            return {t: sorted(con.execute(f"SELECT * FROM search.{t}").fetchall()) for t in tables}
+        finally:
+            con.close()
+
+    streamed = index(db)
+    assert streamed["postings"] and streamed["outputs"]
+    from agenthop.ingest.transcripts.index import reindex_warehouse
+    reindex_warehouse(db)
+    assert index(db) == streamed
