@@ -50,6 +50,11 @@ def n_chunks_for(n_items: int) -> int:
     return max(1, math.ceil(n_items / ITEMS_PER_CHUNK))
 
 
+def pack(text: str) -> str:
+    """`text` as a data file carries it: its UTF-8 deflated (zlib, level 9), in base64."""
+    return base64.b64encode(zlib.compress(text.encode("utf-8"), 9)).decode("ascii")
+
+
 def _text(v: Any) -> str:
     return visible_controls("" if v is None else str(v))
 
@@ -110,8 +115,7 @@ class Chunk:
         """The data file: its JSON deflated (zlib) in base64, passed to the viewer's agenthopItemChunk."""
         body = json.dumps({"strings": [_text(s) for s in self.strings], "items": self.items}, ensure_ascii=False,
                           separators=(",", ":"))
-        packed = base64.b64encode(zlib.compress(body.encode("utf-8"), 9)).decode("ascii")
-        return f'agenthopItemChunk("{packed}");\n'
+        return f'agenthopItemChunk("{pack(body)}");\n'
 
 
 def payload(ctx: dict[str, Any], chunk: Chunk) -> dict[str, Any] | None:
@@ -155,4 +159,4 @@ def write_chunks(chunks: Sequence[Chunk], folder: Path, write: Any) -> list[Path
     return out
 
 
-__all__ = ["Chunk", "ITEMS_PER_CHUNK", "VIEWER_STEM", "chunk_of", "n_chunks_for", "payload", "write_chunks"]
+__all__ = ["Chunk", "ITEMS_PER_CHUNK", "VIEWER_STEM", "chunk_of", "n_chunks_for", "pack", "payload", "write_chunks"]

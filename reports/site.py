@@ -243,6 +243,10 @@ class Site:
             return _relative(viewer, from_page or self.out) + "#" + quote(self._names.stem(sample_id))
         return _relative(self.item_path(sample_id), from_page or self.out)
 
+    def relative(self, path: Path, from_page: Path | None = None) -> str:
+        """Relative link to a file of this site (from the main page unless `from_page`)."""
+        return _relative(path, from_page or self.out)
+
     def has_item(self, sample_id: str) -> bool:
         return sample_id in self._items
 
