@@ -127,7 +127,7 @@ def payload(ctx: dict[str, Any], chunk: Chunk) -> dict[str, Any] | None:
         fields = HEADER_FIELDS.get(h.template)
         if fields is not None:
             it = h.context
-            header = {"title": _text(h.title), "input": _text(it.get("input")), "target": _text(it.get("target")) or None,
+            header = {"title": _text(h.title), "input": chunk.text(str(it.get("input") or "")), "target": _text(it.get("target")) or None,
                       "metadata": [[_text(k), _text(clip(v, 400))] for k, v in (it.get("metadata") or [])]}
         else:
             return None
