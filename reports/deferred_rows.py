@@ -4,8 +4,8 @@ A reruns page of the site lists every item a model gets right in some repeats on
 per model at 10,000 items, the same markup each time. In the site (``agenthop-report site``) such a table
 keeps its first :data:`INLINE_ROWS` rows in the page; the template marks the rest with
 ``<!--agenthop-rows:<id>-->`` … ``<!--/agenthop-rows:<id>-->`` and :func:`split` moves them into
-``<page>_files/rows/<id>.js``, which calls ``agenthopRows("<id>", "<base64>")`` with the rows' HTML
-deflated (zlib), as the item data files do (reports/item_data.py). The page loads it through a
+``<page>_files/rows/<id>.js``, which calls ``agenthopRows("<id>", "<data>")`` with the rows' HTML
+deflated and in base85, as the item data files carry their items (reports/item_data.py: pack). The page loads it through a
 ``<script src>`` (a browser refuses ``fetch`` from ``file://``), inflates it and appends the rows before
 its tables are made sortable and filterable, so the table holds the same rows as a page with every row
 inline. Rendered alone (``agenthop-report reruns``), a page keeps every row inline.
@@ -32,7 +32,7 @@ def rows_file(folder: Path, table_id: str) -> Path:
 
 
 def script(table_id: str, rows_html: str) -> str:
-    """The data file's text: the rows' HTML deflated, in base64, passed to the page's agenthopRows."""
+    """The data file's text: the rows' HTML packed, passed to the page's agenthopRows."""
     return f'agenthopRows("{table_id}", "{pack(rows_html)}");\n'
 
 

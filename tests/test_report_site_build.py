@@ -101,8 +101,13 @@ def test_item_data_of_one_item_by_hand() -> None:
     chunk.items["s1"] = item
     text = chunk.script()
     assert text.startswith('agenthopItemChunk("') and text.endswith('");\n')
-    data = json.loads(zlib.decompress(base64.b64decode(text[len('agenthopItemChunk("'):-len('");\n')])))
+    data = json.loads(zlib.decompress(base64.b85decode(text[len('agenthopItemChunk("'):-len('");\n')])))
     assert data == {"strings": ["Be brief.", "2+2?\u241b", "4"], "items": {"s1": item}}  # ESC shown as ␛
+    # an Inspect item's header: its input is the user's message, kept once in the table (index 1)
+    ctx["header"] = type("Section", (), {"template": "inspect_item_header.html.j2", "title": "t",
+                                         "context": {"input": "2+2?\x1b", "target": "4", "metadata": [("k", "v")]}})()
+    assert payload(ctx, chunk)["header"] == {"title": "t", "input": 1, "target": "4", "metadata": [["k", "v"]]}
+    assert chunk.strings == ["Be brief.", "2+2?\x1b", "4"]
     ctx["header"] = type("Section", (), {"template": "some_benchmark_header.html.j2", "title": "", "context": {}})()
     assert payload(ctx, Chunk()) is None  # a header the viewer cannot lay out: the page is written whole
 

@@ -191,6 +191,22 @@ def test_item_data_files_are_named_by_fnv1a_by_hand() -> None:
     assert chunk_of("a", 7) == 0xE40C292C % 7 and n_chunks_for(0) == 1 and n_chunks_for(129) == 2
 
 
+def test_data_files_pack_in_base85_as_the_standard_library_writes_it() -> None:
+    import base64
+    import zlib
+
+    from agenthop.reports.item_data import b85, pack
+
+    assert b85(b"") == "" and b85(b"\0\0\0\0") == "00000" and b85(b"\0\0\0\x01") == "00001"
+    assert b85(b"\0\0\0\x55") == "00010"  # 85 = one 85 and no units
+    for n in range(0, 13):  # every length of a last partial group
+        data = bytes(range(200, 200 + n))
+        assert b85(data) == base64.b85encode(data).decode("ascii"), n
+    text = "Item q00001 · ✓✗ " * 40
+    assert zlib.decompress(base64.b85decode(pack(text))).decode("utf-8") == text
+    assert not set('"\\\n') & set(pack(text))  # nothing to escape in a JS string
+
+
 def _offline(seen: dict[str, list[str]]):  # type: ignore[no-untyped-def]
     """A route handler that lets file:// requests through (kept in seen["loaded"]) and blocks the rest."""
     def route(r) -> None:  # type: ignore[no-untyped-def]
@@ -315,7 +331,7 @@ def test_site_reruns_list_loaded_on_demand_shows_the_inline_list(lab_site: Path,
     rows_file = page.with_name(page.stem + "_files") / "rows" / "unstable-1.js"
     text = rows_file.read_text(encoding="ascii")
     assert text.startswith('agenthopRows("unstable-1", "')
-    moved = zlib.decompress(base64.b64decode(text.split('"')[3])).decode("utf-8")
+    moved = zlib.decompress(base64.b85decode(text.split('"')[3])).decode("utf-8")
     n_alone = len(BeautifulSoup(alone.read_text(encoding="utf-8"), "html.parser")
                   .find("h3", string=lambda s: s and s.startswith("Items that change")).find_next("table").tbody.find_all("tr"))
     in_page = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
