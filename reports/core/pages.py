@@ -67,7 +67,7 @@ def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None, metric:
                                    "src": site.relative(deferred_rows.rows_file(site.folder, tid))}
         html = site.render_page("core_reruns.html.j2", context, box, prov)
     if defer:
-        html = deferred_rows.split(html, site.folder, lambda text, path: site.write_page(text, page=path))
+        html = deferred_rows.split(html, site.folder, site.write_file)
     return html, context
 
 

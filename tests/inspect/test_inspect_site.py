@@ -191,20 +191,23 @@ def test_item_data_files_are_named_by_fnv1a_by_hand() -> None:
     assert chunk_of("a", 7) == 0xE40C292C % 7 and n_chunks_for(0) == 1 and n_chunks_for(129) == 2
 
 
-def test_data_files_pack_in_base85_as_the_standard_library_writes_it() -> None:
-    import base64
+def test_data_files_carry_15_bits_per_character_by_hand() -> None:
     import zlib
 
-    from agenthop.reports.item_data import b85, pack
+    from agenthop.reports.item_data import UNIT_BASE, from_units, script, to_units
 
-    assert b85(b"") == "" and b85(b"\0\0\0\0") == "00000" and b85(b"\0\0\0\x01") == "00001"
-    assert b85(b"\0\0\0\x55") == "00010"  # 85 = one 85 and no units
-    for n in range(0, 13):  # every length of a last partial group
-        data = bytes(range(200, 200 + n))
-        assert b85(data) == base64.b85encode(data).decode("ascii"), n
+    assert to_units(b"") == "" and to_units(b"\x80") == chr(UNIT_BASE + 0x4000)  # 1 then 14 zeros
+    assert to_units(b"\xff\xff") == chr(UNIT_BASE + 0x7FFF) + chr(UNIT_BASE + 0x4000)  # 15 ones; 1 + 14 zeros
+    assert to_units(bytes(15)) == chr(UNIT_BASE) * 8 and len(to_units(bytes(16))) == 9  # 128 bits: 9 characters
+    for n in range(0, 40):  # every length, every bit position of the last character
+        data = bytes((37 * k + 11) % 256 for k in range(n))
+        assert from_units(to_units(data), n) == data, n
+        assert all(UNIT_BASE <= ord(c) < UNIT_BASE + 0x8000 for c in to_units(data))
     text = "Item q00001 · ✓✗ " * 40
-    assert zlib.decompress(base64.b85decode(pack(text))).decode("utf-8") == text
-    assert not set('"\\\n') & set(pack(text))  # nothing to escape in a JS string
+    raw = script("f", text, ("t-1",)).decode("utf-16")
+    assert raw.startswith('f("t-1", "') and raw.endswith(");\n")
+    units, n = raw[len('f("t-1", "'):-len(");\n")].split('", ')
+    assert zlib.decompress(from_units(units, int(n))).decode("utf-8") == text
 
 
 def _offline(seen: dict[str, list[str]]):  # type: ignore[no-untyped-def]
@@ -314,13 +317,13 @@ def test_site_reruns_list_loaded_on_demand_shows_the_inline_list(lab_site: Path,
     deflated data file beside it; opened offline from file://, its table holds the same rows (items, their
     pattern and scores, in the same order) as the `reruns` page alone, which keeps every row inline; the
     table filters all of them; without its data file the page says where the other rows are."""
-    import base64
     import zlib
 
     from playwright.sync_api import sync_playwright
     from test_report_browser import _browser_binary
 
     from agenthop.reports.deferred_rows import INLINE_ROWS
+    from agenthop.reports.item_data import from_units
 
     model = "lab/model-00"
     site, alone = tmp_path / "site", tmp_path / "reruns.html"
@@ -329,9 +332,10 @@ def test_site_reruns_list_loaded_on_demand_shows_the_inline_list(lab_site: Path,
     assert proc.returncode == 0, proc.stderr
     page = next(site.glob("reruns/*/lab_model-00*.html"))
     rows_file = page.with_name(page.stem + "_files") / "rows" / "unstable-1.js"
-    text = rows_file.read_text(encoding="ascii")
+    text = rows_file.read_bytes().decode("utf-16")
     assert text.startswith('agenthopRows("unstable-1", "')
-    moved = zlib.decompress(base64.b85decode(text.split('"')[3])).decode("utf-8")
+    units, n = text[len('agenthopRows("unstable-1", "'):-len(");\n")].split('", ')
+    moved = zlib.decompress(from_units(units, int(n))).decode("utf-8")
     n_alone = len(BeautifulSoup(alone.read_text(encoding="utf-8"), "html.parser")
                   .find("h3", string=lambda s: s and s.startswith("Items that change")).find_next("table").tbody.find_all("tr"))
     in_page = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
