@@ -79,9 +79,9 @@ def from_units(text: str, n_bytes: int) -> bytes:
 
 
 def script(call: str, text: str, lead: Sequence[str] = ()) -> bytes:
-    """A data file: ``<call>(<lead>..., <text packed>)``, as UTF-16 (little-endian, with a byte order mark, which tells
-    the browser so whatever the page's encoding): `text` deflated (zlib, level 9), 15 bits in each character
-    of a JavaScript string, then the deflated length. About 7% more bytes than the deflated data, where base64
+    """A data file: ``<call>(<lead>..., <text packed>)``, as UTF-16 (little-endian, with a byte order mark,
+    which tells the browser so whatever the page's encoding): `text` deflated (zlib, level 9), 15 bits in each
+    character of a JavaScript string, then the deflated length. About 7% more bytes than the deflated data, where base64
     in UTF-8 takes a third more."""
     packed = zlib.compress(text.encode("utf-8"), 9)
     args = "".join(json.dumps(a) + ", " for a in lead)
@@ -160,7 +160,8 @@ def payload(ctx: dict[str, Any], chunk: Chunk) -> dict[str, Any] | None:
         fields = HEADER_FIELDS.get(h.template)
         if fields is not None:
             it = h.context
-            header = {"title": _text(h.title), "input": chunk.text(str(it.get("input") or "")), "target": _text(it.get("target")) or None,
+            header = {"title": _text(h.title), "input": chunk.text(str(it.get("input") or "")),  # as the user message
+                      "target": _text(it.get("target")) or None,
                       "metadata": [[_text(k), _text(clip(v, 400))] for k, v in (it.get("metadata") or [])]}
         else:
             return None
