@@ -393,8 +393,9 @@ def render(template: str, context: dict[str, Any], charts: Charts, provenance: P
     )
 
 
-def write_html(html: str, out: Path, report: Path | None = None) -> Path:
-    """Write atomically (temporary file + rename) so a crash never leaves half a report.
+def write_html(html: str | bytes, out: Path, report: Path | None = None) -> Path:
+    """Write atomically (temporary file + rename) so a crash never leaves half a report (text as UTF-8,
+    bytes as they are).
 
     Errors name `report` (the --out page) when `out` is a file of its folder."""
     label = report or out
@@ -404,8 +405,8 @@ def write_html(html: str, out: Path, report: Path | None = None) -> Path:
     except OSError as exc:
         raise AgentHopError(f"--out {label}: cannot write the report ({_os_reason(exc)})") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(html)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(html.encode("utf-8") if isinstance(html, str) else html)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, out)
     except OSError as exc:

@@ -185,14 +185,15 @@ class Site:
                                     f"{exc.filename or self.out.parent})") from None
         return self._staging / rel
 
-    def _write_folder_file(self, text: str, path: Path) -> None:
+    def _write_folder_file(self, text: str | bytes, path: Path) -> None:
+        """Write a file of the folder: text as UTF-8, bytes as they are (the data files of reports/item_data.py)."""
         target = self._stage(path)
         if target == path:
             write_html(text, path, report=self.out)
             return
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            target.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
         except OSError as exc:
             raise AgentHopError(f"--out {self.out}: cannot write the report ({exc.strerror or exc})") from None
 
@@ -242,6 +243,14 @@ class Site:
         if viewer is not None:
             return _relative(viewer, from_page or self.out) + "#" + quote(self._names.stem(sample_id))
         return _relative(self.item_path(sample_id), from_page or self.out)
+
+    def write_file(self, data: str | bytes, path: Path) -> None:
+        """Write a file of the folder (a data file beside the page), swapped in with the folder."""
+        self._write_folder_file(data, path)
+
+    def relative(self, path: Path, from_page: Path | None = None) -> str:
+        """Relative link to a file of this site (from the main page unless `from_page`)."""
+        return _relative(path, from_page or self.out)
 
     def has_item(self, sample_id: str) -> bool:
         return sample_id in self._items

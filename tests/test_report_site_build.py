@@ -72,10 +72,9 @@ def test_footer_provenance_of_imported_runs() -> None:
 def test_item_data_of_one_item_by_hand() -> None:
     """The viewer's data of an item (reports/item_data.py): texts formatted as the item page prints them, each
     distinct text once in the file's table (the answer is the last message), a run without a trajectory None."""
-    import base64
     import zlib
 
-    from agenthop.reports.item_data import Chunk, payload
+    from agenthop.reports.item_data import Chunk, from_units, payload
     from agenthop.reports.trajectories import align
 
     a, b = _run("a"), _run("b")
@@ -99,10 +98,18 @@ def test_item_data_of_one_item_by_hand() -> None:
         "msgs": [[[1, "system", None, 0], [2, "user", None, 1], [3, "assistant", None, 2]], []],
     }
     chunk.items["s1"] = item
-    text = chunk.script()
-    assert text.startswith('agenthopItemChunk("') and text.endswith('");\n')
-    data = json.loads(zlib.decompress(base64.b64decode(text[len('agenthopItemChunk("'):-len('");\n')])))
+    raw = chunk.script()
+    assert raw.startswith(b"\xff\xfe")  # UTF-16 LE with its byte order mark
+    text = raw.decode("utf-16")
+    assert text.startswith('agenthopItemChunk("') and text.endswith(");\n")
+    units, n = text[len('agenthopItemChunk("'):-len(");\n")].split('", ')
+    data = json.loads(zlib.decompress(from_units(units, int(n))))
     assert data == {"strings": ["Be brief.", "2+2?\u241b", "4"], "items": {"s1": item}}  # ESC shown as ␛
+    # an Inspect item's header: its input is the user's message, kept once in the table (index 1)
+    ctx["header"] = type("Section", (), {"template": "inspect_item_header.html.j2", "title": "t",
+                                         "context": {"input": "2+2?\x1b", "target": "4", "metadata": [("k", "v")]}})()
+    assert payload(ctx, chunk)["header"] == {"title": "t", "input": 1, "target": "4", "metadata": [["k", "v"]]}
+    assert chunk.strings == ["Be brief.", "2+2?\x1b", "4"]
     ctx["header"] = type("Section", (), {"template": "some_benchmark_header.html.j2", "title": "", "context": {}})()
     assert payload(ctx, Chunk()) is None  # a header the viewer cannot lay out: the page is written whole
 

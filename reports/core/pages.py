@@ -9,6 +9,7 @@ from typing import Any
 
 from agenthop.harness.errors import AgentHopError
 
+from .. import deferred_rows
 from ..render import Charts, Provenance
 from ..site import MAX_ITEM_RUNS, Site
 from ..warehouse import Warehouse
@@ -57,7 +58,17 @@ def reruns(wh: Warehouse, site: Site, model: str, benchmark: str | None, metric:
         for g in context["groups"]:  # one page per unstable item, with the group's replicates (up to six)
             site.write_item_pages(wh, [u["sample_id"] for u in g["unstable"]], g["runs"][:MAX_ITEM_RUNS], prov,
                                   pages=pages)
-    return site.render_page("core_reruns.html.j2", context, box, prov), context
+        defer = site.on_demand and not site.single_file  # in the site: long lists load from a file beside the page
+        for k, g in enumerate(context["groups"], 1):
+            g["rows_defer"] = None
+            if defer and len(g["unstable"]) > deferred_rows.INLINE_ROWS:
+                tid = f"unstable-{k}"
+                g["rows_defer"] = {"id": tid, "inline": deferred_rows.INLINE_ROWS,
+                                   "src": site.relative(deferred_rows.rows_file(site.folder, tid))}
+        html = site.render_page("core_reruns.html.j2", context, box, prov)
+    if defer:
+        html = deferred_rows.split(html, site.folder, site.write_file)
+    return html, context
 
 
 def item(wh: Warehouse, site: Site, sample_id: str, models: Sequence[str], run_ids: Sequence[str], condition: str | None,

@@ -191,6 +191,25 @@ def test_item_data_files_are_named_by_fnv1a_by_hand() -> None:
     assert chunk_of("a", 7) == 0xE40C292C % 7 and n_chunks_for(0) == 1 and n_chunks_for(129) == 2
 
 
+def test_data_files_carry_15_bits_per_character_by_hand() -> None:
+    import zlib
+
+    from agenthop.reports.item_data import UNIT_BASE, from_units, script, to_units
+
+    assert to_units(b"") == "" and to_units(b"\x80") == chr(UNIT_BASE + 0x4000)  # 1 then 14 zeros
+    assert to_units(b"\xff\xff") == chr(UNIT_BASE + 0x7FFF) + chr(UNIT_BASE + 0x4000)  # 15 ones; 1 + 14 zeros
+    assert to_units(bytes(15)) == chr(UNIT_BASE) * 8 and len(to_units(bytes(16))) == 9  # 128 bits: 9 characters
+    for n in range(0, 40):  # every length, every bit position of the last character
+        data = bytes((37 * k + 11) % 256 for k in range(n))
+        assert from_units(to_units(data), n) == data, n
+        assert all(UNIT_BASE <= ord(c) < UNIT_BASE + 0x8000 for c in to_units(data))
+    text = "Item q00001 · ✓✗ " * 40
+    raw = script("f", text, ("t-1",)).decode("utf-16")
+    assert raw.startswith('f("t-1", "') and raw.endswith(");\n")
+    units, n = raw[len('f("t-1", "'):-len(");\n")].split('", ')
+    assert zlib.decompress(from_units(units, int(n))).decode("utf-8") == text
+
+
 def _offline(seen: dict[str, list[str]]):  # type: ignore[no-untyped-def]
     """A route handler that lets file:// requests through (kept in seen["loaded"]) and blocks the rest."""
     def route(r) -> None:  # type: ignore[no-untyped-def]
@@ -259,5 +278,105 @@ def test_item_pages_on_demand_show_what_the_inline_pages_show(warehouse: Path, t
                 assert len(data_files) == 1, seen["loaded"]  # the item's one data file, from file://
                 assert on_demand == expected, (url, inline)
                 assert "Transcript" in on_demand[1] and "answer" in on_demand[1] and on_demand[2] > 0
+        finally:
+            b.close()
+
+
+# -- a site reruns page whose long list of unstable items loads from a data file -----------------------
+
+ROWS_JS = """() => {
+  const h = Array.from(document.querySelectorAll('h3')).find(x => x.textContent.startsWith('Items that change'));
+  let t = h.nextElementSibling;
+  while (t && !t.querySelector('table') && t.tagName !== 'TABLE') { t = t.nextElementSibling; }
+  const table = t.tagName === 'TABLE' ? t : t.querySelector('table');
+  const item = a => a.getAttribute('href').includes('#') ? decodeURIComponent(a.getAttribute('href').split('#')[1])
+                                                         : a.getAttribute('href').split('/').pop().replace(/\\.html$/, '');
+  const box = table.closest('.tablewrap').previousElementSibling;
+  return {rows: Array.from(table.tBodies[0].rows).map(r => [item(r.querySelector('a')),
+                                                           ...Array.from(r.cells).map(c => c.innerText.trim())]),
+          filter: box && box.classList.contains('filterbox') ? box.innerText.trim() : null};
+}"""
+
+
+@pytest.fixture(scope="module")
+def lab_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bench's site corpus, small (2 models x 3 epochs x 400 items: about 80 unstable items per model), built."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import site_corpus
+
+    work = tmp_path_factory.mktemp("lab-site")
+    db = work / "site.duckdb"
+    site_corpus.build(db, models=2, epochs=3, items=400)
+    site_corpus.dbt_build(db, work)
+    return db
+
+
+@pytest.mark.browser
+def test_site_reruns_list_loaded_on_demand_shows_the_inline_list(lab_site: Path, tmp_path: Path) -> None:
+    """In the site, a reruns page keeps the first rows of its unstable items in the page and the rest in a
+    deflated data file beside it; opened offline from file://, its table holds the same rows (items, their
+    pattern and scores, in the same order) as the `reruns` page alone, which keeps every row inline; the
+    table filters all of them; without its data file the page says where the other rows are."""
+    import zlib
+
+    from playwright.sync_api import sync_playwright
+    from test_report_browser import _browser_binary
+
+    from agenthop.reports.deferred_rows import INLINE_ROWS
+    from agenthop.reports.item_data import from_units
+
+    model = "lab/model-00"
+    site, alone = tmp_path / "site", tmp_path / "reruns.html"
+    assert _run(lab_site, "agenthop-report", "site", "--db", str(lab_site), "--out", str(site), "--quiet").returncode == 0
+    proc = _run(lab_site, "agenthop-report", "reruns", "--model", model, "--db", str(lab_site), "--out", str(alone))
+    assert proc.returncode == 0, proc.stderr
+    page = next(site.glob("reruns/*/lab_model-00*.html"))
+    rows_file = page.with_name(page.stem + "_files") / "rows" / "unstable-1.js"
+    text = rows_file.read_bytes().decode("utf-16")
+    assert text.startswith('agenthopRows("unstable-1", "')
+    units, n = text[len('agenthopRows("unstable-1", "'):-len(");\n")].split('", ')
+    moved = zlib.decompress(from_units(units, int(n))).decode("utf-8")
+    n_alone = len(BeautifulSoup(alone.read_text(encoding="utf-8"), "html.parser")
+                  .find("h3", string=lambda s: s and s.startswith("Items that change")).find_next("table").tbody.find_all("tr"))
+    in_page = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    table = in_page.find("h3", string=lambda s: s and s.startswith("Items that change")).find_next("table")
+    assert n_alone > INLINE_ROWS + 10  # the corpus gives a list longer than what the page keeps
+    assert len(table.tbody.find_all("tr")) == INLINE_ROWS and moved.count("<tr>") == n_alone - INLINE_ROWS
+    assert f"The first {INLINE_ROWS} of the {n_alone} items are in this page" in in_page.get_text(" ", strip=True)
+
+    exe = _browser_binary()
+    if exe is None:
+        pytest.skip("!!! NO CHROMIUM BINARY FOUND: the deferred rows test is SKIPPED !!!")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            shown = {}
+            for kind, url in (("site", page.resolve().as_uri()), ("alone", alone.resolve().as_uri())):
+                seen: dict[str, list[str]] = {"errors": [], "blocked": [], "loaded": []}
+                tab = b.new_page(viewport={"width": 1280, "height": 900})
+                tab.on("console", lambda m, seen=seen: seen["errors"].append(m.text) if m.type == "error" else None)
+                tab.on("pageerror", lambda e, seen=seen: seen["errors"].append(str(e)))
+                tab.route("**/*", _offline(seen))
+                tab.goto(url)
+                if kind == "site":
+                    tab.wait_for_selector("body[data-rows-ready]", state="attached")
+                shown[kind] = tab.evaluate(ROWS_JS)
+                tab.locator("h3", has_text="Items that change").scroll_into_view_if_needed()
+                tab.screenshot(path=str(ARTIFACTS / f"site-reruns-rows-{kind}.png"))
+                tab.close()
+                assert seen["errors"] == [] and seen["blocked"] == [], seen
+                assert (rows_file.resolve().as_uri() in seen["loaded"]) == (kind == "site")
+            assert len(shown["site"]["rows"]) == n_alone and shown["site"]["rows"] == shown["alone"]["rows"]
+            assert shown["site"]["filter"] == f"{n_alone} of {n_alone} rows · click a column header to sort"
+
+            rows_file.unlink()  # the page without its data file: its first rows, and where the others are
+            tab = b.new_page(viewport={"width": 1280, "height": 900})
+            tab.route("**/*", _offline({"errors": [], "blocked": [], "loaded": []}))
+            tab.goto(page.resolve().as_uri())
+            tab.wait_for_selector("body[data-rows-ready]", state="attached")
+            assert len(tab.evaluate(ROWS_JS)["rows"]) == INLINE_ROWS
+            assert "did not load (file not found)" in tab.inner_text("main") and "rows/unstable-1.js" in tab.inner_text("main")
+            tab.close()
         finally:
             b.close()
