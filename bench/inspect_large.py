@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 #: the log size the targets are for, and the sizes measured by `make bench` and `make bench-large`
 TARGET_SAMPLES = 200_000
-DEFAULT_SAMPLES = 8_000
+DEFAULT_SAMPLES = 32_000
 MAX_IMPORT_S = 120.0
 MAX_IMPORT_RSS_MIB = 2048.0
 MAX_REIMPORT_S = 5.0

@@ -167,7 +167,7 @@ def verdicts(results: list[StageResult]) -> list[str]:
     by_name = {r.name: r for r in results}
     for name, (wall, rss, size) in TARGETS.items():
         r = by_name.get(name)
-        if r is None:
+        if r is None or name.startswith("dbt_first_build_1x"):  # bench/first_build.py judges its own row
             continue
         if r.returncode != 0:
             missed.append(f"{name}: failed with exit code {r.returncode}")
@@ -251,7 +251,7 @@ def main() -> int:
     ap.add_argument("--items", type=int, default=1011)
     ap.add_argument("--skip-10x", action="store_true")
     ap.add_argument("--large", action="store_true",
-                    help="the Inspect import at 200,000 samples instead of an extrapolation from 8,000, and the "
+                    help="the Inspect import at 200,000 samples instead of an extrapolation from 32,000, and the "
                          "transcript stages at 1,000,000 transcripts too (make bench-large)")
     ap.add_argument("--no-readme", action="store_true")
     args = ap.parse_args()
