@@ -208,8 +208,8 @@ def test_unchanged_views_are_not_created_again(incremental_steps: dict[str, obje
 
 #: data tests of benchmark-only models and of the seed (their inputs are known), and of run data (never known)
 BENCHMARK_TEST = "test.agenthop.source_unique_combination_benchmark_recall_labels_sample_id__label_index"
-SEED_TEST = "test.agenthop.unique_model_prices_price_order"
-RUN_TEST = "test.agenthop.unique_combination_fct_trajectory_"
+SEED_TEST = "test.agenthop.row_checks_model_prices"
+RUN_TEST = "test.agenthop.row_checks_fct_trajectory"
 
 
 def _records(versions: dict[str, tuple[str, str]], prefix: str) -> dict[str, tuple[str, str]]:

@@ -704,6 +704,34 @@ def test_dq_error_tests_fail_the_build(warehouse: Path) -> None:
     assert "WARN=1 ERROR=1" in proc.stdout, proc.stdout[-3000:]  # dq_trajectory_accounting_no_rows warns
 
 
+def test_row_checks_failure_names_the_model_and_each_failed_check(warehouse: Path, tmp_path: Path) -> None:
+    """A model's checks are one test node (row_checks): on a copy of the warehouse whose stopping_behavior
+    holds one row twice (a duplicate key, and its group's shares then sum past 1), the test fails the
+    command with one message that names the model and both failed checks, with their counts; the checks
+    that still hold (the other models') pass."""
+    (tmp_path / "copy").mkdir()
+    db = tmp_path / "copy" / warehouse.name  # the database name (the file's) is part of the tests' SQL
+    shutil.copyfile(warehouse, db)
+    with duckdb.connect(str(db)) as con:
+        con.execute("insert into main.stopping_behavior select * from main.stopping_behavior where share > 0 limit 1")
+    env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
+    target = tmp_path / "target"
+    proc = subprocess.run(
+        [str(DBT), "test", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--select",
+         "stopping_behavior", "tool_trigrams", "--exclude", "resource_type:unit_test", "--target-path", str(target),
+         "--log-path", str(tmp_path / "logs")],
+        cwd=REPO, env=env, capture_output=True, text=True,
+    )
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    results = {r["unique_id"].rsplit(".", 1)[0]: r  # test ids end in a hash
+               for r in json.loads((target / "run_results.json").read_text())["results"]}
+    failed = results["test.agenthop.row_checks_stopping_behavior"]
+    assert failed["status"] == "error"
+    assert ("row_checks failed on stopping_behavior: unique (run_id, scope, category): 1 duplicate key; "
+            "shares_sum_to_one (share by run_id, scope): 1 group") in failed["message"], failed["message"]
+    assert results["test.agenthop.row_checks_tool_trigrams"]["status"] == "pass"
+
+
 def test_every_unit_test_passes(warehouse: Path) -> None:
     """The unit tests are not part of the everyday `dbt build` (selectors.yml): they run here, all of
     them (AgentHop's, the shared core's, SciExplore's), through the selector the docs name."""
@@ -734,7 +762,7 @@ def test_a_build_with_nothing_to_do_skips_views_and_tables_without_inputs(wareho
     before = node_versions(db)
     assert {"stg_harness__runs", "int_gold_papers", "sciexplore_summary", "sciexplore_hop_accuracy"} <= set(before)
     assert ":inputs " in before["sciexplore_summary"][0] and ":inputs " in before["int_label_sections"][0]
-    assert any(k.startswith("test.agenthop.not_null_stg_sciexplore__runs_run_id") for k in before)
+    assert any(k.startswith("test.agenthop.row_checks_stg_sciexplore__runs") for k in before)
     # tables with rows to compute are built at every build (and build_info reads the clock)
     assert not {"model_summary", "panel_members", "build_info", "sciexplore_build_info"} & set(before)
     proc = run_dbt(db, tmp_path, "build", "--exclude", "tag:dq_error", "resource_type:unit_test")
@@ -838,7 +866,8 @@ def test_staging_and_intermediate_live_outside_main(warehouse: Path) -> None:
     rows = q(warehouse, "select table_schema, count(*) from information_schema.tables "
                         "where table_schema in ('staging', 'intermediate') and table_name not like '%sciexplore%' "
                         "and table_name not in ('incremental_runs', 'node_versions') group by 1 order by 1")
-    assert rows == [("intermediate", 20), ("staging", 18)]  # SciExplore's own: tests/sciexplore/; the scanners: 2 + 2
+    # int_agenthop__item_groups is ephemeral (inlined into its one reader: docs/ingest.md#the-first-build)
+    assert rows == [("intermediate", 19), ("staging", 18)]  # SciExplore's own: tests/sciexplore/; the scanners: 2 + 2
     # the incremental builds' bookkeeping (docs/ingest.md#incremental-builds) is there too
     assert q(warehouse, "select count(*) from information_schema.tables where table_schema = 'intermediate' "
                         "and table_name in ('incremental_runs', 'node_versions')") == [(2,)]

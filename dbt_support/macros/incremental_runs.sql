@@ -17,8 +17,9 @@
         {{ config(materialized='incremental') }}
         {%- set plan = incremental_plan() %}
         ... from {{ ref('x') }} as x where {{ runs_to_build(plan, 'x.run_id') }}
-    and dbt_project.yml adds the pre-hook (delete the rows of changed and gone runs) and the post-hook
-    (record the versions) to every model; both do nothing for other materializations. -#}
+    and the project's materializations add the pre-hook (delete the rows of changed and gone runs) and the
+    post-hook (record the versions) to every model and seed (incremental_runs_hooks, below); both do
+    nothing for other materializations. -#}
 
 {#- The SQL checksums of `node` and of every model and seed upstream of it, as one hash: editing one of
     them makes the next build recompute every run (a macro's edit is not seen: --full-refresh). -#}
@@ -185,6 +186,16 @@ create table if not exists {{ incremental_state_relation() }} (
     {%- else -%}
         {{ column }} in {{ incremental_sql_list(plan.build) }}
     {%- endif -%}
+{%- endmacro %}
+
+{#- The hooks of every model and seed, added by the project's materializations (view, table, incremental,
+    seed) to the node's own before anything runs: dbt's materializations, and the project's, run them
+    as configured hooks (inside the model's transaction). They are not a `+pre-hook` / `+post-hook` of
+    dbt_project.yml because dbt would then build a context and render both for every model when it
+    parses the project (docs/ingest.md#the-first-build). -#}
+{% macro incremental_runs_hooks() -%}
+    {%- do pre_hooks.append({'sql': '{{ incremental_runs_pre_hook() }}', 'transaction': true, 'index': pre_hooks | length}) -%}
+    {%- do post_hooks.append({'sql': '{{ incremental_runs_post_hook() }}', 'transaction': true, 'index': post_hooks | length}) -%}
 {%- endmacro %}
 
 {#- pre-hook of every model: an incremental model drops the rows it is about to recompute and those of runs

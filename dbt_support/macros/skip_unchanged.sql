@@ -20,6 +20,7 @@
     recorded version equals the current one. `dbt build --full-refresh` builds every node again. A table
     whose SQL, or a model upstream, reads the clock (current_timestamp) is always built. -#}
 {% materialization view, adapter="duckdb" %}
+    {%- do incremental_runs_hooks() -%}
     {%- set existing_relation = load_cached_relation(this) -%}
     {%- if existing_relation is not none and existing_relation.is_view and not should_full_refresh()
           and node_recorded_version(this.identifier) == node_version() -%}
@@ -261,6 +262,7 @@ create table if not exists {{ node_versions_relation() }} (
 {#- A seed is loaded again only when its file or configuration changed (its version, recorded by the post-hook,
     holds the file's checksum). -#}
 {% materialization seed, adapter="duckdb" %}
+    {%- do incremental_runs_hooks() -%}
     {%- set existing_relation = load_cached_relation(this) -%}
     {%- if existing_relation is not none and existing_relation.is_table and not should_full_refresh()
           and node_recorded_version(this.identifier) == node_version() -%}

@@ -13,6 +13,7 @@
     rows of the runs it recomputes straight from the model's query (the pre-hook has deleted their old
     rows), instead of going through a temporary table, comparing both tables' columns and dropping it. -#}
 {% materialization table, adapter="duckdb", supported_languages=['sql', 'python'] %}
+    {%- do incremental_runs_hooks() -%}
     {%- set existing_relation = load_cached_relation(this) -%}
     {#- nothing to do: built from the same definition and empty raw inputs before (skip_unchanged.sql) -#}
     {%- if model.language == 'sql' and table_unchanged(existing_relation) -%}
@@ -34,6 +35,7 @@
 {% endmaterialization %}
 
 {% materialization incremental, adapter="duckdb", supported_languages=['sql', 'python'] %}
+    {%- do incremental_runs_hooks() -%}
     {%- set existing_relation = load_cached_relation(this) -%}
     {%- if model.language == 'sql' and existing_relation is not none and is_incremental() -%}
         {%- set wanted = get_column_schema_from_query(sql) -%}
