@@ -186,3 +186,29 @@ def test_a_page_the_warehouse_cannot_give_is_listed_with_its_reason(tmp_path: Pa
     ok = Entry("leaderboard", "L", "leaderboard/b.html", lambda site: "<html></html>", benchmark="b")
     builder._render(ok)
     assert ok.written and (tmp_path / "leaderboard" / "b.html").read_text() == "<html></html>"
+
+
+def test_pages_leave_the_cached_leaderboard_as_it_was(built_warehouse, tmp_path: Path) -> None:
+    """The leaderboard's context is kept on the warehouse for the site's plan, its leaderboard page and every
+    model page: the leaderboard page (its charts and AgentHop's sections) and the model page (each row's
+    tool behaviour) add to copies, never to it."""
+    from agenthop.reports.core import leaderboard, model_page, pages
+    from agenthop.reports.site import Site
+    from agenthop.reports.warehouse import Warehouse
+
+    def snapshot(ctx: dict) -> list:
+        return [(dict(bd), [dict(r) for r in bd["rows"]]) for bd in ctx["boards"]]
+
+    with Warehouse(built_warehouse.db) as wh:
+        cached = leaderboard.build(wh, "agenthop", None)
+        before = snapshot(cached)
+        with Site(tmp_path / "leaderboard.html") as site:
+            _, shown = pages.leaderboard(wh, site, "agenthop", None)
+        assert shown["boards"][0]["sections"] and "frontier_chart" in shown["boards"][0]  # the page's own additions
+        model = cached["boards"][0]["rows"][0]["model"]
+        with Site(tmp_path / "model.html") as site:
+            _, page = model_page.page(wh, site, model)
+        assert page["blocks"][0]["row"]["calls_per_item"] is not None  # the model page's own addition
+        assert leaderboard.build(wh, "agenthop", None) is cached
+        assert snapshot(cached) == before
+        assert "sections" not in cached["boards"][0] and "calls_per_item" not in cached["boards"][0]["rows"][0]
