@@ -212,3 +212,27 @@ def test_pages_leave_the_cached_leaderboard_as_it_was(built_warehouse, tmp_path:
         assert leaderboard.build(wh, "agenthop", None) is cached
         assert snapshot(cached) == before
         assert "sections" not in cached["boards"][0] and "calls_per_item" not in cached["boards"][0]["rows"][0]
+
+
+def test_values_split_per_group_keep_their_order_by_hand() -> None:
+    from agenthop.reports.core.pooling import item_means, split_by_group
+
+    values = {("r2", "b"): 1.0, ("r1", "a"): 0.0, ("r3", "a"): 0.5, ("r1", "b"): 1.0, ("r2", "a"): 1.0}
+    g1, g2, g3 = split_by_group(values, [["r1", "r2"], ["r3"], ["r2"]])
+    assert list(g1) == [("r2", "b"), ("r1", "a"), ("r1", "b"), ("r2", "a")]  # the order of `values`
+    assert g2 == {("r3", "a"): 0.5} and g3 == {("r2", "b"): 1.0, ("r2", "a"): 1.0}
+    assert list(item_means(g1, ["r1", "r2"]).items()) == [("b", 1.0), ("a", 0.5)]
+    assert split_by_group(values, []) == [] and split_by_group({}, [["r1"]]) == [{}]
+
+
+def test_pairwise_counts_in_one_query_are_each_pairs(built_warehouse) -> None:
+    from agenthop.reports.core import queries
+    from agenthop.reports.warehouse import Warehouse
+
+    with Warehouse(built_warehouse.db) as wh:
+        ids = [r for (r,) in wh.con.execute("SELECT run_id FROM main.run_summary ORDER BY run_id LIMIT 4").fetchall()]
+        pairs = [(a, b) for a in ids for b in ids if a != b] + [("no-such-run", ids[0])]
+        got = queries.paired_binary_many(wh, pairs)
+        assert got == [queries.paired_binary(wh, a, b) for a, b in pairs]
+        assert got[-1] == {"n": 0, "a_only": 0, "b_only": 0} and any(c["a_only"] or c["b_only"] for c in got)
+        assert queries.paired_binary_many(wh, []) == []
