@@ -163,6 +163,7 @@ class Site:
     _inline: list[_InlineItem] = field(default_factory=list)
     _inline_charts: dict[str, dict[str, Any]] = field(default_factory=dict)
     _viewed: dict[str, Path] = field(default_factory=dict)  # item -> the viewer page that shows it
+    _viewer_hrefs: dict[tuple[Path, Path], str] = field(default_factory=dict)  # (viewer, from page) -> its link
     _bundle_file: Path | None = None
     _staging: Path | None = None  # the folder being written, renamed to `folder` by write_page
     _committed: bool = False
@@ -240,8 +241,12 @@ class Site:
         if self.single_file:
             return "#" + self.item_anchor(sample_id)
         viewer = self._viewed.get(sample_id)
-        if viewer is not None:
-            return _relative(viewer, from_page or self.out) + "#" + quote(self._names.stem(sample_id))
+        if viewer is not None:  # the viewer's link is the same for each of its items: resolved once per page
+            key = (viewer, from_page or self.out)
+            href = self._viewer_hrefs.get(key)
+            if href is None:
+                href = self._viewer_hrefs[key] = _relative(*key)
+            return href + "#" + quote(self._names.stem(sample_id))
         return _relative(self.item_path(sample_id), from_page or self.out)
 
     def write_file(self, data: str | bytes, path: Path) -> None:

@@ -193,3 +193,53 @@ def test_a_page_the_warehouse_cannot_give_is_listed_with_its_reason(tmp_path: Pa
     ok = Entry("leaderboard", "L", "leaderboard/b.html", lambda site: "<html></html>", benchmark="b")
     builder._render(ok)
     assert ok.written and (tmp_path / "leaderboard" / "b.html").read_text() == "<html></html>"
+
+
+def test_pages_leave_the_cached_leaderboard_as_it_was(built_warehouse, tmp_path: Path) -> None:
+    """The leaderboard's context is kept on the warehouse for the site's plan, its leaderboard page and every
+    model page: the leaderboard page (its charts and AgentHop's sections) and the model page (each row's
+    tool behaviour) add to copies, never to it."""
+    from agenthop.reports.core import leaderboard, model_page, pages
+    from agenthop.reports.site import Site
+    from agenthop.reports.warehouse import Warehouse
+
+    def snapshot(ctx: dict) -> list:
+        return [(dict(bd), [dict(r) for r in bd["rows"]]) for bd in ctx["boards"]]
+
+    with Warehouse(built_warehouse.db) as wh:
+        cached = leaderboard.build(wh, "agenthop", None)
+        before = snapshot(cached)
+        with Site(tmp_path / "leaderboard.html") as site:
+            _, shown = pages.leaderboard(wh, site, "agenthop", None)
+        assert shown["boards"][0]["sections"] and "frontier_chart" in shown["boards"][0]  # the page's own additions
+        model = cached["boards"][0]["rows"][0]["model"]
+        with Site(tmp_path / "model.html") as site:
+            _, page = model_page.page(wh, site, model)
+        assert page["blocks"][0]["row"]["calls_per_item"] is not None  # the model page's own addition
+        assert leaderboard.build(wh, "agenthop", None) is cached
+        assert snapshot(cached) == before
+        assert "sections" not in cached["boards"][0] and "calls_per_item" not in cached["boards"][0]["rows"][0]
+
+
+def test_values_split_per_group_keep_their_order_by_hand() -> None:
+    from agenthop.reports.core.pooling import item_means, split_by_group
+
+    values = {("r2", "b"): 1.0, ("r1", "a"): 0.0, ("r3", "a"): 0.5, ("r1", "b"): 1.0, ("r2", "a"): 1.0}
+    g1, g2, g3 = split_by_group(values, [["r1", "r2"], ["r3"], ["r2"]])
+    assert list(g1) == [("r2", "b"), ("r1", "a"), ("r1", "b"), ("r2", "a")]  # the order of `values`
+    assert g2 == {("r3", "a"): 0.5} and g3 == {("r2", "b"): 1.0, ("r2", "a"): 1.0}
+    assert list(item_means(g1, ["r1", "r2"]).items()) == [("b", 1.0), ("a", 0.5)]
+    assert split_by_group(values, []) == [] and split_by_group({}, [["r1"]]) == [{}]
+
+
+def test_pairwise_counts_in_one_query_are_each_pairs(built_warehouse) -> None:
+    from agenthop.reports.core import queries
+    from agenthop.reports.warehouse import Warehouse
+
+    with Warehouse(built_warehouse.db) as wh:
+        ids = [r for (r,) in wh.con.execute("SELECT run_id FROM main.run_summary ORDER BY run_id LIMIT 4").fetchall()]
+        pairs = [(a, b) for a in ids for b in ids if a != b] + [("no-such-run", ids[0])]
+        got = queries.paired_binary_many(wh, pairs)
+        assert got == [queries.paired_binary(wh, a, b) for a, b in pairs]
+        assert got[-1] == {"n": 0, "a_only": 0, "b_only": 0} and any(c["a_only"] or c["b_only"] for c in got)
+        assert queries.paired_binary_many(wh, []) == []

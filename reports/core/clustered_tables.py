@@ -36,7 +36,9 @@ def reruns_block(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], cluster
     clustering = clusters.resolve(wh, benchmark, cluster)
     ids = [r.run_id for r in runs]
     values = pooling.ITEM_VALUES(wh, ids)
-    rows = [{"run": r, "ci": clusters.mean_interval(pooling.item_means(values, [r.run_id]), clustering)} for r in runs]
+    per_run = pooling.split_by_group(values, [[rid] for rid in ids])
+    rows = [{"run": r, "ci": clusters.mean_interval(pooling.item_means(own, [r.run_id]), clustering)}
+            for r, own in zip(runs, per_run)]
     pooled = pooling.item_means(values, ids)
     return {"clustering": clustering, "note": clustering.describe(sorted(pooled)), "rows": rows,
             "pooled": clusters.mean_interval(pooled, clustering), "n_runs": len(runs),

@@ -102,7 +102,9 @@ def frontier(wh: Warehouse, benchmark: str, groups: Sequence[pooling.RunGroup],
     if len(groups) < 2 or direction not in ("higher_is_better", "lower_is_better"):
         return None
     costs, unit = item_costs(wh, [rid for g in groups for rid in g.run_ids])
-    models = [m for m in (model_items(g, values, costs) for g in groups) if m.metric]
+    ids = [g.run_ids for g in groups]  # each group's values and costs, each split in one pass
+    models = [m for m in (model_items(g, v, c) for g, v, c in
+                          zip(groups, pooling.split_by_group(values, ids), pooling.split_by_group(costs, ids))) if m.metric]
     if len(models) < 2:
         return None
     points = cost_quality_frontier(models, direction)  # type: ignore[arg-type]

@@ -170,7 +170,8 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
     noun = coverage.noun_of(benchmark)
     sign = metric.sign if metric is not None else 1
     clustering = clusters.resolve(wh, benchmark, cluster)
-    rows = sorted((row(g, values, tok_col, cov_rows, worst, noun, clustering) for g in groups),
+    owns = pooling.split_by_group(values, [g.run_ids for g in groups])  # each group's values, in one pass
+    rows = sorted((row(g, own, tok_col, cov_rows, worst, noun, clustering) for g, own in zip(groups, owns)),
                   key=lambda x: (x["mean"] is None, -sign * (x["mean"] or 0.0), x["model"], x["label"]))
     shown = {g.condition for g in groups}
     return {
@@ -205,10 +206,11 @@ def build(wh: Warehouse, benchmark: str | None = None, condition: str | None = N
     """The shared leaderboard's context: ``boards``, one per benchmark (only `benchmark` when given), each
     on `metric` (resolved in each benchmark; None: its primary metric). Kept on `wh` (opened read-only, so
     its marts do not change) for the next call with the same arguments and page metric: a site builds it
-    for its plan, the leaderboard page and every model page."""
+    for its plan, the leaderboard page and every model page. The context is shared by those callers: each
+    copies what it adds to, never changing it in place."""
     shown = metrics.current(wh)
     key = (benchmark, condition, metric, cluster, shown.name if shown else None)
-    memo = getattr(wh, "memo", {}).setdefault("leaderboard", {})
+    memo = wh.memo.setdefault("leaderboard", {})
     if key not in memo:
         memo[key] = _build(wh, benchmark, condition, metric, cluster)
     return memo[key]

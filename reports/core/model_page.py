@@ -57,7 +57,8 @@ def rank(value: float | None, values: Sequence[float | None], better: str) -> in
 def tool_behaviour(usage: Sequence[Mapping[str, Any]], run_ids: Sequence[str], n_trajectories: int) -> dict[str, Any]:
     """Calls per trajectory, the share not ok and the most used tools of `run_ids` (rows of
     ``queries.tool_usage``: run_id, tool, n, n_failed)."""
-    mine = [u for u in usage if u["run_id"] in set(run_ids)]
+    wanted = set(run_ids)
+    mine = [u for u in usage if u["run_id"] in wanted]
     n_calls = sum(int(u["n"]) for u in mine)
     failed = sum(int(u["n_failed"]) for u in mine)
     per_tool: dict[str, int] = {}
@@ -87,15 +88,23 @@ def _primary_metric(wh: Warehouse, benchmark: str) -> str | None:
     return str(rows[0]["name"]) if rows else None
 
 
+def panel_rows(wh: Warehouse, board: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rows of a benchmark's board, each a copy with its tool behaviour; read once per board and kept on
+    `wh` for the pages of the other models (the board itself is the leaderboard's shared context)."""
+    memo = wh.memo.setdefault("model_panel", {})  # id(board) -> (board, its rows): the board is held, its id kept
+    if id(board) not in memo:
+        usage = queries.tool_usage(wh, [rid for r in board["rows"] for rid in r["group"].run_ids])
+        memo[id(board)] = (board, [{**r, **tool_behaviour(usage, r["group"].run_ids, r["n_trajectories"])}
+                                   for r in board["rows"]])
+    return memo[id(board)][1]
+
+
 def benchmark_block(wh: Warehouse, model: str, board: Mapping[str, Any]) -> dict[str, Any] | None:
     """The model's figures on one benchmark's board beside the panel's median (None: not on the board)."""
-    rows = list(board["rows"])
-    mine = next((r for r in rows if r["model"] == model), None)
-    if mine is None:
+    if not any(r["model"] == model for r in board["rows"]):
         return None
-    usage = queries.tool_usage(wh, [rid for r in rows for rid in r["group"].run_ids])
-    for r in rows:
-        r.update(tool_behaviour(usage, r["group"].run_ids, r["n_trajectories"]))
+    rows = panel_rows(wh, board)
+    mine = next(r for r in rows if r["model"] == model)
     cov = _coverage(wh, mine["group"].run_ids)
     n_scope = max((int(c["n_scope"]) for c in cov.values()), default=None)
     measures = []

@@ -84,10 +84,20 @@ class PairedResult:
         return "exact McNemar" if self.kind == BINARY else "Wilcoxon signed-rank (with the sign test)"
 
 
+def _mcnemar(c: dict[str, int]) -> PairedResult:
+    return PairedResult(BINARY, c["n"], mcnemar=stats.paired_test_from_counts(c["n"], c["a_only"], c["b_only"]))
+
+
+def paired_many(wh: Warehouse, pairs: Sequence[tuple[RunInfo, RunInfo]], kind: str) -> list[PairedResult]:
+    """:func:`paired` of each pair (the binary counts of every pair read in one query)."""
+    if kind == BINARY:
+        return [_mcnemar(c) for c in queries.paired_binary_many(wh, [(a.run_id, b.run_id) for a, b in pairs])]
+    return [paired(wh, a, b, kind) for a, b in pairs]
+
+
 def paired(wh: Warehouse, a: RunInfo, b: RunInfo, kind: str) -> PairedResult:
     if kind == BINARY:
-        c = queries.paired_binary(wh, a.run_id, b.run_id)
-        return PairedResult(BINARY, c["n"], mcnemar=stats.paired_test_from_counts(c["n"], c["a_only"], c["b_only"]))
+        return _mcnemar(queries.paired_binary(wh, a.run_id, b.run_id))
     n_shared, pairs = queries.paired_scores(wh, a.run_id, b.run_id)
     # paired_graded reports b − a: give it (B, A) so the difference reads A − B, as the McNemar Δ does
     g = stats.paired_graded([y for _, y in pairs], [x for x, _ in pairs])

@@ -90,7 +90,8 @@ def leaderboard(wh: Warehouse, site: Site, benchmark: str | None, condition: str
     """A table per benchmark (or `benchmark`'s alone), each on `metric` (a name resolved in each benchmark;
     None: each benchmark's primary metric), with the sections the benchmarks shown add beneath them (the
     registry's ``leaderboard``: AgentHop's Table 2 and more)."""
-    context = shared_leaderboard.build(wh, benchmark, condition, metric, cluster)
+    shared = shared_leaderboard.build(wh, benchmark, condition, metric, cluster)  # kept on `wh`: not changed here
+    context = {**shared, "boards": [dict(bd) for bd in shared["boards"]]}  # this page's charts and sections
     box = Charts()
     register_charts(context["boards"], box)
     sections = []

@@ -150,6 +150,21 @@ def item_means(values: Mapping[tuple[str, str], float], run_ids: Sequence[str]) 
     return {sid: sum(vs) / len(vs) for sid, vs in acc.items()}
 
 
+def split_by_group(values: Mapping[tuple[str, str], float], groups: Sequence[Sequence[str]]
+                   ) -> list[dict[tuple[str, str], float]]:
+    """`values` restricted to each group of run ids, all in one pass over `values` (each keeps its order, so
+    ``item_means(split[i], groups[i])`` is ``item_means(values, groups[i])``)."""
+    out: list[dict[tuple[str, str], float]] = [{} for _ in groups]
+    owners: dict[str, list[dict[tuple[str, str], float]]] = {}
+    for own, run_ids in zip(out, groups):
+        for rid in dict.fromkeys(run_ids):
+            owners.setdefault(rid, []).append(own)
+    for key, v in values.items():
+        for own in owners.get(key[0], ()):
+            own[key] = v
+    return out
+
+
 def is_binary(values: Mapping[tuple[str, str], float]) -> bool:
     return all(v in (0.0, 1.0) for v in values.values())
 

@@ -54,6 +54,22 @@ def paired_binary(wh: Warehouse, run_a: str, run_b: str) -> dict[str, int]:
     return {k: int(v or 0) for k, v in row.items()}
 
 
+def paired_binary_many(wh: Warehouse, pairs: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
+    """:func:`paired_binary` of each pair of run ids, in one query."""
+    if not pairs:
+        return []
+    ids = list(dict.fromkeys(r for pair in pairs for r in pair))
+    rows = wh.con.execute(
+        f"""WITH t AS (SELECT run_id, sample_id, {_ok('is_correct')} AS c FROM {m.trajectories(wh)}
+                       WHERE run_id IN {_in(len(ids))}),
+                 p(i, ra, rb) AS (VALUES {', '.join('(?, ?, ?)' for _ in pairs)})
+            SELECT p.i, count(*), coalesce(sum(a.c * (1 - b.c)), 0), coalesce(sum((1 - a.c) * b.c), 0)
+            FROM p JOIN t a ON a.run_id = p.ra JOIN t b ON b.run_id = p.rb AND b.sample_id = a.sample_id
+            GROUP BY p.i""", [*ids, *(x for i, (a, b) in enumerate(pairs) for x in (i, a, b))]).fetchall()
+    got = {int(i): (int(n or 0), int(a or 0), int(b or 0)) for i, n, a, b in rows}
+    return [dict(zip(("n", "a_only", "b_only"), got.get(i, (0, 0, 0)))) for i in range(len(pairs))]
+
+
 def paired_scores(wh: Warehouse, run_a: str, run_b: str) -> tuple[int, list[tuple[float, float]]]:
     """Shared items, and the (A, B) scores of those both runs scored, in item order."""
     rows = wh.con.execute(

@@ -119,8 +119,8 @@ def group(wh: Warehouse, condition: str, runs: list[RunInfo], box: Charts, clust
     floor = stats.noise_floor([int(f["n_correct"]) for f in complete], len(runs))
 
     pairs = []
-    for a, b in list(itertools.combinations(runs, 2))[:MAX_PAIRS]:
-        res = outcome.paired(wh, a, b, kind)
+    shown_pairs = list(itertools.combinations(runs, 2))[:MAX_PAIRS]
+    for (a, b), res in zip(shown_pairs, outcome.paired_many(wh, shown_pairs, kind)):
         diff = res.mcnemar.diff if res.mcnemar is not None else (res.graded.mean_diff if res.graded else None)
         pairs.append({"a": a, "b": b, "res": res, "diff": diff,
                       "within_floor": kind == outcome.BINARY and floor is not None and diff is not None
