@@ -714,14 +714,9 @@ def test_row_checks_failure_names_the_model_and_each_failed_check(warehouse: Pat
     shutil.copyfile(warehouse, db)
     with duckdb.connect(str(db)) as con:
         con.execute("insert into main.stopping_behavior select * from main.stopping_behavior where share > 0 limit 1")
-    env = dict(os.environ, AGENTHOP_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="False")
     target = tmp_path / "target"
-    proc = subprocess.run(
-        [str(DBT), "test", "--project-dir", str(REPO), "--profiles-dir", str(REPO), "--select",
-         "stopping_behavior", "tool_trigrams", "--exclude", "resource_type:unit_test", "--target-path", str(target),
-         "--log-path", str(tmp_path / "logs")],
-        cwd=REPO, env=env, capture_output=True, text=True,
-    )
+    proc = run_dbt(db, tmp_path, "test", "--select", "stopping_behavior", "tool_trigrams",
+                   "--exclude", "resource_type:unit_test")
     assert proc.returncode != 0, proc.stdout[-3000:]
     results = {r["unique_id"].rsplit(".", 1)[0]: r  # test ids end in a hash
                for r in json.loads((target / "run_results.json").read_text())["results"]}
