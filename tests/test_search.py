@@ -488,3 +488,18 @@ def test_the_docs_examples_run_on_the_demo(messages_warehouse, tmp_path: Path) -
             found += not res.output.startswith("0 matches")
     assert (tmp_path / "search.html").exists() and (tmp_path / "search_files").is_dir()
     assert found >= 3  # the demo's transcripts have such calls and texts
+
+
+def test_units_sharing_a_text_each_get_its_words() -> None:
+    """words.post splits each distinct text once and gives its words to every unit holding it: three
+    units, two with the same text, posted by hand (no word is common below MIN_UNITS_FOR_COMMON units)."""
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA s")
+    words.create(con, "s")
+    con.execute("CREATE TABLE u AS SELECT * FROM (VALUES (1, 'Error 404: not found'), (2, 'error 500'), "
+                "(3, 'Error 404: not found')) t(uid, text)")
+    assert words.post(con, "s", "u", 3, 3) == 10  # units 1 and 3: error, 404, not, found; unit 2: error, 500
+    assert con.execute("SELECT token, list(uid ORDER BY uid) FROM s.postings GROUP BY token ORDER BY token").fetchall() == [
+        ("404", [1, 3]), ("500", [2]), ("error", [1, 2, 3]), ("found", [1, 3]), ("not", [1, 3])]
+    assert con.execute("SELECT token, n_units, common FROM s.vocab ORDER BY token").fetchall() == [
+        ("404", 2, False), ("500", 1, False), ("error", 3, False), ("found", 2, False), ("not", 2, False)]

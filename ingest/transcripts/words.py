@@ -184,13 +184,20 @@ def post(con: duckdb.DuckDBPyConnection, schema: str, units: str, n_units: int, 
                     f"WHERE token NOT IN (SELECT token FROM {schema}.vocab)")
         con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
         con.execute("DROP TABLE __words_common")
-    # every word of the batch that is not common, once per unit: the common words (most of a text's
-    # words) are dropped by an anti join before the rest is made distinct, which then sorts few rows
+    # every word of the batch that is not common, once per unit. Units often repeat a text (a system
+    # prompt, a tool's answer to the same call in every model's run), so each distinct text is split
+    # into words once and its words are given to every unit holding it; the common words (most of a
+    # text's words) are dropped by an anti join before the rest is made distinct, which then sorts few rows
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE __words_texts AS
+        SELECT row_number() OVER () AS uid, text, uids FROM (SELECT text, list(uid) AS uids FROM {units} GROUP BY text)""")
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE __words_new AS
-        SELECT DISTINCT token, uid FROM (
-            SELECT t.token, t.uid FROM ({tokens_sql(units)}) t
-            ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token)""")
+        SELECT w.token, unnest(x.uids) AS uid FROM (
+            SELECT DISTINCT t.token, t.uid FROM ({tokens_sql('__words_texts')}) t
+            ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token) w
+        JOIN __words_texts x ON x.uid = w.uid""")
+    con.execute("DROP TABLE __words_texts")
     try:
         written = int(con.execute("SELECT count(*) FROM __words_new").fetchall()[0][0])
         con.execute(f"INSERT INTO {schema}.postings SELECT token, uid FROM __words_new ORDER BY token, uid")
