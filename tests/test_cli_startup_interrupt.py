@@ -13,6 +13,9 @@ import pytest
 DRIVER = """
 import importlib.abc, os, signal, sys
 
+# as in a terminal: Python leaves SIGINT ignored when it starts with it ignored (a background job of a
+# non-interactive shell, nohup), and then no Ctrl-C reaches the command at all
+signal.signal(signal.SIGINT, signal.default_int_handler)
 TARGET = sys.argv[1]
 
 class InterruptAt(importlib.abc.MetaPathFinder):
