@@ -233,13 +233,25 @@ def test_values_split_per_group_keep_their_order_by_hand() -> None:
 
 
 def test_pairwise_counts_in_one_query_are_each_pairs(built_warehouse) -> None:
-    from agenthop.reports.core import queries
+    from agenthop.reports.core import marts, queries
     from agenthop.reports.warehouse import Warehouse
 
     with Warehouse(built_warehouse.db) as wh:
         ids = [r for (r,) in wh.con.execute("SELECT run_id FROM main.run_summary ORDER BY run_id LIMIT 4").fetchall()]
         pairs = [(a, b) for a in ids for b in ids if a != b] + [("no-such-run", ids[0])]
         got = queries.paired_binary_many(wh, pairs)
-        assert got == [queries.paired_binary(wh, a, b) for a, b in pairs]
+        right: dict[str, dict[str, int]] = {}  # by hand: each run's items and whether each was right
+        for run_id, sample_id, ok in wh.con.execute(
+                f"SELECT run_id, sample_id, coalesce(is_correct, false) FROM {marts.trajectories(wh)}").fetchall():
+            right.setdefault(run_id, {})[sample_id] = int(ok)
+
+        def by_hand(a: str, b: str) -> dict[str, int]:
+            ra, rb = right.get(a, {}), right.get(b, {})
+            shared = ra.keys() & rb.keys()
+            return {"n": len(shared), "a_only": sum(ra[s] * (1 - rb[s]) for s in shared),
+                    "b_only": sum((1 - ra[s]) * rb[s] for s in shared)}
+
+        assert got == [by_hand(a, b) for a, b in pairs]
+        assert queries.paired_binary(wh, ids[0], ids[1]) == got[0]
         assert got[-1] == {"n": 0, "a_only": 0, "b_only": 0} and any(c["a_only"] or c["b_only"] for c in got)
         assert queries.paired_binary_many(wh, []) == []

@@ -45,17 +45,12 @@ def outcomes(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]
 
 def paired_binary(wh: Warehouse, run_a: str, run_b: str) -> dict[str, int]:
     """n shared items and the discordant counts of is_correct (A right only, B right only)."""
-    row = wh.rows(
-        f"""WITH a AS (SELECT sample_id, {_ok('is_correct')} AS c FROM {m.trajectories(wh)} WHERE run_id = ?),
-                 b AS (SELECT sample_id, {_ok('is_correct')} AS c FROM {m.trajectories(wh)} WHERE run_id = ?)
-            SELECT count(*) AS n, coalesce(sum(a.c * (1 - b.c)), 0) AS a_only,
-                   coalesce(sum((1 - a.c) * b.c), 0) AS b_only
-            FROM a JOIN b USING (sample_id)""", [run_a, run_b])[0]
-    return {k: int(v or 0) for k, v in row.items()}
+    return paired_binary_many(wh, [(run_a, run_b)])[0]
 
 
 def paired_binary_many(wh: Warehouse, pairs: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
-    """:func:`paired_binary` of each pair of run ids, in one query."""
+    """Per pair of run ids (A, B), in one query: n shared items and the discordant counts of is_correct
+    (A right only, B right only); a missing run shares no item."""
     if not pairs:
         return []
     ids = list(dict.fromkeys(r for pair in pairs for r in pair))
