@@ -37,6 +37,8 @@ BENCHMARK = f"inspect:{TASK}"
 TOOLS = ("search", "lookup", "calculator")
 #: the logistic curve's scale: smaller, fewer items a model gets right in some epochs only
 SLOPE = 0.05
+# part of the name of a cached warehouse (bench/site_large.py): bump it when the generated data change
+VERSION = 2
 
 
 def build(db: Path, *, models: int = 50, epochs: int = 5, items: int = 10_000, seed: int = 0) -> dict[str, float]:
@@ -105,11 +107,14 @@ def build(db: Path, *, models: int = 50, epochs: int = 5, items: int = 10_000, s
                0, 0, 0, 0, 2.0 + (hash({seed}, t, 34) % 300) / 100.0, NULL, NULL, NULL, ok::INT::DOUBLE, NULL
         FROM s, (SELECT {pool} AS p)""")
     con.execute("UPDATE raw.trajectories SET total_tokens = total_prompt_tokens + total_completion_tokens")
+    # two turns whose tokens add up to the trajectory's totals (else every sample is a data-quality issue)
     con.execute("""
         INSERT INTO raw.turns
-        SELECT run_id, sample_id, 0, k, 'assistant', 1 - k, 800 + 200 * k, 40 + 20 * k, 450 * k, 0,
-               (800 + 200 * k + 40 + 20 * k) * (k + 1), 0, 0, 80 + 100 * k, k * 1.0, NULL
-        FROM s, range(2) x(k)""")
+        SELECT run_id, sample_id, 0, k, 'assistant', 1 - k,
+               CASE k WHEN 0 THEN 800 ELSE total_prompt_tokens - 800 END,
+               CASE k WHEN 0 THEN 40 ELSE total_completion_tokens - 40 END, 450 * k, 0,
+               CASE k WHEN 0 THEN 840 ELSE total_tokens END, 0, 0, 80 + 100 * k, k * 1.0, NULL
+        FROM raw.trajectories, range(2) x(k)""")
     con.execute(f"""
         INSERT INTO raw.tool_calls
         SELECT run_id, sample_id, 0, 0, 0, 0, tool,

@@ -94,7 +94,7 @@ def _largest_item(site: Path) -> str | None:
 
 def warehouse(work: Path, models: int, epochs: int, items: int) -> tuple[Path, dict[str, float]]:
     """The built warehouse of this size under `work` (written and built when missing)."""
-    db = work / f"site_{models}x{epochs}x{items}.duckdb"
+    db = work / f"site_{models}x{epochs}x{items}_v{site_corpus.VERSION}.duckdb"
     done = db.with_suffix(".built")
     if db.exists() and done.exists():
         return db, json.loads(done.read_text())
