@@ -153,8 +153,8 @@ _ARROW_ERRORS = (pa.ArrowException, OverflowError, UnicodeEncodeError, TypeError
 def _table(name: str, rows: list[dict[str, Any]], schema: pa.Schema, where: str) -> pa.Table:
     """The rows as an Arrow table; a value its column cannot hold is an IngestError naming the sample
     and the field (the checks before mapping should leave none)."""
-    try:
-        return pa.Table.from_pylist(rows, schema=schema)
+    try:  # column by column: fewer lookups than row by row (a key a row lacks is null in both)
+        return pa.Table.from_pydict({col: [row.get(col) for row in rows] for col in schema.names}, schema=schema)
     except _ARROW_ERRORS as exc:
         for row in rows:
             for col, value in row.items():

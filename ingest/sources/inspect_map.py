@@ -293,12 +293,13 @@ def cache_reads_in_input(usage: dict[str, Any]) -> bool:
     (a published gpt-4o-mini log: input 15235 with 9088 cache reads, total 15516 = input +
     output). Such a usage is recognised by its total.
     """
-    read = _int(usage.get("input_tokens_cache_read"))
-    if read <= 0 or "total_tokens" not in usage:
-        return False
-    inp, out = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
-    write = _int(usage.get("input_tokens_cache_write"))
-    return read <= inp and _int(usage.get("total_tokens")) == inp + out + write
+    return _counts_cache_reads(usage, _int(usage.get("input_tokens")), _int(usage.get("output_tokens")),
+                               _int(usage.get("input_tokens_cache_read")), _int(usage.get("input_tokens_cache_write")))
+
+
+def _counts_cache_reads(usage: dict[str, Any], inp: int, out: int, read: int, write: int) -> bool:
+    """:func:`cache_reads_in_input` of a usage whose counts are read already."""
+    return 0 < read <= inp and "total_tokens" in usage and _int(usage.get("total_tokens")) == inp + out + write
 
 
 def usage_tokens(usage: Any) -> dict[str, int]:
@@ -313,7 +314,7 @@ def usage_tokens(usage: Any) -> dict[str, int]:
     completion = _int(u.get("output_tokens"))
     read = _int(u.get("input_tokens_cache_read"))
     write = _int(u.get("input_tokens_cache_write"))
-    if cache_reads_in_input(u):
+    if _counts_cache_reads(u, prompt, completion, read, write):
         prompt -= read
     return {"prompt": prompt, "completion": completion, "cache_read": read, "cache_write": write,
             "total": prompt + completion + write}

@@ -275,3 +275,38 @@ def test_a_streamed_import_builds_its_search_index_under_the_index_memory_cap(
     from agenthop.ingest.transcripts.index import reindex_warehouse
     reindex_warehouse(db)
     assert index(db) == streamed
+
+
+def test_a_streamed_batch_in_key_order_is_checked_without_grouping_and_a_repeated_key_is_refused(
+        corpus_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each streamed batch's keys are checked: rows in strictly increasing key order settle it (the samples
+    come in reading order and number their rows up); any other batch is grouped, and a key it repeats
+    ends the import with nothing written."""
+    grouped: list[str] = []
+    find = core.find_duplicate
+
+    def counted(table: pa.Table, keys: list[str], con: duckdb.DuckDBPyConnection | None = None) -> dict | None:
+        grouped.append(next(name for name, k in KEYS.items() if list(k) == list(keys)))
+        return find(table, keys, con)
+
+    monkeypatch.setattr(core, "find_duplicate", counted)
+    monkeypatch.setattr(inspect_map, "BATCH", 8)
+    core.run_ingest(tmp_path / "a.duckdb", inspect_logs=[corpus_log], inspect_reader="builtin")
+    # five batches; only the scores, whose keys 'utility' then 'security' go down within a sample, are grouped
+    assert grouped == ["scores"] * 5
+
+    map_sample = inspect_map.map_sample
+    ids = [inspect_corpus.SampleMaker().sample_id(i) for i in range(40)]
+
+    def repeated(run: inspect_map.RunRows, sample: dict, choice: tuple[str, str | None] | None) -> None:
+        map_sample(run, sample, choice)
+        if sample["id"] == ids[20]:  # the third batch: two batches are in the transaction already
+            run.turns.append(dict(run.turns[-1]))
+
+    monkeypatch.setattr(inspect_map, "map_sample", repeated)
+    db = tmp_path / "b.duckdb"
+    with pytest.raises(IngestError) as err:
+        core.run_ingest(db, inspect_logs=[corpus_log], inspect_reader="builtin")
+    message = str(err.value)
+    assert message.startswith(f"{corpus_log.resolve()}: duplicate key in turns: ") and f"sample_id={ids[20]!r}" in message
+    assert "\n" not in message and not db.exists()
