@@ -43,10 +43,23 @@ needs_containment as (
         and header_matches.label_index = resolvable.label_index
         and header_matches.paper_id = resolvable.paper_id
 ),
+containment_candidates as (
+    -- a cheap necessary condition before the costly normalisation of the text: norm(L) holds no white
+    -- space but single spaces, so when the normalised text contains it, each of its words lies inside
+    -- an unbroken run of the lower-cased text; only sections that some label passes this way are
+    -- normalised (the match itself is unchanged, below)
+    select sections.arxiv_id, sections.section_index, sections.section_text
+    from (select arxiv_id, section_index, section_text, lower(section_text) as text_lower
+          from gold_sections
+          where arxiv_id in (select arxiv_id from needs_containment)) as sections
+    semi join needs_containment
+        on needs_containment.arxiv_id = sections.arxiv_id
+        and list_bool_and(list_transform(string_split(needs_containment.label_norm, ' '),
+                                         lambda word: contains(sections.text_lower, word)))
+),
 containment_text as (
     select arxiv_id, section_index, {{ text_norm('section_text') }} as text_norm
-    from gold_sections
-    where arxiv_id in (select arxiv_id from needs_containment)
+    from containment_candidates
 ),
 containment_matches as (
     select needs_containment.*, containment_text.section_index, 'containment' as match_kind

@@ -46,14 +46,22 @@ calls as (
         on gold.sample_id = core_calls.sample_id and gold.paper_id = own.paper_id
     where {{ runs_to_build(plan, 'own.run_id') }}
 ),
+sequences as (
+    -- each trajectory's calls in order, as lists: the calls two and three ahead and whether the next is on
+    -- a gold paper are read from them by position (pos runs 0, 1, ... within a trajectory, and lists from
+    -- 1); cheaper than window functions, which would sort every call with all its columns
+    select run_id, sample_id, list(tool order by pos) as tools, list(is_gold_paper order by pos) as gold_flags
+    from calls
+    group by run_id, sample_id
+),
 windowed as (
     select
-        *,
-        lead(tool, 2) over w as next_tool_2,
-        lead(tool, 3) over w as next_tool_3,
-        lead(is_gold_paper) over w as next_is_gold_paper
+        calls.*,
+        sequences.tools[calls.pos + 3] as next_tool_2,
+        sequences.tools[calls.pos + 4] as next_tool_3,
+        sequences.gold_flags[calls.pos + 2] as next_is_gold_paper
     from calls
-    window w as (partition by run_id, sample_id order by pos)
+    join sequences on sequences.run_id = calls.run_id and sequences.sample_id = calls.sample_id
 )
 select
     run_id, sample_id, attempt, turn, seq, pos,
