@@ -24,11 +24,12 @@
     A model whose rows pool several runs (pass_k: the repeats of a run group) has no run_id column: it is
     keyed by a group column instead, named by config(incremental_group='run_group'). Its plan is the same
     per-run plan; from it the model names the groups to recompute, with a query read once when it is
-    compiled (incremental_groups: the groups that hold a run to build, and whatever else its rows depend
-    on), and the pre-hook deletes the rows of those groups instead of runs:
+    compiled (incremental_groups: the groups that hold a changed run, runs_changed, and whatever else its
+    rows depend on), and the pre-hook deletes the rows of those groups instead of runs:
         {{ config(materialized='incremental', incremental_group='run_group') }}
-        {%- set plan = incremental_groups(incremental_plan(), 'select run_group from ... where ...') %}
-        ... where {{ groups_to_build(plan, 'x.run_group') }}
+        {%- set plan = incremental_plan() %}
+        {%- set plan = incremental_groups(plan, 'select run_group from x where ' ~ runs_changed(plan, 'run_id')) %}
+        ... from {{ ref('x') }} as x where {{ groups_to_build(plan, 'x.run_group') }}
     The post-hook records the versions of the runs as for any incremental model. -#}
 
 {#- The SQL checksums of `node` and of every model and seed upstream of it, as one hash: editing one of
