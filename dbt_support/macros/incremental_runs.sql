@@ -211,7 +211,7 @@ create table if not exists {{ incremental_state_relation() }} (
     {%- if plan.mode == 'all' -%}
         true
     {%- else -%}
-        ({{ runs_to_build(plan, column) }} or {{ column }} not in (select run_id from raw.runs))
+        ({{ runs_to_build(plan, column) }} or {{ column }} not in (select run_id from raw.runs where run_id is not null))
     {%- endif -%}
 {%- endmacro %}
 
