@@ -1,6 +1,6 @@
 """Incremental builds (docs/ingest.md#incremental-builds): after adding, replacing and deleting a run,
 an incremental `dbt build` gives the same tables as `dbt build --full-refresh`, row for row, and it
-recomputed only the runs that changed.
+recomputed only the runs that changed (pass_k, keyed by run group: only the groups they touch).
 
 Starts from a copy of the session's warehouse (tests/conftest.py::built_warehouse, already built);
 each step builds incrementally, then builds a copy of the result with --full-refresh and compares
@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
@@ -27,11 +28,15 @@ from conftest import REPO, BuiltWarehouse, _check, cli, dbt_env, run_dbt, run_db
 #: what describes a build rather than the data (timestamps of the build)
 NOT_DATA = frozenset({"build_info", "sciexplore_build_info", "incremental_runs", "node_versions"})
 
+#: a run of a new model (a new run group), and a third repeat of tests/fixtures/panel_small.yaml's `verifier`
+#: (the same settings: it joins that model's run group, whose pass_k rows then go up to k = 3)
 EXTRA_PANEL = """\
 defaults: {backend: sim, conditions: [full], replicates: 1}
 models:
   - {name: incremental-probe, backend: sim, family: sim-test, tier: open_frontier, sim: {archetype: balanced}}
+  - {name: verifier, backend: sim, family: sim-test, tier: closed_frontier, sim: {archetype: verifier}, replicates: 3}
 """
+JOINED_MODEL = "verifier"
 
 
 def table_digests(db: Path) -> dict[str, tuple[int, str]]:
@@ -74,6 +79,41 @@ def run_ids(db: Path, table: str = "main.fct_trajectory") -> set[str]:
         con.close()
 
 
+def pass_k_depth(db: Path, model: str) -> dict[str, int]:
+    """run_group -> the largest k of pass_k, for the AgentHop groups of `model`."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return dict(con.execute("select run_group, max(k) from main.pass_k where benchmark = 'agenthop' "
+                                "and model = ? group by run_group", [model]).fetchall())
+    finally:
+        con.close()
+
+
+def groups_of(db: Path, runs: set[str]) -> set[str]:
+    """The run groups of `runs`, and those of runs without a raw.runs row (SciExplore's imported runs, which
+    have no version: pass_k recomputes their groups at every build), among the groups with binary values."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute(
+            "select distinct v.run_group from main.item_metric_values as v join main.metric_defs as d "
+            "using (benchmark, metric) where d.kind = 'binary' and v.value is not null "
+            "and (list_contains(?, v.run_id) or v.run_id not in (select run_id from raw.runs))", [sorted(runs)]
+        ).fetchall()
+        return {r[0] for r in rows}
+    finally:
+        con.close()
+
+
+def pass_k_groups(work: Path) -> set[str] | None:
+    """The run groups whose pass_k rows the latest build deleted and computed again (the list its pre-hook
+    and query name); None when it computed every group (a full build names none)."""
+    sql = (work / "target" / "run" / "agenthop" / "models_sql" / "marts" / "core" / "pass_k.sql").read_text()
+    found = re.search(r'delete from \S*pass_k\S* where "run_group" in \(([^)]*)\)', sql)
+    if found is None:
+        return None if re.search(r"delete from \S*pass_k\S*\s*;", sql) else set()
+    return set(re.findall(r"'((?:[^']|'')*)'", found.group(1)))
+
+
 def node_versions(db: Path) -> dict[str, tuple[str, str]]:
     """model -> (version, invocation_id) of the views and tables an unchanged build may skip."""
     con = duckdb.connect(str(db), read_only=True)
@@ -112,11 +152,12 @@ TABLES_ONLY = ("--exclude-resource-type", "test", "unit_test")
 
 
 def assert_equals_full_refresh(db: Path, work: Path, step: str,
-                               *reference: str) -> tuple[dict[str, str], dict[str, str | None]]:
+                               *reference: str) -> tuple[dict[str, str], dict[str, str | None], set[str] | None]:
     """Builds `db` incrementally, compares it with a --full-refresh build of a copy (with the extra
-    arguments `reference`); returns the incremental build's main_statements and build_messages."""
+    arguments `reference`); returns the incremental build's main_statements, build_messages and
+    pass_k_groups."""
     _check(run_dbt_build(db, work), f"incremental dbt build after {step}")
-    statements, messages = main_statements(work), build_messages(work)
+    statements, messages, groups = main_statements(work), build_messages(work), pass_k_groups(work)
     # the copy keeps the file name, so both builds reuse one parse of the project (conftest.run_dbt)
     (work / f"full_{step}").mkdir()
     full = work / f"full_{step}" / db.name
@@ -126,7 +167,7 @@ def assert_equals_full_refresh(db: Path, work: Path, step: str,
     assert "main.fct_trajectory" in inc and "intermediate.int_tool_calls_final" in inc
     differ = sorted(k for k in set(inc) | set(ref) if inc.get(k) != ref.get(k))
     assert not differ, f"after {step}, incremental and full-refresh builds differ in {differ}"
-    return statements, messages
+    return statements, messages, groups
 
 
 @pytest.fixture(scope="module")
@@ -144,46 +185,82 @@ def incremental_steps(built_warehouse: BuiltWarehouse, tmp_path_factory: pytest.
     panel.write_text(EXTRA_PANEL)
     _check(subprocess.run([cli("agenthop-harness"), "run", "--panel", str(panel), "--data", str(built_warehouse.benchmark),
                            "--out", str(runs), "--no-progress"], env=env, capture_output=True, text=True), "harness run")
-    (new_dir,) = [p for p in runs.iterdir() if p.is_dir()]
+    for p in list(runs.iterdir()):
+        if (built_warehouse.runs / p.name).exists():
+            shutil.rmtree(p)  # the repeats the session's warehouse already holds
+    (new_dir, joined_dir) = sorted((p for p in runs.iterdir() if p.is_dir()),
+                                   key=lambda p: p.name.startswith(f"{JOINED_MODEL}__"))
+    assert joined_dir.name.startswith(f"{JOINED_MODEL}__") and not new_dir.name.startswith(f"{JOINED_MODEL}__")
+    out["depth_before"] = pass_k_depth(db, JOINED_MODEL)
     _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--runs", str(runs)], env=env,
-                          capture_output=True, text=True), "ingest of the added run")
-    out["statements_after_add"], out["messages_after_add"] = assert_equals_full_refresh(db, work, "adding")
+                          capture_output=True, text=True), "ingest of the added runs")
+    out["statements_after_add"], out["messages_after_add"], out["pass_k_groups_after_add"] = \
+        assert_equals_full_refresh(db, work, "adding")
     out["statements_full_refresh"] = main_statements(work)
     out["versions_after_add"] = node_versions(db)
     out["versions_full_refresh"] = node_versions(work / "full_adding" / db.name)
-    out["added"] = new_dir.name
+    out["added"], out["joined"] = new_dir.name, joined_dir.name
     out["rebuilt_after_add"] = rebuilt_runs(db, "fct_trajectory")
     out["runs_after_add"] = run_ids(db)
+    out["groups_of_added"] = groups_of(db, {new_dir.name, joined_dir.name})
+    out["depth_after_add"] = pass_k_depth(db, JOINED_MODEL)
 
-    # (2) replace it: the same run, changed (its trajectories took twice as long), re-ingested
-    for part in new_dir.glob("trajectories-*.parquet"):
+    # (2) replace the run that joined a group: the same run, changed (its trajectories took twice as long
+    # and none is correct any more), re-ingested
+    for part in joined_dir.glob("trajectories-*.parquet"):
         table = pq.read_table(part)
         i = table.schema.get_field_index("wall_time_s")
         table = table.set_column(i, table.schema.field(i), pc.multiply(table.column(i), 2.0))
+        for name, value in (("is_correct", False), ("score", 0.0)):
+            i = table.schema.get_field_index(name)
+            table = table.set_column(i, table.schema.field(i), pa.array([value] * len(table), table.schema.field(i).type))
         pq.write_table(table, part)
     proc = subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--runs", str(runs)], env=env,
                           capture_output=True, text=True)
     _check(proc, "ingest of the replaced run")
     out["replace_summary"] = proc.stdout
-    assert_equals_full_refresh(db, work, "replacing", *TABLES_ONLY)
+    _, _, out["pass_k_groups_after_replace"] = assert_equals_full_refresh(db, work, "replacing", *TABLES_ONLY)
     out["rebuilt_after_replace"] = rebuilt_runs(db, "fct_trajectory")
+    out["groups_of_replaced"] = groups_of(db, {joined_dir.name})
 
-    # (3) delete one of the session's original runs
-    gone = sorted(before)[0]
+    # (3) delete one of the session's original runs of the group the run joined
+    gone = min(r for r in before if r.startswith(f"{JOINED_MODEL}__"))
     _check(subprocess.run([cli("agenthop-ingest"), "--db", str(db), "--delete-run", gone], env=env,
                           capture_output=True, text=True), "delete of a run")
-    assert_equals_full_refresh(db, work, "deleting", *TABLES_ONLY)
+    _, _, out["pass_k_groups_after_delete"] = assert_equals_full_refresh(db, work, "deleting", *TABLES_ONLY)
     out["deleted"] = gone
     out["runs_after_delete"] = run_ids(db)
     out["calls_after_delete"] = run_ids(db, "main.fct_tool_call")
+    out["groups_after_delete"] = groups_of(db, set())
+    out["depth_after_delete"] = pass_k_depth(db, JOINED_MODEL)
     out["db"] = db
     return out
 
 
 def test_adding_a_run_builds_only_that_run(incremental_steps: dict[str, object]) -> None:
-    added = incremental_steps["added"]
-    assert incremental_steps["rebuilt_after_add"] == {added}
-    assert incremental_steps["runs_after_add"] == incremental_steps["before"] | {added}
+    added = {incremental_steps["added"], incremental_steps["joined"]}
+    assert incremental_steps["rebuilt_after_add"] == added
+    assert incremental_steps["runs_after_add"] == incremental_steps["before"] | added
+
+
+def test_pass_k_recomputes_only_the_groups_a_change_touches(incremental_steps: dict[str, object]) -> None:
+    """pass_k is incremental by run group: adding two runs (one of a new model, one more repeat of
+    `verifier`) recomputes their two groups (and those of SciExplore's imported runs, which have no
+    version), replacing a run its group, deleting a run the group that lost it; every other group's rows
+    are kept as they were (and still equal a full refresh's, assert_equals_full_refresh)."""
+    before, after_add = incremental_steps["depth_before"], incremental_steps["depth_after_add"]
+    after_delete = incremental_steps["depth_after_delete"]
+    assert isinstance(before, dict) and isinstance(after_add, dict) and isinstance(after_delete, dict)
+    # the added repeat joined verifier's group: its pass_k rows go up to k = 3, then 2 once a repeat is deleted
+    ((group, depth),) = before.items()
+    assert depth == 2 and after_add == {group: 3} and after_delete == {group: 2}
+    imported = incremental_steps["groups_after_delete"]
+    assert isinstance(imported, set) and imported, "the session's warehouse has SciExplore's imported runs"
+    added = incremental_steps["groups_of_added"]
+    assert isinstance(added, set) and group in added and len(added - imported) == 2
+    assert incremental_steps["pass_k_groups_after_add"] == added
+    assert incremental_steps["pass_k_groups_after_replace"] == incremental_steps["groups_of_replaced"] == imported | {group}
+    assert incremental_steps["pass_k_groups_after_delete"] == imported | {group}
 
 
 def test_incremental_build_works_in_place(incremental_steps: dict[str, object]) -> None:
@@ -238,14 +315,15 @@ def test_tests_of_unchanged_data_are_not_run_again(incremental_steps: dict[str, 
 
 def test_replacing_a_run_rebuilds_it(incremental_steps: dict[str, object]) -> None:
     assert "1 replaced" in str(incremental_steps["replace_summary"])
-    assert incremental_steps["rebuilt_after_replace"] == {incremental_steps["added"]}
+    assert incremental_steps["rebuilt_after_replace"] == {incremental_steps["joined"]}
 
 
 def test_deleting_a_run_drops_its_rows(incremental_steps: dict[str, object]) -> None:
     gone = incremental_steps["deleted"]
     assert gone not in incremental_steps["runs_after_delete"]
     assert gone not in incremental_steps["calls_after_delete"]
-    assert incremental_steps["runs_after_delete"] == (incremental_steps["before"] | {incremental_steps["added"]}) - {gone}
+    added = {incremental_steps["added"], incremental_steps["joined"]}
+    assert incremental_steps["runs_after_delete"] == (incremental_steps["before"] | added) - {gone}
 
 
 def test_delete_of_an_unknown_run_is_an_error(incremental_steps: dict[str, object], tmp_path: Path) -> None:
@@ -280,7 +358,7 @@ def test_a_new_release_rebuilds_and_tests_again(built_warehouse: BuiltWarehouse,
                           env=dbt_env(db), capture_output=True, text=True)
     _check(proc, "ingest of the new release")
     assert "benchmark replaced" in proc.stdout
-    _, messages = assert_equals_full_refresh(db, tmp_path, "a new release", *TABLES_ONLY)
+    _, messages, _ = assert_equals_full_refresh(db, tmp_path, "a new release", *TABLES_ONLY)
     after = node_versions(db)
     assert messages["model.agenthop.int_label_sections"] == "OK"
     assert messages["seed.agenthop.model_prices"] == "unchanged"

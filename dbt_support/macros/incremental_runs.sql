@@ -19,7 +19,18 @@
         ... from {{ ref('x') }} as x where {{ runs_to_build(plan, 'x.run_id') }}
     and the project's materializations add the pre-hook (delete the rows of changed and gone runs) and the
     post-hook (record the versions) to every model and seed (incremental_runs_hooks, below); both do
-    nothing for other materializations. -#}
+    nothing for other materializations.
+
+    A model whose rows pool several runs (pass_k: the repeats of a run group) has no run_id column: it is
+    keyed by a group column instead, named by config(incremental_group='run_group'). Its plan is the same
+    per-run plan; from it the model names the groups to recompute, with a query read once when it is
+    compiled (incremental_groups: the groups that hold a changed run, runs_changed, and whatever else its
+    rows depend on), and the pre-hook deletes the rows of those groups instead of runs:
+        {{ config(materialized='incremental', incremental_group='run_group') }}
+        {%- set plan = incremental_plan() %}
+        {%- set plan = incremental_groups(plan, 'select run_group from x where ' ~ runs_changed(plan, 'run_id')) %}
+        ... from {{ ref('x') }} as x where {{ groups_to_build(plan, 'x.run_group') }}
+    The post-hook records the versions of the runs as for any incremental model. -#}
 
 {#- The SQL checksums of `node` and of every model and seed upstream of it, as one hash: editing one of
     them makes the next build recompute every run (a macro's edit is not seen: --full-refresh). -#}
@@ -179,13 +190,50 @@ create table if not exists {{ incremental_state_relation() }} (
 
 {#- A predicate on `column` (a run id) selecting the runs this build computes. -#}
 {% macro runs_to_build(plan, column) -%}
+    {{ incremental_in_list(plan, plan.build, column) }}
+{%- endmacro %}
+
+{#- `column` in `values` (true for a full build, false for none). -#}
+{% macro incremental_in_list(plan, values, column) -%}
     {%- if plan.mode == 'all' -%}
         true
-    {%- elif plan.build | length == 0 -%}
+    {%- elif values | length == 0 -%}
         false
     {%- else -%}
-        {{ column }} in {{ incremental_sql_list(plan.build) }}
+        {{ column }} in {{ incremental_sql_list(values) }}
     {%- endif -%}
+{%- endmacro %}
+
+{#- A predicate on `column` (a run id) selecting the runs whose rows may differ from those the model last
+    read: the runs to build, and runs without a raw.runs row (a benchmark's imported runs), which have no
+    version and count as changed at every build. For a group model's query of the groups to recompute. -#}
+{% macro runs_changed(plan, column) -%}
+    {%- if plan.mode == 'all' -%}
+        true
+    {%- else -%}
+        ({{ runs_to_build(plan, column) }} or {{ column }} not in (select run_id from raw.runs where run_id is not null))
+    {%- endif -%}
+{%- endmacro %}
+
+{#- The plan of a group model (config incremental_group) with the groups this build recomputes: for a full
+    build every group; else the values of the first column of `groups_sql` (run once, when the model is
+    compiled, before its pre-hook deletes anything: it may compare the model's rows with its inputs), kept
+    in the plan as 'groups' for the hooks. -#}
+{% macro incremental_groups(plan, groups_sql) -%}
+    {%- if plan.mode != 'all' and 'groups' not in plan -%}
+        {#- one JSON document: dbt would convert every value of a result, and infer its type from the text -#}
+        {%- set query -%}
+            select coalesce(to_json(list(g order by g))::varchar, '[]')
+            from (select distinct g::varchar as g from ({{ groups_sql }}) as group_rows(g) where g is not null)
+        {%- endset -%}
+        {%- do plan.update({'groups': fromjson(run_query(query).rows[0][0])}) -%}
+    {%- endif -%}
+    {{ return(plan) }}
+{%- endmacro %}
+
+{#- A predicate on `column` (the group column) selecting the groups this build recomputes. -#}
+{% macro groups_to_build(plan, column) -%}
+    {{ incremental_in_list(plan, plan.get('groups', []), column) }}
 {%- endmacro %}
 
 {#- The hooks of every model and seed, added by the project's materializations (view, table, incremental,
@@ -199,12 +247,21 @@ create table if not exists {{ incremental_state_relation() }} (
 {%- endmacro %}
 
 {#- pre-hook of every model: an incremental model drops the rows it is about to recompute and those of runs
-    that are gone (inside the model's transaction, so a failed build changes nothing). -#}
+    that are gone, a group model the rows of the groups it recomputes (inside the model's transaction, so a
+    failed build changes nothing). -#}
 {% macro incremental_runs_pre_hook() -%}
     {%- if execute and model.config.materialized == 'incremental' and is_incremental() -%}
         {%- set plan = incremental_plan() -%}
+        {%- set group = model.config.get('incremental_group') -%}
         {%- if plan.mode == 'all' -%}
             delete from {{ this }}
+        {%- elif group -%}
+            {%- if 'groups' not in plan -%}
+                {{ exceptions.raise_compiler_error(this.identifier ~ ' is configured with incremental_group but its SQL does not call incremental_groups()') }}
+            {%- endif -%}
+            {%- if plan.groups -%}
+                delete from {{ this }} where {{ adapter.quote(group) }} in {{ incremental_sql_list(plan.groups) }}
+            {%- endif -%}
         {%- elif plan.build or plan.gone -%}
             delete from {{ this }} where run_id in {{ incremental_sql_list(plan.build + plan.gone) }}
         {%- endif -%}
@@ -281,7 +338,10 @@ create table if not exists {{ incremental_state_relation() }} (
         {{ return(test_sql) }}
     {%- endif -%}
     {%- set node = graph.nodes.get('model.' ~ project_name ~ '.' ~ relation.identifier) -%}
-    {%- if node is none or node.config.materialized != 'incremental' -%}{{ return(none) }}{%- endif -%}
+    {#- a group model has no run_id: its tests check every row -#}
+    {%- if node is none or node.config.materialized != 'incremental' or node.config.get('incremental_group') -%}
+        {{ return(none) }}
+    {%- endif -%}
     {%- set test_sql -%}
         run_id in (
             select run_id from {{ state }}

@@ -7,19 +7,56 @@
 -- percentiles of the means of {{ var('pass_k_replicates', 1000) }} resamples of the items, each draw
 -- fixed by the hash of the text 'seed:replicate:position' (DuckDB's hash of several arguments mixes small integers
 -- too little: its draws repeated in pairs) so every build gives the same bounds. Rounded to 12 decimals.
+--
+-- Incremental by run group (docs/ingest.md#incremental-builds): a group's rows depend only on its own values,
+-- so a build recomputes the groups that hold a changed run (added, replaced, or imported without a version)
+-- and every group whose rows no longer match its values, whose items per (metric, k) differ from those
+-- stored: a group that lost a run (deleted, or moved to another group), a metric that became binary or
+-- stopped being one (metric_defs), a new group, a group that is gone.
+{{ config(materialized='incremental', incremental_group='run_group') }}
 {%- set replicates = var('pass_k_replicates', 1000) %}
 {%- set seed = var('pass_k_seed', 20260) %}
-with binary_values as (
+{%- set plan = incremental_plan() %}
+{%- set binary_values -%}
     select v.benchmark, v.model, v.condition, v.run_group, v.metric, v.run_id, v.sample_id, v.value
     from {{ ref('item_metric_values') }} as v
     join {{ ref('metric_defs') }} as defs on defs.benchmark = v.benchmark and defs.metric = v.metric
     where defs.kind = 'binary' and v.value is not null
-),
-items as (
+{%- endset %}
+{%- set items -%}
     select benchmark, model, condition, run_group, metric, sample_id,
         count(*) as n, sum(case when value = 1 then 1 else 0 end) as c
     from binary_values
     group by all
+{%- endset %}
+{%- set groups_sql -%}
+    with binary_values as ({{ binary_values }}),
+    items as ({{ items }}),
+    sizes as (
+        select benchmark, model, condition, run_group, metric, n, count(*) as n_with
+        from items
+        group by all
+    ),
+    -- the rows the group's values give: items with at least k values, per metric and k
+    expected as (
+        select benchmark, model, condition, run_group, metric, k, sum(n_with)::integer as n_items
+        from (select *, unnest(range(1, n + 1)) as k from sizes)
+        group by all
+    ),
+    stored as (
+        select benchmark, model, condition, run_group, metric, k, n_items from {{ this }}
+    )
+    select run_group from binary_values where {{ runs_changed(plan, 'run_id') }}
+    union all
+    select run_group from ((select * from expected except select * from stored)
+                           union all (select * from stored except select * from expected))
+{%- endset %}
+{%- set plan = incremental_groups(plan, groups_sql) %}
+with binary_values as (
+    {{ binary_values }} and {{ groups_to_build(plan, 'v.run_group') }}
+),
+items as (
+    {{ items }}
 ),
 groups as (
     select benchmark, model, condition, run_group, metric, count(distinct run_id) as n_repeats
