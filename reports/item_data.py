@@ -199,14 +199,14 @@ def chunk_batches(sizes: Sequence[int], limit: int) -> list[list[int]]:
 
 
 class ChunkWriter:
-    """Writes data files through `write(data, path)`, each packed (deflated, :func:`script`) in a thread of its
-    own while the caller formats the next chunk (zlib and numpy release the GIL); at most `pending` chunks wait,
-    so memory stays bounded. Use as a context manager: leaving it writes what is left (or, on an error,
-    drops it)."""
+    """Writes data files through `write(data, path)` in the order they were added, each packed (deflated,
+    :func:`script`) in one of `pending` threads while the caller formats the next chunk (zlib and numpy release
+    the GIL); at most `pending` chunks wait, so memory stays bounded. Use as a context manager: leaving it
+    writes what is left (or, on an error, drops it)."""
 
-    def __init__(self, write: Any, pending: int = 1) -> None:
+    def __init__(self, write: Any, pending: int = 2) -> None:
         self._write, self._pending = write, pending
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="item-data")
+        self._pool = ThreadPoolExecutor(max_workers=pending, thread_name_prefix="item-data")
         self._queue: deque[tuple[Path, Future[bytes]]] = deque()
 
     def add(self, chunk: Chunk, path: Path) -> None:
