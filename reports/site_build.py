@@ -43,7 +43,7 @@ MARKER = ".agenthop-site"
 DEFAULT_MAX_PAIRS = 10
 #: DuckDB's memory while the site is built: the blocks it keeps as the pages read the transcripts (every run's,
 #: over the site) would otherwise grow towards its default, most of the machine's memory
-MEMORY_LIMIT = "1GB"
+MEMORY_LIMIT = "512MB"
 
 Progress = Callable[[str], None]
 
