@@ -37,7 +37,7 @@ from .trajectories import SHOWN_FROM
 ITEMS_PER_CHUNK = 128
 #: items a page loads from the warehouse and formats at once (whole chunks: :func:`chunk_batches`), so the memory a
 #: page takes does not grow with its items
-BATCH_ITEMS = 512
+BATCH_ITEMS = 1024
 VIEWER_STEM = "view"
 #: the item header templates whose context the viewer lays out itself
 HEADER_FIELDS = {"inspect_item_header.html.j2": ("input", "target", "metadata")}
