@@ -22,7 +22,9 @@ from __future__ import annotations
 import json
 import math
 import zlib
+from collections import deque
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,9 @@ from .trajectories import SHOWN_FROM
 
 #: items per data file, about: a chunk is what one opened item costs to load
 ITEMS_PER_CHUNK = 128
+#: items a page loads from the warehouse and formats at once (whole chunks: :func:`chunk_batches`), so the memory a
+#: page takes does not grow with its items
+BATCH_ITEMS = 1024
 VIEWER_STEM = "view"
 #: the item header templates whose context the viewer lays out itself
 HEADER_FIELDS = {"inspect_item_header.html.j2": ("input", "target", "metadata")}
@@ -136,11 +141,14 @@ class Chunk:
             self.strings.append(s)
         return k
 
+    def body(self) -> str:
+        """The chunk's JSON: its table of texts (control characters shown as pictures) and its items."""
+        return json.dumps({"strings": [_text(s) for s in self.strings], "items": self.items}, ensure_ascii=False,
+                          separators=(",", ":"))
+
     def script(self) -> bytes:
         """The data file: its JSON packed (:func:`script`), passed to the viewer's agenthopItemChunk."""
-        body = json.dumps({"strings": [_text(s) for s in self.strings], "items": self.items}, ensure_ascii=False,
-                          separators=(",", ":"))
-        return script("agenthopItemChunk", body)
+        return script("agenthopItemChunk", self.body())
 
 
 def payload(ctx: dict[str, Any], chunk: Chunk) -> dict[str, Any] | None:
@@ -174,16 +182,55 @@ def payload(ctx: dict[str, Any], chunk: Chunk) -> dict[str, Any] | None:
     }
 
 
-def write_chunks(chunks: Sequence[Chunk], folder: Path, write: Any) -> list[Path]:
-    """Write every non-empty chunk as ``folder/<k>.js`` through `write(data, path)`."""
-    out = []
-    for k, ch in enumerate(chunks):
-        if ch.items:
-            path = folder / f"{k}.js"
-            write(ch.script(), path)
-            out.append(path)
+def chunk_batches(sizes: Sequence[int], limit: int) -> list[list[int]]:
+    """The non-empty chunks (their numbers, in order) of a page whose chunk k holds `sizes[k]` items, in batches
+    of at most `limit` items (a larger chunk alone): the items a page loads, formats and writes at once."""
+    out: list[list[int]] = []
+    n = 0
+    for k, size in enumerate(sizes):
+        if not size:
+            continue
+        if not out or n + size > limit:
+            out.append([])
+            n = 0
+        out[-1].append(k)
+        n += size
     return out
 
 
-__all__ = ["Chunk", "ITEMS_PER_CHUNK", "UNIT_BASE", "VIEWER_STEM", "chunk_of", "from_units", "n_chunks_for", "payload", "script",
-           "to_units", "write_chunks"]
+class ChunkWriter:
+    """Writes data files through `write(data, path)` in the order they were added, each packed (deflated,
+    :func:`script`) in one of `pending` threads while the caller formats the next chunk (zlib and numpy release
+    the GIL); at most `pending` chunks wait, so memory stays bounded. Use as a context manager: leaving it
+    writes what is left (or, on an error, drops it)."""
+
+    def __init__(self, write: Any, pending: int = 2) -> None:
+        self._write, self._pending = write, pending
+        self._pool = ThreadPoolExecutor(max_workers=pending, thread_name_prefix="item-data")
+        self._queue: deque[tuple[Path, Future[bytes]]] = deque()
+
+    def add(self, chunk: Chunk, path: Path) -> None:
+        """Pack `chunk` (its JSON made here, deflated in the background) and write it as `path`."""
+        self._queue.append((path, self._pool.submit(script, "agenthopItemChunk", chunk.body())))
+        while len(self._queue) > self._pending:
+            self._flush_one()
+
+    def _flush_one(self) -> None:
+        path, done = self._queue.popleft()
+        self._write(done.result(), path)
+
+    def __enter__(self) -> ChunkWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        try:
+            if exc_type is None:
+                while self._queue:
+                    self._flush_one()
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._queue.clear()
+
+
+__all__ = ["BATCH_ITEMS", "Chunk", "ChunkWriter", "ITEMS_PER_CHUNK", "UNIT_BASE", "VIEWER_STEM", "chunk_batches", "chunk_of",
+           "from_units", "n_chunks_for", "payload", "script", "to_units"]

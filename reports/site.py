@@ -322,6 +322,7 @@ class Site:
         ``reports.core.item.PAGES``, the default; a benchmark may bring its own, as
         ``reports.agenthop.item.PAGES``). Items already written by this Site are skipped. In single-file
         mode the pages are kept for the main page's appendix instead of being written."""
+        from . import item_data
         from .core.item import PAGES as shared_pages
 
         if pages is None:
@@ -335,59 +336,78 @@ class Site:
         todo = [s for s in dict.fromkeys(sample_ids) if s not in self._items]
         if not todo:
             return []
-        data = pages.load(wh, todo, runs)
         if self.on_demand and not self.single_file and pages is shared_pages:
-            todo_static = self._write_viewer(data, todo, runs, prov, pages)
+            todo_static = self._write_viewer(wh, todo, runs, prov, pages)
         else:
             todo_static = todo
-        for sid in todo_static:
-            page = self.item_path(sid)
-            if self.single_file:
-                box = Charts(prefix=self.item_anchor(sid) + "-chart")
-                ctx = pages.context(data, sid, runs, box)
-                html = render(pages.section_template, {**ctx, "item_href": self.item_href,
-                                                         "section_id": self.item_anchor(sid)},
-                              box, prov, bundle=Markup(""), specs=box.specs)
-                self._inline.append(_InlineItem(sid, self.item_anchor(sid), Markup(html)))  # autoescaped output
-                self._inline_charts.update(box.specs)
-            else:
-                box = Charts()
-                ctx = pages.context(data, sid, runs, box)
-                ctx["back_href"] = _relative(self.out, page)
-                ctx["back_title"] = self.out.name
-                html = self.render_page(pages.template, ctx, box, prov, page=page)
-                self._write_folder_file(html, page)
-            self._items[sid] = page
+        step = item_data.BATCH_ITEMS
+        for at in range(0, len(todo_static), step):  # a batch of items' data at a time
+            batch = todo_static[at:at + step]
+            data = pages.load(wh, batch, runs)
+            for sid in batch:
+                self._write_static_item(data, sid, runs, prov, pages)
         return todo
 
-    def _write_viewer(self, data: Any, todo: Sequence[str], runs: Sequence[RunInfo], prov: Provenance,
+    def _write_static_item(self, data: Any, sid: str, runs: Sequence[RunInfo], prov: Provenance, pages: Any) -> None:
+        """One item's page (or, in single-file mode, its section of the main page's appendix)."""
+        page = self.item_path(sid)
+        if self.single_file:
+            box = Charts(prefix=self.item_anchor(sid) + "-chart")
+            ctx = pages.context(data, sid, runs, box)
+            html = render(pages.section_template, {**ctx, "item_href": self.item_href,
+                                                     "section_id": self.item_anchor(sid)},
+                          box, prov, bundle=Markup(""), specs=box.specs)
+            self._inline.append(_InlineItem(sid, self.item_anchor(sid), Markup(html)))  # autoescaped output
+            self._inline_charts.update(box.specs)
+        else:
+            box = Charts()
+            ctx = pages.context(data, sid, runs, box)
+            ctx["back_href"] = _relative(self.out, page)
+            ctx["back_title"] = self.out.name
+            html = self.render_page(pages.template, ctx, box, prov, page=page)
+            self._write_folder_file(html, page)
+        self._items[sid] = page
+
+    def _write_viewer(self, wh: Warehouse, todo: Sequence[str], runs: Sequence[RunInfo], prov: Provenance,
                       pages: Any) -> list[str]:
-        """Write the items of `todo` as data files and one viewer page (reports/item_data.py); returns the
-        items whose page must be written whole instead (a header the viewer cannot lay out)."""
+        """Write the items of `todo` as data files and one viewer page (reports/item_data.py), a batch of chunks
+        at a time (their items' data loaded, formatted and written, then let go); returns the items whose page
+        must be written whole instead (a header the viewer cannot lay out)."""
         from . import item_data
 
         k = len({p for p in self._viewed.values()})
         viewer = self.items_dir / (f"{item_data.VIEWER_STEM}.html" if k == 0 else f"{item_data.VIEWER_STEM}-{k + 1}.html")
         data_dir = viewer.with_name(viewer.stem + "-data")
         n = item_data.n_chunks_for(len(todo))
-        chunks = [item_data.Chunk() for _ in range(n)]
+        members: list[list[str]] = [[] for _ in range(n)]  # the items of each chunk, in the order of `todo`
+        for sid in todo:
+            members[item_data.chunk_of(self._names.stem(sid), n)].append(sid)
         static: list[str] = []
         box = Charts()
-        for sid in todo:
-            name = self._names.stem(sid)
-            ch = chunks[item_data.chunk_of(name, n)]
-            body = item_data.payload(pages.context(data, sid, runs, box), ch)
-            if body is None:
-                static.append(sid)
-                continue
-            ch.items[name] = body
-            self._viewed[sid] = viewer
-            self._items[sid] = viewer
+        meta: tuple[Any, Any] | None = None  # the outcomes' words and the metric, as the items' data gives them
+        with item_data.ChunkWriter(self._write_folder_file) as out:
+            for batch in item_data.chunk_batches([len(m) for m in members], item_data.BATCH_ITEMS):
+                data = pages.load(wh, [sid for c in batch for sid in members[c]], runs)
+                meta = meta or (data.outcomes, data.metric)
+                for c in batch:
+                    ch = item_data.Chunk()
+                    for sid in members[c]:
+                        body = item_data.payload(pages.context(data, sid, runs, box), ch)
+                        if body is None:
+                            static.append(sid)
+                            continue
+                        ch.items[self._names.stem(sid)] = body
+                        self._viewed[sid] = viewer
+                        self._items[sid] = viewer
+                    if ch.items:
+                        out.add(ch, data_dir / f"{c}.js")
+                del data
         if len(static) == len(todo):
             return static
+        outcomes, metric = meta or (None, None)
         ctx = {"title": "Item", "runs": list(runs), "n_chunks": n, "data_dir": data_dir.name,
-               "oc": data.outcomes or _outcomes_of(runs), "metric": data.metric,
+               "oc": outcomes or _outcomes_of(runs), "metric": metric,
                "back_href": _relative(self.out, viewer), "back_title": self.out.name}
-        item_data.write_chunks(chunks, data_dir, self._write_folder_file)
         self._write_folder_file(self.render_page("core_item_viewer.html.j2", ctx, Charts(), prov, page=viewer), viewer)
-        return static
+        order = {sid: i for i, sid in enumerate(todo)}
+        return sorted(static, key=order.__getitem__)

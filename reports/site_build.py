@@ -25,7 +25,8 @@ import hashlib
 import itertools
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,9 @@ from .warehouse import Warehouse
 #: The file that marks a folder as a site written by this command (so a later run may replace it).
 MARKER = ".agenthop-site"
 DEFAULT_MAX_PAIRS = 10
+#: DuckDB's memory while the site is built: the blocks it keeps as the pages read the transcripts (every run's,
+#: over the site) would otherwise grow towards its default, most of the machine's memory
+MEMORY_LIMIT = "512MB"
 
 Progress = Callable[[str], None]
 
@@ -261,9 +265,13 @@ class SiteBuilder:
 
     def build(self) -> Path:
         """Write the whole site; returns the index page's path."""
+        self._check_out()
+        with capped_memory(self.wh, MEMORY_LIMIT):
+            return self._build()
+
+    def _build(self) -> Path:
         from .freshness import prepare
 
-        self._check_out()
         self.dq = prepare(self.wh)
         plan = self.plan()
         self._stage()
@@ -336,6 +344,18 @@ class SiteBuilder:
         site.write_page(html)
 
 
+@contextmanager
+def capped_memory(wh: Warehouse, limit: str) -> Iterator[None]:
+    """DuckDB's memory_limit of `wh`'s connection at most `limit` (a size DuckDB reads, "1GB") within the block,
+    then as it was."""
+    (before,) = wh.con.execute("SELECT current_setting('memory_limit')").fetchone()  # type: ignore[misc]
+    wh.con.execute(f"SET memory_limit = '{limit}'")
+    try:
+        yield
+    finally:
+        wh.con.execute(f"SET memory_limit = '{before}'")
+
+
 def has_scanner_results(wh: Warehouse) -> bool:
     """Whether the marts hold a scanner's prevalence in some run (after agenthop-scan and dbt build)."""
     return wh.has("scanner_prevalence") and bool(wh.rows("SELECT 1 FROM scanner_prevalence LIMIT 1"))
@@ -346,4 +366,4 @@ def build_site(wh: Warehouse, out: Path, max_pairs: int = DEFAULT_MAX_PAIRS, pro
     return SiteBuilder(wh, out, max_pairs, progress).build()
 
 
-__all__ = ["DEFAULT_MAX_PAIRS", "MARKER", "SiteBuilder", "SitePage", "build_site", "has_scanner_results", "ranked_pairs"]
+__all__ = ["DEFAULT_MAX_PAIRS", "MARKER", "MEMORY_LIMIT", "capped_memory", "SiteBuilder", "SitePage", "build_site", "has_scanner_results", "ranked_pairs"]

@@ -114,6 +114,39 @@ def test_item_data_of_one_item_by_hand() -> None:
     assert payload(ctx, Chunk()) is None  # a header the viewer cannot lay out: the page is written whole
 
 
+def test_chunks_batched_by_hand() -> None:
+    """A page's chunks in order, in batches of at most `limit` items; a larger chunk alone, empty ones left out."""
+    from agenthop.reports.item_data import chunk_batches
+
+    assert chunk_batches([3, 0, 2, 4, 1], 5) == [[0, 2], [3, 4]]  # 3 + 2, then 4 + 1
+    assert chunk_batches([7, 1], 5) == [[0], [1]] and chunk_batches([0, 0], 5) == []
+    assert chunk_batches([1, 1, 1], 1) == [[0], [1], [2]]
+
+
+def test_chunk_writer_writes_each_chunk_packed_in_order() -> None:
+    """The data files are packed in a thread of their own but written in the order they were added, each the
+    chunk's own file (as Chunk.script makes it); leaving the block on an error writes nothing more."""
+    from agenthop.reports.item_data import Chunk, ChunkWriter
+
+    chunks = []
+    for k in range(4):
+        ch = Chunk()
+        ch.items[f"s{k}"] = {"msgs": [[[1, "user", None, ch.text(f"text {k}")]]]}
+        chunks.append(ch)
+    written: list[tuple[bytes, Path]] = []
+    with ChunkWriter(lambda data, path: written.append((data, path))) as out:
+        for k, ch in enumerate(chunks):
+            out.add(ch, Path(f"{k}.js"))
+    assert [p for _, p in written] == [Path(f"{k}.js") for k in range(4)]
+    assert [d for d, _ in written] == [ch.script() for ch in chunks]
+    written.clear()
+    with pytest.raises(RuntimeError, match="stop"):
+        with ChunkWriter(lambda data, path: written.append((data, path)), pending=2) as out:
+            out.add(chunks[0], Path("0.js"))
+            raise RuntimeError("stop")
+    assert written == []  # the chunk still waiting is dropped, not written after the error
+
+
 # -- the output folder ---------------------------------------------------------------------------------
 
 

@@ -261,47 +261,64 @@ def item_patterns(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, dict[str, 
 # -- item pages --------------------------------------------------------------------------------------------
 
 
+def _each_run(sql: str, run_ids: Sequence[str], sample_ids: Sequence[str], order: str) -> tuple[str, list[Any]]:
+    """`sql`, a SELECT whose two parameters are a run id and the list of item ids (``run_id = ? AND sample_id =
+    ANY(?)``), once per run joined by UNION ALL and sorted by `order` (output column names), with its parameters.
+    An equality on the run lets DuckDB skip the other runs' rows as it scans; an ``IN`` list of many parameters
+    only hints the scan, which then reads every row's text (a transcript's messages) before filtering."""
+    runs = list(dict.fromkeys(run_ids))
+    return (" UNION ALL ".join(f"({sql})" for _ in runs) + f" ORDER BY {order}",
+            [p for r in runs for p in (r, list(sample_ids))])
+
+
+def _item_rows(wh: Warehouse, sql: str, run_ids: Sequence[str], sample_ids: Sequence[str], order: str
+               ) -> list[dict[str, Any]]:
+    if not run_ids or not sample_ids:
+        return []
+    return wh.rows(*_each_run(sql, run_ids, sample_ids, order))
+
+
 def item_trajectories(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequence[str]) -> list[dict[str, Any]]:
-    return wh.rows(
-        f"""SELECT run_id, sample_id, attempt, n_attempts, predicted_answer, is_correct, score, terminated_by,
-                   total_turns, total_tokens, wall_time_s
-            FROM {m.trajectories(wh)} WHERE run_id IN {_in(len(run_ids))} AND sample_id IN {_in(len(sample_ids))}
-            ORDER BY sample_id, run_id""", [*run_ids, *sample_ids])
+    return _item_rows(
+        wh, f"""SELECT run_id, sample_id, attempt, n_attempts, predicted_answer, is_correct, score, terminated_by,
+                       total_turns, total_tokens, wall_time_s
+                FROM {m.trajectories(wh)} WHERE run_id = ? AND sample_id = ANY(?)""",
+        run_ids, sample_ids, "sample_id, run_id")
 
 
 def item_calls(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequence[str]) -> list[dict[str, Any]]:
     """The final attempt's calls with their arguments, status, error type and result size, in order."""
-    return wh.rows(
-        f"""SELECT c.run_id, c.sample_id, c.turn, c.seq, c.tool, c.args_json, c.status, c.error_type, c.output_chars
-            FROM {m.CALL_DETAILS} c JOIN {m.trajectories(wh)} t
-              ON t.run_id = c.run_id AND t.sample_id = c.sample_id AND t.attempt = c.attempt
-            WHERE c.run_id IN {_in(len(run_ids))} AND c.sample_id IN {_in(len(sample_ids))}
-            ORDER BY c.sample_id, c.run_id, c.seq""", [*run_ids, *sample_ids])
+    return _item_rows(
+        wh, f"""SELECT c.run_id, c.sample_id, c.turn, c.seq, c.tool, c.args_json, c.status, c.error_type, c.output_chars
+                FROM {m.CALL_DETAILS} c JOIN {m.trajectories(wh)} t
+                  ON t.run_id = c.run_id AND t.sample_id = c.sample_id AND t.attempt = c.attempt
+                WHERE c.run_id = ? AND c.sample_id = ANY(?)""",
+        run_ids, sample_ids, "sample_id, run_id, seq")
 
 
 def item_messages(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequence[str]) -> list[dict[str, Any]]:
     """The final attempt's transcript (messages table), in order."""
-    return wh.rows(
-        f"""SELECT msg.run_id, msg.sample_id, msg.idx, msg.role, msg.name, msg.tool_call_id, msg.content
-            FROM {m.MESSAGES} msg JOIN {m.trajectories(wh)} t
-              ON t.run_id = msg.run_id AND t.sample_id = msg.sample_id AND t.attempt = msg.attempt
-            WHERE msg.run_id IN {_in(len(run_ids))} AND msg.sample_id IN {_in(len(sample_ids))}
-            ORDER BY msg.sample_id, msg.run_id, msg.idx""", [*run_ids, *sample_ids])
+    return _item_rows(
+        wh, f"""SELECT msg.run_id, msg.sample_id, msg.idx, msg.role, msg.name, msg.tool_call_id, msg.content
+                FROM {m.MESSAGES} msg JOIN {m.trajectories(wh)} t
+                  ON t.run_id = msg.run_id AND t.sample_id = msg.sample_id AND t.attempt = msg.attempt
+                WHERE msg.run_id = ? AND msg.sample_id = ANY(?)""",
+        run_ids, sample_ids, "sample_id, run_id, idx")
 
 
 def item_scores(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequence[str]) -> list[dict[str, Any]]:
-    return wh.rows(
-        f"""SELECT run_id, sample_id, scorer, score_key, value_text, value_num FROM {m.SCORES}
-            WHERE run_id IN {_in(len(run_ids))} AND sample_id IN {_in(len(sample_ids))}
-            ORDER BY sample_id, scorer, score_key, run_id""", [*run_ids, *sample_ids])
+    return _item_rows(
+        wh, f"""SELECT run_id, sample_id, scorer, score_key, value_text, value_num FROM {m.SCORES}
+                WHERE run_id = ? AND sample_id = ANY(?)""",
+        run_ids, sample_ids, "sample_id, scorer, score_key, run_id")
 
 
 def item_group_of(wh: Warehouse, benchmark: str, sample_ids: Sequence[str]) -> dict[str, str]:
     if not m.has(wh, m.ITEM_GROUPS) or not sample_ids:
         return {}
     rows = wh.con.execute(
-        f"SELECT sample_id, item_group FROM {m.ITEM_GROUPS} WHERE benchmark = ? AND sample_id IN {_in(len(sample_ids))}",
-        [benchmark, *sample_ids]).fetchall()
+        f"SELECT sample_id, item_group FROM {m.ITEM_GROUPS} WHERE benchmark = ? AND sample_id = ANY(?)",
+        [benchmark, list(sample_ids)]).fetchall()
     return {s: g for s, g in rows if g is not None}
 
 

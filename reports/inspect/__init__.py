@@ -35,7 +35,7 @@ def item_sections(wh: Warehouse, sample_ids: Sequence[str], runs: Sequence[RunIn
         return {}
     rows = wh.rows(
         f"SELECT sample_id, input, target, metadata_json FROM raw.{ITEMS} WHERE benchmark = ? "
-        f"AND sample_id IN ({', '.join('?' * len(sample_ids))})", [runs[0].benchmark, *sample_ids])
+        "AND sample_id = ANY(?)", [runs[0].benchmark, list(sample_ids)])
     return {r["sample_id"]: Section(title="", template="inspect_item_header.html.j2",
                                     context={**r, "metadata": _metadata(r.get("metadata_json"))})
             for r in rows}

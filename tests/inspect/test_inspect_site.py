@@ -389,3 +389,101 @@ def test_site_reruns_list_loaded_on_demand_shows_the_inline_list(lab_site: Path,
             tab.close()
         finally:
             b.close()
+
+
+# -- a page's items are loaded, formatted and written a batch at a time -------------------------------
+
+
+def _site_files(root: Path) -> dict[str, bytes]:
+    """Every file of a site; a page's generation time (to the second) left out."""
+    import re
+
+    stamp = re.compile(rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
+    return {str(p.relative_to(root)): stamp.sub(b"", p.read_bytes()) if p.suffix == ".html" else p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_item_data_in_batches_is_the_same_site(lab_site: Path, tmp_path: Path, monkeypatch) -> None:
+    """Written a chunk (and a static page) per batch, the site is byte for byte the one written with every item of
+    a page in one batch; every item a page links is in its viewer's data files."""
+    import re
+    import zlib
+
+    from agenthop.reports import item_data
+    from agenthop.reports.site_build import build_site
+    from agenthop.reports.warehouse import Warehouse
+
+    monkeypatch.setattr(item_data, "ITEMS_PER_CHUNK", 8)  # a page's items in many data files
+    sites = {}
+    for batch in (1_000_000, 1):
+        monkeypatch.setattr(item_data, "BATCH_ITEMS", batch)
+        with Warehouse(lab_site) as wh:
+            build_site(wh, tmp_path / f"site-{batch}")
+        sites[batch] = _site_files(tmp_path / f"site-{batch}")
+    assert sites[1] == sites[1_000_000]
+    site = tmp_path / "site-1"
+    pages = [p for p in site.glob("*/*/*.html")]
+    assert any(p.parent.parent.name == "reruns" for p in pages) and any(p.parent.parent.name == "compare" for p in pages)
+    def unpack(f: Path) -> str:  # a data file's text (reports/item_data.py: script)
+        units, n = re.search(r'"([^"]*)", (\d+)\);\n$', f.read_bytes().decode("utf-16")).groups()  # type: ignore[union-attr]
+        return zlib.decompress(item_data.from_units(units, int(n))).decode("utf-8")
+
+    for page in pages:
+        files = sorted(page.parent.glob(f"{page.stem}_files/items/view-data/*.js"))
+        held = {name for f in files for name in json.loads(unpack(f))["items"]}
+        html = page.read_text(encoding="utf-8") + "".join(map(unpack, page.parent.glob(f"{page.stem}_files/rows/*.js")))
+        links = {a["href"].split("#", 1)[1] for a in BeautifulSoup(html, "html.parser").find_all("a", href=True)
+                 if "view.html#" in a["href"]}
+        assert links and held == links, page  # the rows beyond the first few (in the rows file) included
+        assert len(files) > 1, page  # several data files, so several batches
+
+
+def test_item_queries_per_run_give_the_rows_of_one_in_list(lab_site: Path) -> None:
+    """The item queries (one SELECT per run, joined) return the rows, in the order, of one query filtering on the
+    runs and items with IN lists; a run named twice counts once."""
+    from agenthop.reports.core import queries
+    from agenthop.reports.warehouse import Warehouse
+
+    with Warehouse(lab_site) as wh:
+        runs = [r for (r,) in wh.con.execute("SELECT run_id FROM raw.runs ORDER BY run_id DESC LIMIT 3").fetchall()]
+        sids = [s for (s,) in wh.con.execute("SELECT DISTINCT sample_id FROM raw.trajectories ORDER BY hash(sample_id) "
+                                              "LIMIT 40").fetchall()]
+        inn = lambda xs: "(" + ", ".join("?" * len(xs)) + ")"  # noqa: E731
+        where = f"run_id IN {inn(runs)} AND sample_id IN {inn(sids)}"
+        expected = {
+            queries.item_messages: f"SELECT run_id, sample_id, idx, role, name, tool_call_id, content FROM raw.messages "
+                                   f"WHERE {where} ORDER BY sample_id, run_id, idx",
+            queries.item_calls: f"SELECT run_id, sample_id, turn, seq, tool, args_json, status, error_type, output_chars "
+                                f"FROM raw.tool_calls WHERE {where} ORDER BY sample_id, run_id, seq",
+            queries.item_scores: f"SELECT run_id, sample_id, scorer, key AS score_key, value_text, value_num FROM "
+                                 f"raw.scores WHERE {where} ORDER BY sample_id, scorer, score_key, run_id",
+            queries.item_trajectories: f"SELECT run_id, sample_id FROM raw.trajectories WHERE {where} AND is_final "
+                                       "ORDER BY sample_id, run_id",
+        }
+        for query, sql in expected.items():
+            want = wh.rows(sql, [*runs, *sids])
+            got = query(wh, [*runs, runs[0]], sids)
+            assert want and [{k: r[k] for k in want[0]} for r in got] == want, query.__name__
+        assert queries.item_messages(wh, runs, []) == [] and queries.item_calls(wh, [], sids) == []
+
+
+def test_site_caps_duckdb_memory_while_it_builds(lab_site: Path, tmp_path: Path, monkeypatch) -> None:
+    """Every page of the site is rendered with the connection's memory_limit at MEMORY_LIMIT; after the build the
+    connection has its limit of before again."""
+    from agenthop.reports import site_build
+    from agenthop.reports.warehouse import Warehouse
+
+    seen = []
+    render = site_build.SiteBuilder._render
+
+    def spy(self, entry):  # type: ignore[no-untyped-def]
+        seen.append(self.wh.con.execute("SELECT current_setting('memory_limit')").fetchone()[0])
+        return render(self, entry)
+
+    monkeypatch.setattr(site_build.SiteBuilder, "_render", spy)
+    monkeypatch.setattr(site_build, "MEMORY_LIMIT", "300MB")
+    with Warehouse(lab_site) as wh:
+        wh.con.execute("SET memory_limit = '2GiB'")
+        site_build.build_site(wh, tmp_path / "site")
+        assert wh.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "2.0 GiB"
+    assert seen and set(seen) == {"286.1 MiB"}  # 300 MB
