@@ -302,6 +302,11 @@ class _EarlyWrite:
             self._keys = duckdb.connect(config={"threads": 1})
         return self._keys
 
+    def _duplicate_key(self, table: pa.Table, name: str) -> dict[str, object] | None:
+        """A key that repeats in `table` (rows of table `name`), or None. Rows in key order, as the parsers
+        emit them, settle it without a query; only others are grouped."""
+        return None if _increasing(table, KEYS[name]) else find_duplicate(table, KEYS[name], self._keys_con())
+
     def keys_checked(self, changed: Sequence[runsmod.RunData]) -> bool:
         """Whether ``runs.check_keys`` over ``changed`` is known to pass (each run was checked
         while the rest was parsed)."""
@@ -347,9 +352,7 @@ class _EarlyWrite:
                 _delete_runs(self.con, [batch.run_id])
                 self.deleted.add(batch.run_id)
         for name, table in batch.tables.items():
-            # a batch's rows come in key order (samples in reading order, each sample's rows numbered
-            # up), which settles the check without a query; grouped only when they do not
-            key = None if _increasing(table, KEYS[name]) else find_duplicate(table, KEYS[name], self._keys_con())
+            key = self._duplicate_key(table, name)
             if key is not None:
                 raise IngestError(f"{batch.source}: duplicate key in {name}: {format_key(key)}")
         rd = runsmod.RunData(inspect_import.KIND, batch.source, batch.run_id, "", batch.partial, "",
@@ -420,8 +423,7 @@ class _EarlyWrite:
             if t is not None:
                 insert_arrow(self.con, name, t, on_one_thread=True)  # _one_thread set it
                 self.rows[name] += t.num_rows
-                if not self.duplicate and not _increasing(t, KEYS[name]) \
-                        and find_duplicate(t, KEYS[name], self._keys_con()) is not None:
+                if not self.duplicate and self._duplicate_key(t, name) is not None:
                     self.duplicate = True
         self.run_ids.append(rd.run_id)
         self.unchecked.append(rd)

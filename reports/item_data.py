@@ -141,14 +141,11 @@ class Chunk:
             self.strings.append(s)
         return k
 
-    def body(self) -> str:
-        """The chunk's JSON: its table of texts (control characters shown as pictures) and its items."""
-        return json.dumps({"strings": [_text(s) for s in self.strings], "items": self.items}, ensure_ascii=False,
-                          separators=(",", ":"))
-
     def script(self) -> bytes:
         """The data file: its JSON packed (:func:`script`), passed to the viewer's agenthopItemChunk."""
-        return script("agenthopItemChunk", self.body())
+        body = json.dumps({"strings": [_text(s) for s in self.strings], "items": self.items}, ensure_ascii=False,
+                          separators=(",", ":"))
+        return script("agenthopItemChunk", body)
 
 
 def payload(ctx: dict[str, Any], chunk: Chunk) -> dict[str, Any] | None:
@@ -210,8 +207,8 @@ class ChunkWriter:
         self._queue: deque[tuple[Path, Future[bytes]]] = deque()
 
     def add(self, chunk: Chunk, path: Path) -> None:
-        """Pack `chunk` (its JSON made here, deflated in the background) and write it as `path`."""
-        self._queue.append((path, self._pool.submit(script, "agenthopItemChunk", chunk.body())))
+        """Pack `chunk` (:meth:`Chunk.script`, in the background) and write it as `path`."""
+        self._queue.append((path, self._pool.submit(chunk.script)))
         while len(self._queue) > self._pending:
             self._flush_one()
 

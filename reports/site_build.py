@@ -346,7 +346,7 @@ class SiteBuilder:
 
 @contextmanager
 def capped_memory(wh: Warehouse, limit: str) -> Iterator[None]:
-    """DuckDB's memory_limit of `wh`'s connection at most `limit` (a size DuckDB reads, "1GB") within the block,
+    """DuckDB's memory_limit of `wh`'s connection set to `limit` (a size DuckDB reads, "1GB") within the block,
     then as it was."""
     (before,) = wh.con.execute("SELECT current_setting('memory_limit')").fetchone()  # type: ignore[misc]
     wh.con.execute(f"SET memory_limit = '{limit}'")
