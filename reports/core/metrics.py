@@ -90,7 +90,8 @@ def named_outcomes(metric: Metric) -> Outcomes:
     one, zero = f"{metric.short} = 1", f"{metric.short} = 0"
     good, bad = {HIGHER: ("ok", "bad"), LOWER: ("bad", "ok")}.get(metric.direction, ("", ""))
     return Outcomes(right=one, got_right=f"had {one}", wrong=zero, correct=one, correctness=f"{metric.short} (1 or 0)",
-                    judged=f"with {one}", accuracy=f"share with {one}", one_class=good, zero_class=bad)
+                    judged=f"with {one}", accuracy=f"share with {one}",
+                    percent=f"% with {one}", one_class=good, zero_class=bad)
 
 
 def outcomes_for(benchmark: str | None, metric: Metric | None) -> Outcomes:

@@ -99,6 +99,7 @@ class Outcomes:
     correctness: str = "correctness"  # changed correctness between replicates
     judged: str = "judged correct"  # share of final trajectories judged correct
     accuracy: str = "accuracy"  # the share of items with the outcome 1
+    percent: str = "accuracy %"  # the column header of that share in percent
     one_class: str = "ok"  # the colour of an outcome 1 (a badge class: ok, bad, or "" for none)
     zero_class: str = "bad"
 

@@ -158,7 +158,7 @@ def test_compare_page_names_the_primary_metric(warehouse: Path, tmp_path: Path) 
     assert "1 shared item where the groups scored differently" in text and "A better on 1, B better on 0" in text
     differing = _table(soup, "differing")
     assert differing[0][-1] == "better" and differing[1:] == [["s3", "1 | 1", "1.000", "1 | 0", "0.500", "+0.500", "A"]]
-    assert _table(soup, "outcomes")[2][0] == "share with utility = 1 %"
+    assert _table(soup, "outcomes")[2][0] == "% with utility = 1"
     _no_right_answers(text)
 
 
