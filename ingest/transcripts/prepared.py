@@ -40,10 +40,9 @@ class RunUnits:
 
 
 def run_units(con: duckdb.DuckDBPyConnection, run_id: str, turns: pa.Table, tool_calls: pa.Table,
-              messages: pa.Table) -> RunUnits | None:
+              messages: pa.Table) -> RunUnits:
     """The units of one run from its raw tables as Arrow (columns as the raw tables'), each message's
-    turn computed on ``con`` (any connection: only Arrow is read); None when a message's turn is not
-    one row (a repeated key, which the ingest refuses anyway: the index then reads the raw tables)."""
+    turn computed on ``con`` (any connection: only Arrow is read)."""
     n = messages.num_rows
     turn = np.zeros(n, dtype=np.int32)
     if n:
@@ -57,9 +56,7 @@ def run_units(con: duckdb.DuckDBPyConnection, run_id: str, turns: pa.Table, tool
         finally:
             con.unregister("__prepared_msgs")
             con.unregister("__prepared_turns")
-        rows = np.asarray(got["__row"], dtype=np.int64)
-        if len(rows) != n or np.any(np.bincount(rows, minlength=n) != 1):
-            return None
+        rows = np.asarray(got["__row"], dtype=np.int64)  # one each: the join's turns are numbered per attempt
         turn[rows] = np.asarray(got["turn"], dtype=np.int32)
     msgs = messages.select(["run_id", "sample_id", "attempt", "idx", "role", "name", "content"]).append_column(
         "turn", pa.array(turn))
