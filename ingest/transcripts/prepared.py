@@ -58,8 +58,15 @@ def run_units(con: duckdb.DuckDBPyConnection, run_id: str, turns: pa.Table, tool
             con.unregister("__prepared_turns")
         rows = np.asarray(got["__row"], dtype=np.int64)  # one each: the join's turns are numbered per attempt
         turn[rows] = np.asarray(got["turn"], dtype=np.int32)
+    return held_units(run_id, tool_calls, messages, pa.array(turn))
+
+
+def held_units(run_id: str, tool_calls: pa.Table, messages: pa.Table,
+               turn: pa.Array | pa.ChunkedArray) -> RunUnits:
+    """The units of one run whose messages' turns are known already (``turn``, one per message, by
+    units.py's rule: the reference import's workers compute it as they parse)."""
     msgs = messages.select(["run_id", "sample_id", "attempt", "idx", "role", "name", "content"]).append_column(
-        "turn", pa.array(turn))
+        "turn", turn)
     calls = tool_calls.select(["run_id", "sample_id", "attempt", "turn", "tool", "seq", "status", "args_json"])
     return RunUnits(run_id, msgs, calls)
 
