@@ -169,3 +169,30 @@ def test_the_import_takes_the_held_units(reference_warehouse: Path, tmp_path: Pa
     assert res.exit_code == 0, res.output
     assert taken and taken[0] > 0
     assert _search_tables(db) == _search_tables(reference_warehouse)
+
+
+def test_a_run_indexed_in_parts_is_read_from_the_raw_tables(reference_warehouse: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run larger than a batch is indexed in parts by item, from the raw tables: the same index."""
+    from test_ingest_reference_json import ingest, write_experiments
+    from ingest_fixtures import write_release
+
+    monkeypatch.setattr(index, "BATCH_MESSAGES", 2)
+    held: list[int] = []
+    insert_held = index._insert_held
+    monkeypatch.setattr(index, "_insert_held", lambda con, batch: (held.append(batch.messages.num_rows),
+                                                                   insert_held(con, batch)))
+    sha = write_release(tmp_path / "bench")
+    write_experiments(tmp_path / "experiments", sha)
+    db = tmp_path / "w.duckdb"
+    res = ingest("--db", str(db), "--benchmark", str(tmp_path / "bench"), "--reference-json", str(tmp_path / "experiments"))
+    assert res.exit_code == 0, res.output
+    assert all(n <= 2 for n in held)  # whole runs of up to a batch only
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM raw.messages GROUP BY run_id)").fetchall()[0][0] > 2
+    con.close()
+    parts = _search_tables(db)
+    whole = _search_tables(reference_warehouse)
+    # numbered batch by batch, the units differ in number and order only: the same rows otherwise
+    for name in ("units", "outputs"):
+        assert sorted(r[:-1] for r in parts[name]) == sorted(r[:-1] for r in whole[name])

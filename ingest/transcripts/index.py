@@ -170,8 +170,9 @@ def sync_index(con: duckdb.DuckDBPyConnection, prepared: Mapping[str, RunUnits] 
             con.execute("DROP TABLE __search_gone_uids")
         added = postings = 0
         for batch, runs in _batches(con, new):
+            # a batch of whole runs all held is taken from memory; any other (a part of a large run) is read
             held = [prepared.pop(r) for r in runs if r in prepared] if prepared and runs else []
-            a, p = _index_batch(con, batch, held if len(held) == len(runs) else None)
+            a, p = _index_batch(con, batch, held if held and len(held) == len(runs) else None)
             added += a
             postings += p
         if new:
@@ -229,18 +230,19 @@ def _index_batch(con: duckdb.DuckDBPyConnection, batch: str, held: list[RunUnits
     first = _next_uid(con)
     added = 0
     if held is not None:
-        batch = batch_units(held, first)
-        held.clear()
-        _insert_held(con, batch)
-        added = batch.n_units + batch.n_outputs
-        del batch
-    for table, select, order in (("units", stored_units_sql(batch), CLUSTER_ORDER),
-                                 ("outputs", outputs_sql(batch), OUTPUT_ORDER)) if held is None else ():
-        start = first + added
-        rows = con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, "
-                           f"{start - 1} + row_number() OVER (ORDER BY {order}) AS uid FROM ({select}) "
-                           f"ORDER BY uid").fetchall()
-        added += int(rows[0][0]) if rows else 0
+        units = batch_units(held, first)
+        held.clear()  # the units hold the text now, until they are inserted
+        _insert_held(con, units)
+        added = units.n_units + units.n_outputs
+        del units
+    else:
+        for table, select, order in (("units", stored_units_sql(batch), CLUSTER_ORDER),
+                                     ("outputs", outputs_sql(batch), OUTPUT_ORDER)):
+            start = first + added
+            rows = con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, "
+                               f"{start - 1} + row_number() OVER (ORDER BY {order}) AS uid FROM ({select}) "
+                               f"ORDER BY uid").fetchall()
+            added += int(rows[0][0]) if rows else 0
     total = int(con.execute(f"SELECT (SELECT count(*) FROM {SCHEMA}.units) + (SELECT count(*) FROM {SCHEMA}.outputs)")
                 .fetchall()[0][0])
     new_units = (f"(SELECT uid, text FROM {SCHEMA}.units WHERE uid >= {first} UNION ALL "
