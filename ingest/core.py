@@ -872,7 +872,12 @@ def _write_body(con: duckdb.DuckDBPyConnection, plan: _Plan, result: IngestResul
     insert_arrow(con, "ingest_log", pa.table(log, schema=ddl.INGEST_LOG))
     if early is not None and early.streamed_runs:  # the streaming cap would make the index spill
         con.execute(f"SET memory_limit = '{INDEX_MEMORY_LIMIT}'")
-    sync_index(con)  # the search index follows the runs written and replaced (docs/search.md#index)
+    # the search index follows the runs written and replaced (docs/search.md#index), taking the units
+    # of runs whose tables were held in memory from there
+    held = {rd.run_id: rd.units for rd in plan.datas if rd.units is not None}
+    for rd in plan.datas:
+        rd.units = None
+    sync_index(con, held)
 
     meta = {"layout_version": LAYOUT_VERSION, "duckdb_version": duckdb.__version__}
     if bt is not None:

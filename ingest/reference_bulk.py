@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from .reference_parse import (
     ALIAS_COLUMN,
+    UNIT_TURN_COLUMN,
     INT32_MAX,
     INT64_MAX,
     MERGED_COUNTS,
@@ -586,7 +587,8 @@ def parse_bulk(run_id: str, samples: list[Sample]) -> dict[str, Any]:
         "trajectories": _table("trajectories", t_cols, n_att),
         "turns": _table("turns", turn_cols, n_t),
         "tool_calls": _table("tool_calls", call_cols, n_c),
-        "messages": _table("messages", msg_cols, n_m),
+        "messages": _table("messages", msg_cols, n_m).append_column(
+            UNIT_TURN_COLUMN, pa.array(_message_turns(msg["role"], m_parent, m_start, roles, t_parent, pos, n_att))),
     }
     per_attempt = {
         "trajectories": np.ones(n_att, np.int64), "turns": n_turns,
@@ -596,6 +598,27 @@ def parse_bulk(run_id: str, samples: list[Sample]) -> dict[str, Any]:
         name: [(w, int(n)) for w, n in zip(att.where, counts_) if n] for name, counts_ in per_attempt.items()
     }
     return out
+
+
+def _message_turns(role: pa.Array, m_parent: np.ndarray, m_start: np.ndarray, turn_roles: list[str],
+                   t_parent: np.ndarray, turn: np.ndarray, n_att: int) -> np.ndarray:
+    """The turn the search index gives each message (transcripts/units.py's rule, computed here, on
+    the worker, from the rows as this module orders them: an attempt's messages by ``idx``, its turns
+    by number): the k-th assistant message and the messages after it belong to the k-th assistant
+    turn, those before the first assistant message to the first; past the last assistant turn, a
+    message's turn is its count of assistant messages so far less one."""
+    is_assistant = np.asarray(pc.fill_null(pc.equal(role, "assistant"), False).to_numpy(zero_copy_only=False),
+                              dtype=np.int64)
+    seen = _group_cumsum(is_assistant, m_parent, m_start)  # assistant messages up to each one
+    k = np.maximum(seen, 1)
+    asst = np.fromiter((r == "assistant" for r in turn_roles), dtype=bool, count=len(turn_roles))
+    asst_turn = turn[asst]  # each attempt's assistant turns, in order
+    n_asst = np.bincount(t_parent[asst], minlength=n_att)
+    first = _offsets(n_asst)
+    has = k <= n_asst[m_parent]
+    at = np.where(has, first[m_parent] + k - 1, 0)
+    found = asst_turn[at] if len(asst_turn) else np.zeros(len(k), np.int64)
+    return np.where(has, found, np.maximum(seen - 1, 0)).astype(np.int32)
 
 
 def _aliases(section_query: pa.Array, wanted: pa.Array) -> pa.Array:

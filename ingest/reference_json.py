@@ -47,9 +47,11 @@ from .conform import IngestError, conform
 from .quality import Segments
 from . import reference_bulk
 from .reference_bulk import expand_ranges, parse_task, spooled_task
-from .reference_parse import ALIAS_COLUMN, INT32_MAX, INT64_MAX, ParseError, Sample, load_json, task_schema
+from .reference_parse import (ALIAS_COLUMN, INT32_MAX, INT64_MAX, UNIT_TURN_COLUMN, ParseError, Sample, load_json,
+                              task_schema)
 from .reference_parse import status_of as status_of  # re-exported: the status rule lives there
 from .runs import Checks, RunData, check_benchmark, validate_table
+from .transcripts.prepared import held_units, run_units
 
 BACKEND = "reference-json"
 SUMMARY = "summary.json"
@@ -710,12 +712,23 @@ def _concat(results: list[dict[str, Any]], name: str) -> pa.Table:
     return pa.concat_tables(parts) if parts else task_schema(name).empty_table()
 
 
-def _folder_data(plan: _Folder, results: list[dict[str, Any]], calls: pa.Table, checks: Checks) -> RunData:
-    """One folder's task results (and its resolved tool_calls) -> a validated RunData."""
+def _folder_data(plan: _Folder, results: list[dict[str, Any]], calls: pa.Table, checks: Checks,
+                 keys: Callable[[], duckdb.DuckDBPyConnection]) -> RunData:
+    """One folder's task results (and its resolved tool_calls) -> a validated RunData, with the search
+    index's units held from its tables (transcripts/prepared.py; ``keys``: a connection for their turns)."""
     folder = str(plan.path)
     tables: dict[str, pa.Table] = {}
     segments: dict[str, Segments] = {"runs": Segments()}
     names = [n for n in tschema.TABLES if n != "runs"]
+    # each message's turn for the search index, when every task's bulk parsing gave it (else computed
+    # below, from the conformed tables)
+    parts = [r["tables"]["messages"] for r in results]
+    turned = bool(parts) and all(UNIT_TURN_COLUMN in t.column_names for t in parts)
+    turns_of_messages = pa.chunked_array([t.column(UNIT_TURN_COLUMN) for t in parts], pa.int32()) if turned else None
+    for r in results:
+        t = r["tables"]["messages"]
+        if UNIT_TURN_COLUMN in t.column_names:
+            r["tables"]["messages"] = t.drop_columns([UNIT_TURN_COLUMN])
     for name in names:
         tables[name] = calls if name == "tool_calls" else _concat(results, name)
         seg = segments[name] = Segments()
@@ -739,6 +752,9 @@ def _folder_data(plan: _Folder, results: list[dict[str, Any]], calls: pa.Table, 
         # the tasks built every text column from decoded Python strings: valid UTF-8 by construction
         tables[name] = conform(tables[name], tschema.TABLES[name], f"{folder} ({name})", utf8_known=True)
         validate_table(name, tables[name], plan.run_id, checks, f"{folder} ({name})")
+    units = (held_units(plan.run_id, tables["tool_calls"], tables["messages"], turns_of_messages)
+             if turns_of_messages is not None
+             else run_units(keys(), plan.run_id, tables["turns"], tables["tool_calls"], tables["messages"]))
     models = set().union(*(r["models"] for r in results)) if results else set()
     budget_total = next((r["budget_total"] for r in results if r["budget_total"] is not None), None)
     runs = _runs_row(plan.run_id, plan.path.name, plan.bsha, plan.summary, plan.summary_path, models, budget_total)
@@ -746,7 +762,7 @@ def _folder_data(plan: _Folder, results: list[dict[str, Any]], calls: pa.Table, 
     tables = {"runs": runs, **tables}
     return RunData(
         BACKEND, folder, plan.run_id, plan.sha, False, plan.bsha, tables,
-        {k: v.num_rows for k, v in tables.items()}, segments,
+        {k: v.num_rows for k, v in tables.items()}, segments, units,
     )
 
 
@@ -788,6 +804,13 @@ def read_folders(
     folder_errors: dict[int, IngestError] = {}
     index = SectionIndex(bench() if todo else None)
     emitted = 0
+    scratch: list[duckdb.DuckDBPyConnection] = []
+
+    def keys() -> duckdb.DuckDBPyConnection:
+        """An in-memory DuckDB on one thread (the workers have the other cores) for the units' turns."""
+        if not scratch:
+            scratch.append(duckdb.connect(config={"threads": 1}))
+        return scratch[0]
 
     def emit() -> None:
         nonlocal emitted
@@ -803,7 +826,7 @@ def read_folders(
             if plan.sha is None:
                 plan.sha = _hash_after_parse(plan, mine)  # type: ignore[arg-type]
             calls = resolve_sections(_concat(mine, "tool_calls"), index)  # type: ignore[arg-type]
-            data[i] = _folder_data(plan, mine, calls, checks)  # type: ignore[arg-type]
+            data[i] = _folder_data(plan, mine, calls, checks, keys)  # type: ignore[arg-type]
         except IngestError as exc:
             folder_errors[i] = exc
         emit()
@@ -829,5 +852,7 @@ def read_folders(
             raise folder_errors[min(folder_errors)]
     finally:
         index.close()
+        for c in scratch:
+            c.close()
     done = iter(data)
     return [next(done) if isinstance(p, _Folder) else p for p in planned]

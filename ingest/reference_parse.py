@@ -36,6 +36,9 @@ INT64_MAX = 2**63 - 1
 
 #: Name of the extra tool_calls column carrying the alias index of ``section_query`` (dropped later).
 ALIAS_COLUMN = "_alias_index"
+#: Name of the extra messages column the bulk path adds: each message's turn for the search index
+#: (reference_bulk._message_turns; dropped before the rows are conformed, kept for the index)
+UNIT_TURN_COLUMN = "_unit_turn"
 
 
 class ParseError(Exception):

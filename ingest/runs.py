@@ -21,6 +21,7 @@ from agenthop.schemas import trajectory as tschema
 
 from .conform import IngestError, conform, find_duplicate, format_key
 from .quality import Segments
+from .transcripts.prepared import RunUnits
 
 PART_RE = re.compile(r"^(" + "|".join(tschema.RUN_TABLES) + r")-([^/]+)\.parquet$")
 SUCCESS = "_SUCCESS"
@@ -75,6 +76,9 @@ class RunData:
     counts: dict[str, int] = field(default_factory=dict)
     #: table -> the files its rows came from (for data-quality messages); None when unchanged
     segments: dict[str, Segments] | None = None
+    #: the run's search-index units, held from its tables in memory (transcripts/prepared.py), for
+    #: the index to take instead of reading the raw tables back; None when not prepared
+    units: RunUnits | None = None
 
 
 def is_run_dir(d: Path) -> bool:

@@ -10,13 +10,15 @@ import json
 import sys
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
 from agenthop.harness.cli import main as harness_main
 from agenthop.ingest import reference_bulk, reference_json
-from agenthop.ingest.reference_parse import parse_samples
+from agenthop.ingest.reference_parse import UNIT_TURN_COLUMN, parse_samples
+from agenthop.ingest.transcripts.prepared import run_units
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
@@ -53,10 +55,24 @@ def _samples(folder: Path) -> list:
     return reference_json.folder_samples(folder)
 
 
+def _check_unit_turns(result: dict) -> None:
+    """The bulk path's turn of each message (UNIT_TURN_COLUMN) is the search index's (units.py's SQL
+    rule, as prepared.run_units computes it); the column is then dropped."""
+    t = result["tables"]
+    if UNIT_TURN_COLUMN not in t["messages"].column_names:
+        return
+    turns = t["messages"].column(UNIT_TURN_COLUMN)
+    t["messages"] = t["messages"].drop_columns([UNIT_TURN_COLUMN])
+    expected = run_units(duckdb.connect(), "run", t["turns"], t["tool_calls"], t["messages"]).messages.column("turn")
+    assert turns.equals(expected)
+
+
 def _assert_same(a: dict, b: dict) -> None:
     assert a["error"] == b["error"]
     if a["error"] is not None:
         return
+    for r in (a, b):
+        _check_unit_turns(r)
     for key in ("sample_ids", "budget_total", "models", "segments"):
         assert a[key] == b[key], key
     for name, table in a["tables"].items():
@@ -104,6 +120,12 @@ def _with_call(rec: dict) -> dict:
     ("1.5 for an integer", lambda r: r.update(budget_used=1.5)),
     ("true for a number", lambda r: r["turns"][0].update(timestamp=True)),
     ("empty role falls back to type", lambda r: r["messages"].append({"role": "", "type": "reasoning"})),
+    # the messages' turns for the search index (UNIT_TURN_COLUMN) where messages and turns do not pair up
+    ("assistant messages past the assistant turns", lambda r: r["messages"].extend(
+        [{"role": "assistant", "content": "more"}, {"role": "user", "content": "go on"},
+         {"role": "assistant", "content": "again"}])),
+    ("no assistant message", lambda r: r.update(messages=[m for m in r["messages"] if m.get("role") != "assistant"])),
+    ("an error turn", lambda r: r["turns"].insert(1, {"role": "error", "content": "API error"})),
 ])
 def test_unusual_shapes_read_as_before(case: str, change, experiments: Path, tmp_path: Path) -> None:
     folder = _edit(sorted(experiments.iterdir())[0], tmp_path, change)

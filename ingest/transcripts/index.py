@@ -19,12 +19,16 @@ searches before its next ingest.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
+from ..warehouse import one_thread
 from . import words
+from .prepared import Batch, RunUnits, batch_units
 from .units import COLUMNS, STORED_COLUMNS, indexed_units_sql, outputs_sql, stored_units_sql, units_sql
 
 SCHEMA = "search"
@@ -133,8 +137,12 @@ def drop_index(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
 
 
-def sync_index(con: duckdb.DuckDBPyConnection) -> SyncResult:
-    """Bring the index up to date with the raw tables (call inside the write transaction)."""
+def sync_index(con: duckdb.DuckDBPyConnection, prepared: Mapping[str, RunUnits] | None = None) -> SyncResult:
+    """Bring the index up to date with the raw tables (call inside the write transaction).
+
+    ``prepared``: the units of runs the caller still holds in memory (prepared.py), by run id, for
+    the runs whose rows it has just written; the index takes those runs' units from there rather than
+    reading their text back from the raw tables (same rows). Entries are dropped as they are used."""
     if not has_raw_tables(con):
         return SyncResult(0, 0, 0)
     if _version(con) not in (None, VERSION):
@@ -161,8 +169,10 @@ def sync_index(con: duckdb.DuckDBPyConnection) -> SyncResult:
             con.execute("DROP TABLE __search_gone")
             con.execute("DROP TABLE __search_gone_uids")
         added = postings = 0
-        for batch in _batches(con, new):
-            a, p = _index_batch(con, batch)
+        for batch, runs in _batches(con, new):
+            # a batch of whole runs all held is taken from memory; any other (a part of a large run) is read
+            held = [prepared.pop(r) for r in runs if r in prepared] if prepared and runs else []
+            a, p = _index_batch(con, batch, held if held and len(held) == len(runs) else None)
             added += a
             postings += p
         if new:
@@ -175,15 +185,16 @@ def sync_index(con: duckdb.DuckDBPyConnection) -> SyncResult:
     return SyncResult(len(new), len(gone), added, postings)
 
 
-def _batches(con: duckdb.DuckDBPyConnection, runs: list[str]) -> list[str]:
+def _batches(con: duckdb.DuckDBPyConnection, runs: list[str]) -> list[tuple[str, list[str]]]:
     """SQL conditions (on run_id and sample_id) that cut the messages of ``runs`` into batches of about
-    BATCH_MESSAGES: small runs together, a large run in parts by a hash of the item."""
+    BATCH_MESSAGES: small runs together, a large run in parts by a hash of the item. With each, the
+    runs it holds whole (none for a part of a run)."""
     if not runs:
         return []
     rows = con.execute("SELECT run_id, count(*) FROM raw.messages WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
                        "GROUP BY run_id", [runs]).fetchall()
     sizes = {r: int(n) for r, n in rows}
-    out: list[str] = []
+    out: list[tuple[str, list[str]]] = []
     group: list[str] = []
     size = 0
 
@@ -194,15 +205,15 @@ def _batches(con: duckdb.DuckDBPyConnection, runs: list[str]) -> list[str]:
         n = sizes.get(run, 0)
         if n > BATCH_MESSAGES:
             parts = -(-n // BATCH_MESSAGES)
-            out += [f"run_id IN ({quoted([run])}) AND hash(sample_id) % {parts} = {k}" for k in range(parts)]
+            out += [(f"run_id IN ({quoted([run])}) AND hash(sample_id) % {parts} = {k}", []) for k in range(parts)]
             continue
         if group and size + n > BATCH_MESSAGES:
-            out.append(f"run_id IN ({quoted(group)})")
+            out.append((f"run_id IN ({quoted(group)})", group))
             group, size = [], 0
         group.append(run)
         size += n
     if group:
-        out.append(f"run_id IN ({quoted(group)})")
+        out.append((f"run_id IN ({quoted(group)})", group))
     return out
 
 
@@ -212,23 +223,57 @@ def _next_uid(con: duckdb.DuckDBPyConnection) -> int:
     return int(rows[0][0] if rows and rows[0][0] is not None else 0) + 1
 
 
-def _index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> tuple[int, int]:
-    """Index the units of one batch (a condition on run_id and sample_id): their rows, then their words."""
+def _index_batch(con: duckdb.DuckDBPyConnection, batch: str, held: list[RunUnits] | None = None) -> tuple[int, int]:
+    """Index the units of one batch (a condition on run_id and sample_id): their rows, then their words.
+    ``held``: the batch's runs as the caller holds them (prepared.py), read instead of the raw tables."""
     names = ", ".join(name for name, _ in COLUMNS)
     first = _next_uid(con)
     added = 0
-    for table, select, order in (("units", stored_units_sql(batch), CLUSTER_ORDER),
-                                 ("outputs", outputs_sql(batch), OUTPUT_ORDER)):
-        start = first + added
-        rows = con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, "
-                           f"{start - 1} + row_number() OVER (ORDER BY {order}) AS uid FROM ({select}) "
-                           f"ORDER BY uid").fetchall()
-        added += int(rows[0][0]) if rows else 0
+    if held is not None:
+        units = batch_units(held, first)
+        held.clear()  # the units hold the text now, until they are inserted
+        _insert_held(con, units)
+        added = units.n_units + units.n_outputs
+        del units
+    else:
+        for table, select, order in (("units", stored_units_sql(batch), CLUSTER_ORDER),
+                                     ("outputs", outputs_sql(batch), OUTPUT_ORDER)):
+            start = first + added
+            rows = con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, "
+                               f"{start - 1} + row_number() OVER (ORDER BY {order}) AS uid FROM ({select}) "
+                               f"ORDER BY uid").fetchall()
+            added += int(rows[0][0]) if rows else 0
     total = int(con.execute(f"SELECT (SELECT count(*) FROM {SCHEMA}.units) + (SELECT count(*) FROM {SCHEMA}.outputs)")
                 .fetchall()[0][0])
     new_units = (f"(SELECT uid, text FROM {SCHEMA}.units WHERE uid >= {first} UNION ALL "
                  f"SELECT uid, text FROM {SCHEMA}.outputs WHERE uid >= {first})")
     return added, words.post(con, SCHEMA, new_units, added, total)
+
+
+#: The unit columns of a held message, a held call and a held tool output (units.py's definitions)
+_MESSAGE_UNIT = ("run_id, sample_id, attempt, turn, 'message', role, NULL, idx, NULL, coalesce(content, ''), uid",
+                 "role = ?")
+_CALL_UNIT = ("run_id, sample_id, attempt, turn, 'tool_args', 'assistant', tool, seq, status, "
+              "coalesce(args_json, ''), uid", "true")
+_OUTPUT_UNIT = ("run_id, sample_id, attempt, turn, 'tool_output', role, name, idx, NULL, coalesce(content, ''), uid",
+                "role = 'tool'")
+
+
+def _insert_held(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
+    """Insert a batch of held units (prepared.py) into ``units`` and ``outputs`` in storage order: one
+    statement per stored role, one for the calls, one for the outputs, each reading the Arrow rows
+    where they lie (DuckDB copies the text once, into the table) and keeping their order."""
+    names = ", ".join(name for name, _ in COLUMNS) + ", uid"
+    steps = [("units", batch.messages, _MESSAGE_UNIT, [role]) for role in batch.roles]
+    steps += [("units", batch.calls, _CALL_UNIT, []), ("outputs", batch.messages, _OUTPUT_UNIT, [])]
+    # on one thread: a second one only doubles the CPU time of copying the text
+    with one_thread(con):
+        for table, rows, (select, where), params in steps:
+            if rows.num_rows == 0:
+                continue
+            __search_held = pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches())  # noqa: F841
+            con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}) SELECT {select} FROM __search_held WHERE {where}",
+                        params).fetchall()
 
 
 def rebuild_index(con: duckdb.DuckDBPyConnection) -> SyncResult:

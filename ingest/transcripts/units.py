@@ -42,24 +42,28 @@ STORED_COLUMNS: tuple[tuple[str, str], ...] = COLUMNS + (("uid", "BIGINT"),)
 NOT_TOOL = "role <> 'tool'"
 
 
-def _turns_sql(runs_filter: str) -> str:
+def _turns_sql(runs_filter: str, messages: str = "raw.messages", turns: str = "raw.turns", carry: str = "") -> str:
     """Every message's place (run_id, sample_id, attempt, idx), role and turn (module docstring), without
-    its text: the window that counts the assistant messages then sorts no text."""
+    its text: the window that counts the assistant messages then sorts no text. ``messages`` and
+    ``turns`` name the relations read (prepared.py reads a run's tables still in memory); ``carry`` a
+    further column of ``messages`` passed through."""
     where = f"WHERE {runs_filter}" if runs_filter else ""
     also = f"AND {runs_filter}" if runs_filter else ""
+    extra = f", {carry}" if carry else ""
+    carried = f", msg.{carry}" if carry else ""
     return f"""
     WITH msg AS (
-        SELECT run_id, sample_id, attempt, idx, role,
+        SELECT run_id, sample_id, attempt, idx, role{extra},
                count(*) FILTER (WHERE role = 'assistant') OVER (
                    PARTITION BY run_id, sample_id, attempt ORDER BY idx ROWS UNBOUNDED PRECEDING) AS n_assistant
-        FROM raw.messages {where}
+        FROM {messages} {where}
     ),
     assistant_turns AS (
         SELECT run_id, sample_id, attempt, turn,
                row_number() OVER (PARTITION BY run_id, sample_id, attempt ORDER BY turn) AS k
-        FROM raw.turns WHERE role = 'assistant' {also}
+        FROM {turns} WHERE role = 'assistant' {also}
     )
-    SELECT msg.run_id, msg.sample_id, msg.attempt, msg.idx, msg.role,
+    SELECT msg.run_id, msg.sample_id, msg.attempt, msg.idx, msg.role{carried},
            coalesce(a.turn, greatest(msg.n_assistant - 1, 0))::INTEGER AS turn
     FROM msg LEFT JOIN assistant_turns a
       ON a.run_id = msg.run_id AND a.sample_id = msg.sample_id AND a.attempt = msg.attempt

@@ -171,26 +171,32 @@ def post(con: duckdb.DuckDBPyConnection, schema: str, units: str, n_units: int, 
     index then holding ``total_units``; return the postings written."""
     if n_units == 0:
         return 0
-    # a guess from a sample of the batch: words in more than the common share of its units are common
-    sample = f"(SELECT uid, text FROM {units} WHERE uid % {SAMPLE_EVERY} = 0)"
-    n_sample = int(con.execute(f"SELECT count(*) FROM {sample}").fetchall()[0][0])
+    # Units often repeat a text (a system prompt, a tool's answer to the same call in every model's
+    # run), so each distinct text is split into words once: for the sample below, and for the postings
+    # (its words are given to every unit holding it). ``n_sample``: how many units of the sample hold it
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE __words_texts AS
+        SELECT row_number() OVER () AS uid, text, uids, n_sample FROM (
+            SELECT text, list(uid) AS uids, count(*) FILTER (WHERE uid % {SAMPLE_EVERY} = 0) AS n_sample
+            FROM {units} GROUP BY text)""")
+    # a guess from a sample of the batch (every SAMPLE_EVERY-th unit): words in more than the common
+    # share of its units are common (a word counts once per unit: once per distinct text, times the
+    # sampled units holding that text)
+    n_sample = int(con.execute("SELECT coalesce(sum(n_sample), 0) FROM __words_texts").fetchall()[0][0])
     if n_sample * SAMPLE_EVERY >= MIN_UNITS_FOR_COMMON and total_units >= MIN_UNITS_FOR_COMMON:
+        sampled = "(SELECT uid, text FROM __words_texts WHERE n_sample > 0)"
         con.execute(f"""
             CREATE OR REPLACE TEMP TABLE __words_common AS
-            SELECT token FROM (SELECT DISTINCT uid, token FROM ({tokens_sql(sample)}))
-            GROUP BY token HAVING count(*) > {COMMON_SHARE} * {n_sample}""")
+            SELECT t.token FROM (SELECT DISTINCT uid, token FROM ({tokens_sql(sampled)})) t
+            JOIN (SELECT uid, n_sample FROM __words_texts WHERE n_sample > 0) x ON x.uid = t.uid
+            GROUP BY t.token HAVING sum(x.n_sample) > {COMMON_SHARE} * {n_sample}""")
         con.execute(f"UPDATE {schema}.vocab SET common = true WHERE NOT common AND token IN (SELECT token FROM __words_common)")
         con.execute(f"INSERT INTO {schema}.vocab SELECT token, 0, true FROM __words_common "
                     f"WHERE token NOT IN (SELECT token FROM {schema}.vocab)")
         con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
         con.execute("DROP TABLE __words_common")
-    # every word of the batch that is not common, once per unit. Units often repeat a text (a system
-    # prompt, a tool's answer to the same call in every model's run), so each distinct text is split
-    # into words once and its words are given to every unit holding it; the common words (most of a
-    # text's words) are dropped by an anti join before the rest is made distinct, which then sorts few rows
-    con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE __words_texts AS
-        SELECT row_number() OVER () AS uid, text, uids FROM (SELECT text, list(uid) AS uids FROM {units} GROUP BY text)""")
+    # every word of the batch that is not common, once per unit: the common words (most of a text's
+    # words) are dropped by an anti join before the rest is made distinct, which then sorts few rows
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE __words_new AS
         SELECT w.token, unnest(x.uids) AS uid FROM (

@@ -248,9 +248,9 @@ def test_a_streamed_import_builds_its_search_index_under_the_index_memory_cap(
     seen: list[str] = []
     sync = core.sync_index
 
-    def recorded(con: duckdb.DuckDBPyConnection):  # noqa: ANN202
+    def recorded(con: duckdb.DuckDBPyConnection, *held: object):  # noqa: ANN202
         seen.append(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
-        return sync(con)
+        return sync(con, *held)  # type: ignore[arg-type]
 
     monkeypatch.setattr(core, "sync_index", recorded)
     db = tmp_path / "w.duckdb"
