@@ -25,13 +25,18 @@ from pathlib import Path
 import duckdb
 
 from . import words
-from .units import COLUMNS, STORED_COLUMNS, indexed_units_sql, outputs_sql, stored_units_sql, units_sql
+from .units import (COLUMNS, STORED_COLUMNS, indexed_units_sql, keyed_units_sql, output_keys_sql, unit_keys_sql,
+                    units_sql)
 
 SCHEMA = "search"
 #: The index's format; an index of another version is rebuilt by the next sync.
 VERSION = "3"
 #: About this many messages are indexed per batch (one statement each; memory follows the batch).
 BATCH_MESSAGES = 400_000
+#: A batch's units are numbered by their columns without the text; then about this many at a time get
+#: their text, go into the index and have their words collected, so that no sort or hash table holds the
+#: text of a whole batch (which, under the memory cap of an import, spilled to disk).
+CHUNK_UNITS = 20_000
 #: DuckDB's memory limit while ``--reindex`` runs: past it DuckDB writes to disk rather than keep every
 #: page it read or wrote, so a rebuild's memory stays this size whatever the warehouse's.
 REINDEX_MEMORY = "1GB"
@@ -186,10 +191,7 @@ def _batches(con: duckdb.DuckDBPyConnection, runs: list[str]) -> list[str]:
     out: list[str] = []
     group: list[str] = []
     size = 0
-
-    def quoted(rs: list[str]) -> str:
-        return ", ".join("'" + r.replace("'", "''") + "'" for r in rs)
-
+    quoted = _quoted
     for run in sorted(runs):
         n = sizes.get(run, 0)
         if n > BATCH_MESSAGES:
@@ -206,6 +208,11 @@ def _batches(con: duckdb.DuckDBPyConnection, runs: list[str]) -> list[str]:
     return out
 
 
+def _quoted(values: list[str]) -> str:
+    """SQL string literals, comma separated."""
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+
+
 def _next_uid(con: duckdb.DuckDBPyConnection) -> int:
     rows = con.execute(f"SELECT greatest((SELECT max(uid) FROM {SCHEMA}.units), "
                        f"(SELECT max(uid) FROM {SCHEMA}.outputs))").fetchall()
@@ -213,22 +220,77 @@ def _next_uid(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def _index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> tuple[int, int]:
-    """Index the units of one batch (a condition on run_id and sample_id): their rows, then their words."""
-    names = ", ".join(name for name, _ in COLUMNS)
+    """Index the units of one batch (a condition on run_id and sample_id): their rows, then their words.
+
+    The units are numbered by their columns without the text (``__index_keys``: those of ``units`` in
+    :data:`CLUSTER_ORDER`, then the tool outputs in :data:`OUTPUT_ORDER`). Then, :data:`CHUNK_UNITS` at a
+    time in that order, their text is read from the raw tables (of the items the chunk holds only),
+    and they go into the index and have their words collected (words.py) after the guess at the
+    batch's common words, which reads the text of the units it samples. The rows, numbers and words are
+    those of numbering and posting the whole batch at once; no sort carries the text of more than a chunk."""
     first = _next_uid(con)
-    added = 0
-    for table, select, order in (("units", stored_units_sql(batch), CLUSTER_ORDER),
-                                 ("outputs", outputs_sql(batch), OUTPUT_ORDER)):
-        start = first + added
-        rows = con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, "
-                           f"{start - 1} + row_number() OVER (ORDER BY {order}) AS uid FROM ({select}) "
-                           f"ORDER BY uid").fetchall()
-        added += int(rows[0][0]) if rows else 0
-    total = int(con.execute(f"SELECT (SELECT count(*) FROM {SCHEMA}.units) + (SELECT count(*) FROM {SCHEMA}.outputs)")
-                .fetchall()[0][0])
-    new_units = (f"(SELECT uid, text FROM {SCHEMA}.units WHERE uid >= {first} UNION ALL "
-                 f"SELECT uid, text FROM {SCHEMA}.outputs WHERE uid >= {first})")
-    return added, words.post(con, SCHEMA, new_units, added, total)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __index_keys AS SELECT *, {first - 1} + row_number() "
+                f"OVER (ORDER BY {CLUSTER_ORDER}) AS uid FROM ({unit_keys_sql(batch)})")
+    try:
+        n_units = int(con.execute("SELECT count(*) FROM __index_keys").fetchall()[0][0])
+        con.execute(f"INSERT INTO __index_keys SELECT *, {first - 1 + n_units} + row_number() "
+                    f"OVER (ORDER BY {OUTPUT_ORDER}) AS uid FROM ({output_keys_sql(batch)})")
+        added = int(con.execute("SELECT count(*) FROM __index_keys").fetchall()[0][0])
+        if added == 0:
+            return 0, 0
+        total = added + int(con.execute(f"SELECT (SELECT count(*) FROM {SCHEMA}.units) + "
+                                        f"(SELECT count(*) FROM {SCHEMA}.outputs)").fetchall()[0][0])
+        sampled = f"uid % {words.SAMPLE_EVERY} = 0"
+        n_sample = int(con.execute(f"SELECT count(*) FROM __index_keys WHERE {sampled}").fetchall()[0][0])
+        names = ", ".join(name for name, _ in COLUMNS)
+        if words.guesses(n_sample, total):
+            with words.join_order_kept(con):
+                con.execute(f"CREATE OR REPLACE TEMP TABLE __index_chunk AS SELECT uid, text FROM "
+                            f"({keyed_units_sql('__index_keys', sampled, batch)})")
+            words.guess_common(con, SCHEMA, "__index_chunk", n_sample, total)
+        words.start(con)
+        for table, source, uids, runs, samples in _chunks(con):
+            where = (f"run_id IN ({_quoted(runs)}) AND sample_id BETWEEN {_quoted([samples[0]])} "
+                     f"AND {_quoted([samples[1]])}")
+            with words.join_order_kept(con):
+                con.execute(f"CREATE OR REPLACE TEMP TABLE __index_chunk AS "
+                            f"{keyed_units_sql('__index_keys', f'uid BETWEEN {uids[0]} AND {uids[1]}', where, (source,))}")
+            con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, uid FROM __index_chunk ORDER BY uid")
+            words.collect(con, SCHEMA, "__index_chunk")
+        return added, words.finish(con, SCHEMA, total)
+    finally:
+        con.execute("DROP TABLE IF EXISTS __index_keys")
+        con.execute("DROP TABLE IF EXISTS __index_chunk")
+
+
+def _chunks(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, tuple[int, int], list[str], tuple[str, str]]]:
+    """The chunks of ``__index_keys`` (:func:`_index_batch`): for each, the index table it goes to, the
+    source of its units, its first and last ``uid``, and the runs and the range of sample ids that hold its units. A chunk takes
+    the units of whole items of one source and role, in ``uid`` order, about :data:`CHUNK_UNITS` of them
+    (an item with more, alone)."""
+    groups = con.execute("SELECT source, role, run_id, sample_id, count(*), min(uid) FROM __index_keys "
+                         "GROUP BY source, role, run_id, sample_id ORDER BY min(uid)").fetchall()
+    out: list[tuple[str, str, tuple[int, int], list[str], tuple[str, str]]] = []
+    kind: tuple[str, str] | None = None
+    runs: dict[str, None] = {}
+    samples: list[str] = []
+    lo = hi = size = 0
+
+    def close() -> None:
+        if size and kind is not None:
+            table = "outputs" if kind[0] == "tool_output" else "units"
+            out.append((table, kind[0], (lo, hi), list(runs), (min(samples), max(samples))))
+
+    for source, role, run_id, sample_id, n, uid in groups:
+        if (source, role) != kind or size + n > CHUNK_UNITS:
+            close()
+            kind, runs, samples, lo, size = (source, role), {}, [], uid, 0
+        runs[run_id] = None
+        samples.append(sample_id)
+        size += n
+        hi = uid + n - 1
+    close()
+    return out
 
 
 def rebuild_index(con: duckdb.DuckDBPyConnection) -> SyncResult:
