@@ -325,18 +325,24 @@ def test_json_csv_and_table(wh: Path) -> None:
     assert res.exit_code == 2 and "text: the regex 'x(' does not compile" in res.output
 
 
-def test_index_built_in_chunks_is_the_index_of_whole_batches(wh: Path, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("collect_bytes", [10**9, 2_000])
+def test_index_built_in_chunks_is_the_index_of_whole_batches(wh: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             collect_bytes: int) -> None:
     """The index numbers a batch's units by their columns alone, then reads their text, stores them and
     collects their words a chunk at a time (index.CHUNK_UNITS): the same rows, numbers, stored order,
     postings and vocabulary as numbering, storing and posting the whole batch in one statement each
-    (here with chunks of a few units, spanning runs, and with words made common by the guess)."""
+    (here with chunks of a few units, spanning runs, and with words made common by the guess; the words
+    collected for the whole batch at once, or for groups of a few chunks)."""
     db = tmp_path / "chunks.duckdb"
     shutil.copyfile(wh, db)
     monkeypatch.setattr(words, "MIN_UNITS_FOR_COMMON", 1)
     monkeypatch.setattr(words, "COMMON_SHARE", 0.2)
     monkeypatch.setattr(words, "SAMPLE_EVERY", 2)
     monkeypatch.setattr(index, "CHUNK_UNITS", 5)
+    monkeypatch.setattr(index, "COLLECT_BYTES", collect_bytes)
+    groups: list[str] = []
+    collect = words.collect
+    monkeypatch.setattr(words, "collect", lambda con, schema, units: groups.append(units) or collect(con, schema, units))
     chunks: list[Any] = []
     cut = index._chunks
     monkeypatch.setattr(index, "_chunks", lambda con: chunks.extend(cut(con)) or chunks)
@@ -347,6 +353,7 @@ def test_index_built_in_chunks_is_the_index_of_whole_batches(wh: Path, tmp_path:
         index.rebuild_index(con)
         con.execute("COMMIT")
         assert len(chunks) > 8 and any(len(runs) > 1 for _, _, _, runs, _ in chunks)
+        assert (len(groups) == 1) == (collect_bytes > 10**6), groups
         assert con.execute("SELECT current_setting('disabled_optimizers')").fetchall() == [("",)]  # restored
         con.execute("CREATE SCHEMA ref")
         con.execute(f"CREATE TABLE ref.units AS SELECT {names}, row_number() OVER (ORDER BY {index.CLUSTER_ORDER}) "

@@ -37,6 +37,10 @@ BATCH_MESSAGES = 400_000
 #: their text, go into the index and have their words collected, so that no sort or hash table holds the
 #: text of a whole batch (which, under the memory cap of an import, spilled to disk).
 CHUNK_UNITS = 20_000
+#: The words of a batch's chunks are collected together up to about this many bytes of their text:
+#: a text repeated in several chunks of such a group (a system prompt, a tool's answer to the same call in
+#: every model's run) is split into words once, and a batch of less text (most) is collected whole.
+COLLECT_BYTES = 96_000_000
 #: DuckDB's memory limit while ``--reindex`` runs: past it DuckDB writes to disk rather than keep every
 #: page it read or wrote, so a rebuild's memory stays this size whatever the warehouse's.
 REINDEX_MEMORY = "1GB"
@@ -224,10 +228,11 @@ def _index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> tuple[int, int]:
 
     The units are numbered by their columns without the text (``__index_keys``: those of ``units`` in
     :data:`CLUSTER_ORDER`, then the tool outputs in :data:`OUTPUT_ORDER`). Then, :data:`CHUNK_UNITS` at a
-    time in that order, their text is read from the raw tables (of the items the chunk holds only),
-    and they go into the index and have their words collected (words.py) after the guess at the
-    batch's common words, which reads the text of the units it samples. The rows, numbers and words are
-    those of numbering and posting the whole batch at once; no sort carries the text of more than a chunk."""
+    time in that order, their text is read from the raw tables (of the items the chunk holds only) and
+    they go into the index; their words are collected (words.py) a group of chunks at a time, up to
+    :data:`COLLECT_BYTES` of text, after the guess at the batch's common words, which reads the text of
+    the units it samples. The rows, numbers and words are those of numbering and posting the whole
+    batch at once; no sort carries the text of more than a chunk, no hash table more than a group's."""
     first = _next_uid(con)
     con.execute(f"CREATE OR REPLACE TEMP TABLE __index_keys AS SELECT *, {first - 1} + row_number() "
                 f"OVER (ORDER BY {CLUSTER_ORDER}) AS uid FROM ({unit_keys_sql(batch)})")
@@ -249,6 +254,8 @@ def _index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> tuple[int, int]:
                             f"({keyed_units_sql('__index_keys', sampled, batch)})")
             words.guess_common(con, SCHEMA, "__index_chunk", n_sample, total)
         words.start(con)
+        con.execute("CREATE OR REPLACE TEMP TABLE __index_texts (uid BIGINT, text VARCHAR)")
+        pending = 0
         for table, source, uids, runs, samples in _chunks(con):
             where = (f"run_id IN ({_quoted(runs)}) AND sample_id BETWEEN {_quoted([samples[0]])} "
                      f"AND {_quoted([samples[1]])}")
@@ -256,11 +263,19 @@ def _index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> tuple[int, int]:
                 con.execute(f"CREATE OR REPLACE TEMP TABLE __index_chunk AS "
                             f"{keyed_units_sql('__index_keys', f'uid BETWEEN {uids[0]} AND {uids[1]}', where, (source,))}")
             con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, uid FROM __index_chunk ORDER BY uid")
-            words.collect(con, SCHEMA, "__index_chunk")
+            pending += int(con.execute("INSERT INTO __index_texts SELECT uid, text FROM __index_chunk; "
+                                       "SELECT coalesce(sum(strlen(text)), 0) FROM __index_chunk").fetchall()[0][0])
+            if pending >= COLLECT_BYTES:
+                words.collect(con, SCHEMA, "__index_texts")
+                con.execute("TRUNCATE __index_texts")
+                pending = 0
+        if pending:
+            words.collect(con, SCHEMA, "__index_texts")
         return added, words.finish(con, SCHEMA, total)
     finally:
         con.execute("DROP TABLE IF EXISTS __index_keys")
         con.execute("DROP TABLE IF EXISTS __index_chunk")
+        con.execute("DROP TABLE IF EXISTS __index_texts")
 
 
 def _chunks(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, tuple[int, int], list[str], tuple[str, str]]]:
