@@ -553,3 +553,20 @@ def test_units_sharing_a_text_each_get_its_words() -> None:
         ("404", [1, 3]), ("500", [2]), ("error", [1, 2, 3]), ("found", [1, 3]), ("not", [1, 3])]
     assert con.execute("SELECT token, n_units, common FROM s.vocab ORDER BY token").fetchall() == [
         ("404", 2, False), ("500", 1, False), ("error", 3, False), ("found", 2, False), ("not", 2, False)]
+
+
+def test_join_order_kept_restores_the_setting_and_keeps_the_error() -> None:
+    """words.join_order_kept plans joins as written inside the block only; after a failed statement (the
+    transaction aborted, so even SET is refused) the statement's own error is the one raised."""
+    con = duckdb.connect()
+    con.execute("SET disabled_optimizers = 'top_n'")
+    with words.join_order_kept(con):
+        inside = con.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0]
+    assert {"join_order", "build_side_probe_side", "top_n"} <= set(inside.split(","))
+    assert con.execute("SELECT current_setting('disabled_optimizers')").fetchall() == [("top_n",)]
+    con.execute("CREATE TABLE t (a INTEGER PRIMARY KEY)")
+    con.execute("BEGIN TRANSACTION")
+    with pytest.raises(duckdb.ConstraintException):
+        with words.join_order_kept(con):
+            con.execute("INSERT INTO t VALUES (1), (1)")
+    con.execute("ROLLBACK")

@@ -157,15 +157,21 @@ def candidates(con: duckdb.DuckDBPyConnection, schema: str, text: str, regex: bo
 def join_order_kept(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """DuckDB plans joins as written while the block runs: the right side of each join is its build
     side (the hash table). Its estimates of the rows a split into words gives are far off, and it
-    once chose the words of a batch (millions of rows) over the common words (a few thousand) to
-    build on, which cost several times the rest of the query. The connection's setting is restored after."""
+    once chose the words of 7,500 units (millions of rows) over the common words (a few thousand) to
+    build on, which cost several times the rest of the query. The connection's setting is restored after
+    (after an error, where the transaction still allows it)."""
     was = con.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0] or ""
     off = [o for o in was.split(",") if o.strip()]
     con.execute(f"SET disabled_optimizers = '{','.join([*off, 'join_order', 'build_side_probe_side'])}'")
     try:
         yield
-    finally:
-        con.execute(f"SET disabled_optimizers = '{was}'")
+    except BaseException:
+        try:  # a failed statement aborts the transaction, which refuses even a SET: the error raised counts
+            con.execute(f"SET disabled_optimizers = '{was}'")
+        except duckdb.Error:
+            pass
+        raise
+    con.execute(f"SET disabled_optimizers = '{was}'")
 
 
 def create(con: duckdb.DuckDBPyConnection, schema: str) -> None:
