@@ -37,9 +37,10 @@ BATCH_MESSAGES = 400_000
 #: their text, go into the index and have their words collected, so that no sort or hash table holds the
 #: text of a whole batch (which, under the memory cap of an import, spilled to disk).
 CHUNK_UNITS = 20_000
-#: The words of a batch's chunks are collected together up to about this many bytes of their text:
-#: a text repeated in several chunks of such a group (a system prompt, a tool's answer to the same call in
-#: every model's run) is split into words once, and a batch of less text (most) is collected whole.
+#: A batch of up to about this many bytes of text has its words collected whole, once its units are
+#: stored, so that a text repeated in several of its chunks (a system prompt, a tool's answer to the
+#: same call in every model's run) is split into words once; a batch of more has the words of its
+#: first chunks up to that size collected together, then those of each chunk as it is stored.
 COLLECT_BYTES = 96_000_000
 #: DuckDB's memory limit while ``--reindex`` runs: past it DuckDB writes to disk rather than keep every
 #: page it read or wrote, so a rebuild's memory stays this size whatever the warehouse's.
@@ -229,9 +230,10 @@ def _index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> tuple[int, int]:
     The units are numbered by their columns without the text (``__index_keys``: those of ``units`` in
     :data:`CLUSTER_ORDER`, then the tool outputs in :data:`OUTPUT_ORDER`). Then, :data:`CHUNK_UNITS` at a
     time in that order, their text is read from the raw tables (of the items the chunk holds only) and
-    they go into the index; their words are collected (words.py) a group of chunks at a time, up to
-    :data:`COLLECT_BYTES` of text, after the guess at the batch's common words, which reads the text of
-    the units it samples. The rows, numbers and words are those of numbering and posting the whole
+    they go into the index; their words are collected (words.py) after the guess at the batch's common
+    words, which reads the text of the units it samples: all together, read back from the index, for a
+    batch of less text than :data:`COLLECT_BYTES`, else for the first chunks up to that size together
+    and then for each chunk as it is stored. The rows, numbers and words are those of numbering and posting the whole
     batch at once; no sort carries the text of more than a chunk, no hash table more than a group's."""
     first = _next_uid(con)
     con.execute(f"CREATE OR REPLACE TEMP TABLE __index_keys AS SELECT *, {first - 1} + row_number() "
@@ -254,8 +256,7 @@ def _index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> tuple[int, int]:
                             f"({keyed_units_sql('__index_keys', sampled, batch)})")
             words.guess_common(con, SCHEMA, "__index_chunk", n_sample, total)
         words.start(con)
-        con.execute("CREATE OR REPLACE TEMP TABLE __index_texts (uid BIGINT, text VARCHAR)")
-        pending = 0
+        held = 0  # bytes of text stored since `first` whose words are not collected yet (None: collected)
         for table, source, uids, runs, samples in _chunks(con):
             where = (f"run_id IN ({_quoted(runs)}) AND sample_id BETWEEN {_quoted([samples[0]])} "
                      f"AND {_quoted([samples[1]])}")
@@ -263,19 +264,27 @@ def _index_batch(con: duckdb.DuckDBPyConnection, batch: str) -> tuple[int, int]:
                 con.execute(f"CREATE OR REPLACE TEMP TABLE __index_chunk AS "
                             f"{keyed_units_sql('__index_keys', f'uid BETWEEN {uids[0]} AND {uids[1]}', where, (source,))}")
             con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, uid FROM __index_chunk ORDER BY uid")
-            pending += int(con.execute("INSERT INTO __index_texts SELECT uid, text FROM __index_chunk; "
-                                       "SELECT coalesce(sum(strlen(text)), 0) FROM __index_chunk").fetchall()[0][0])
-            if pending >= COLLECT_BYTES:
-                words.collect(con, SCHEMA, "__index_texts")
-                con.execute("TRUNCATE __index_texts")
-                pending = 0
-        if pending:
-            words.collect(con, SCHEMA, "__index_texts")
+            if held is not None:
+                held += int(con.execute("SELECT coalesce(sum(strlen(text)), 0) FROM __index_chunk").fetchall()[0][0])
+                if held < COLLECT_BYTES:
+                    continue
+                held = None  # past the bound: the chunks stored so far together, then each chunk alone
+                words.collect(con, SCHEMA, _stored(first, uids[1]))
+                continue
+            words.collect(con, SCHEMA, "__index_chunk")
+        if held is not None:  # the whole batch together
+            words.collect(con, SCHEMA, _stored(first, first + added - 1))
         return added, words.finish(con, SCHEMA, total)
     finally:
         con.execute("DROP TABLE IF EXISTS __index_keys")
         con.execute("DROP TABLE IF EXISTS __index_chunk")
-        con.execute("DROP TABLE IF EXISTS __index_texts")
+
+
+def _stored(first: int, last: int) -> str:
+    """The (``uid``, ``text``) of the units numbered ``first`` to ``last``, read back from the index."""
+    both = " UNION ALL ".join(f"SELECT uid, text FROM {SCHEMA}.{table} WHERE uid BETWEEN {first} AND {last}"
+                              for table in ("units", "outputs"))
+    return f"({both})"
 
 
 def _chunks(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, tuple[int, int], list[str], tuple[str, str]]]:
