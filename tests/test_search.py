@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from agenthop.ingest.core import run_ingest
 from agenthop.ingest.transcripts import index, words
-from agenthop.ingest.transcripts.units import COLUMNS
+from agenthop.ingest.transcripts.units import COLUMNS, outputs_sql, stored_units_sql
 from agenthop.ingest.transcripts.search import (
     MATCH_KEYS,
     SUMMARY_KEYS,
@@ -325,6 +325,56 @@ def test_json_csv_and_table(wh: Path) -> None:
     assert res.exit_code == 2 and "text: the regex 'x(' does not compile" in res.output
 
 
+@pytest.mark.parametrize("collect_bytes", [10**9, 2_000])
+def test_index_built_in_chunks_is_the_index_of_whole_batches(wh: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             collect_bytes: int) -> None:
+    """The index numbers a batch's units by their columns alone, then reads their text, stores them and
+    collects their words a chunk at a time (index.CHUNK_UNITS): the same rows, numbers, stored order,
+    postings and vocabulary as numbering, storing and posting the whole batch in one statement each
+    (here with chunks of a few units, spanning runs, and with words made common by the guess; the words
+    collected for the whole batch at once, or for groups of a few chunks)."""
+    db = tmp_path / "chunks.duckdb"
+    shutil.copyfile(wh, db)
+    monkeypatch.setattr(words, "MIN_UNITS_FOR_COMMON", 1)
+    monkeypatch.setattr(words, "COMMON_SHARE", 0.2)
+    monkeypatch.setattr(words, "SAMPLE_EVERY", 2)
+    monkeypatch.setattr(index, "CHUNK_UNITS", 5)
+    monkeypatch.setattr(index, "COLLECT_BYTES", collect_bytes)
+    groups: list[str] = []
+    collect = words.collect
+    monkeypatch.setattr(words, "collect", lambda con, schema, units: groups.append(units) or collect(con, schema, units))
+    chunks: list[Any] = []
+    cut = index._chunks
+    monkeypatch.setattr(index, "_chunks", lambda con: chunks.extend(cut(con)) or chunks)
+    names = ", ".join(name for name, _ in COLUMNS)
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("BEGIN TRANSACTION")
+        index.rebuild_index(con)
+        con.execute("COMMIT")
+        assert len(chunks) > 8 and any(len(runs) > 1 for _, _, _, runs, _ in chunks)
+        assert (len(groups) == 1) == (collect_bytes > 10**6), groups
+        assert con.execute("SELECT current_setting('disabled_optimizers')").fetchall() == [("",)]  # restored
+        con.execute("CREATE SCHEMA ref")
+        con.execute(f"CREATE TABLE ref.units AS SELECT {names}, row_number() OVER (ORDER BY {index.CLUSTER_ORDER}) "
+                    f"AS uid FROM ({stored_units_sql()}) ORDER BY uid")
+        n = con.execute("SELECT count(*) FROM ref.units").fetchall()[0][0]
+        con.execute(f"CREATE TABLE ref.outputs AS SELECT {names}, {n} + row_number() OVER (ORDER BY {index.OUTPUT_ORDER}) "
+                    f"AS uid FROM ({outputs_sql()}) ORDER BY uid")
+        total = n + con.execute("SELECT count(*) FROM ref.outputs").fetchall()[0][0]
+        words.create(con, "ref")
+        words.post(con, "ref", "(SELECT uid, text FROM ref.units UNION ALL SELECT uid, text FROM ref.outputs)", total, total)
+        for table in ("units", "outputs"):  # in the order stored
+            assert con.execute(f"SELECT {names}, uid FROM search.{table}").fetchall() == \
+                con.execute(f"SELECT {names}, uid FROM ref.{table}").fetchall()
+        for table in ("postings", "vocab"):
+            assert con.execute(f"SELECT * FROM search.{table} ORDER BY ALL").fetchall() == \
+                con.execute(f"SELECT * FROM ref.{table} ORDER BY ALL").fetchall()
+        assert con.execute("SELECT count(*) FILTER (WHERE common) FROM search.vocab").fetchall()[0][0] > 0
+    finally:
+        con.close()
+
+
 def test_index_is_incremental(wh: Path, tmp_path: Path) -> None:
     """A second ingest adds the new run's units and replaces a changed run's; --reindex rebuilds the same rows."""
     db = tmp_path / "w.duckdb"
@@ -503,3 +553,20 @@ def test_units_sharing_a_text_each_get_its_words() -> None:
         ("404", [1, 3]), ("500", [2]), ("error", [1, 2, 3]), ("found", [1, 3]), ("not", [1, 3])]
     assert con.execute("SELECT token, n_units, common FROM s.vocab ORDER BY token").fetchall() == [
         ("404", 2, False), ("500", 1, False), ("error", 3, False), ("found", 2, False), ("not", 2, False)]
+
+
+def test_join_order_kept_restores_the_setting_and_keeps_the_error() -> None:
+    """words.join_order_kept plans joins as written inside the block only; after a failed statement (the
+    transaction aborted, so even SET is refused) the statement's own error is the one raised."""
+    con = duckdb.connect()
+    con.execute("SET disabled_optimizers = 'top_n'")
+    with words.join_order_kept(con):
+        inside = con.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0]
+    assert {"join_order", "build_side_probe_side", "top_n"} <= set(inside.split(","))
+    assert con.execute("SELECT current_setting('disabled_optimizers')").fetchall() == [("top_n",)]
+    con.execute("CREATE TABLE t (a INTEGER PRIMARY KEY)")
+    con.execute("BEGIN TRANSACTION")
+    with pytest.raises(duckdb.ConstraintException):
+        with words.join_order_kept(con):
+            con.execute("INSERT INTO t VALUES (1), (1)")
+    con.execute("ROLLBACK")

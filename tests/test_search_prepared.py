@@ -161,7 +161,7 @@ def test_the_import_takes_the_held_units(reference_warehouse: Path, tmp_path: Pa
     taken: list[int] = []
     insert_held = index._insert_held
     monkeypatch.setattr(index, "_insert_held", lambda con, batch: (taken.append(batch.n_units), insert_held(con, batch)))
-    monkeypatch.setattr(index, "stored_units_sql", lambda *a: pytest.fail("the raw tables were read"))
+    monkeypatch.setattr(index, "unit_keys_sql", lambda *a: pytest.fail("the raw tables were read"))
     sha = write_release(tmp_path / "bench")
     write_experiments(tmp_path / "experiments", sha)
     db = tmp_path / "w.duckdb"

@@ -29,13 +29,23 @@ import pyarrow as pa
 from ..warehouse import one_thread
 from . import words
 from .prepared import Batch, RunUnits, batch_units
-from .units import COLUMNS, STORED_COLUMNS, indexed_units_sql, outputs_sql, stored_units_sql, units_sql
+from .units import (COLUMNS, STORED_COLUMNS, indexed_units_sql, keyed_units_sql, output_keys_sql, unit_keys_sql,
+                    units_sql)
 
 SCHEMA = "search"
 #: The index's format; an index of another version is rebuilt by the next sync.
 VERSION = "3"
 #: About this many messages are indexed per batch (one statement each; memory follows the batch).
 BATCH_MESSAGES = 400_000
+#: A batch's units are numbered by their columns without the text; then about this many at a time get
+#: their text, go into the index and have their words collected, so that no sort or hash table holds the
+#: text of a whole batch (which, under the memory cap of an import, spilled to disk).
+CHUNK_UNITS = 20_000
+#: A batch of up to about this many bytes of text has its words collected whole, once its units are
+#: stored, so that a text repeated in several of its chunks (a system prompt, a tool's answer to the
+#: same call in every model's run) is split into words once; a batch of more has the words of its
+#: first chunks up to that size collected together, then those of each chunk as it is stored.
+COLLECT_BYTES = 96_000_000
 #: DuckDB's memory limit while ``--reindex`` runs: past it DuckDB writes to disk rather than keep every
 #: page it read or wrote, so a rebuild's memory stays this size whatever the warehouse's.
 REINDEX_MEMORY = "1GB"
@@ -197,10 +207,7 @@ def _batches(con: duckdb.DuckDBPyConnection, runs: list[str]) -> list[tuple[str,
     out: list[tuple[str, list[str]]] = []
     group: list[str] = []
     size = 0
-
-    def quoted(rs: list[str]) -> str:
-        return ", ".join("'" + r.replace("'", "''") + "'" for r in rs)
-
+    quoted = _quoted
     for run in sorted(runs):
         n = sizes.get(run, 0)
         if n > BATCH_MESSAGES:
@@ -217,6 +224,11 @@ def _batches(con: duckdb.DuckDBPyConnection, runs: list[str]) -> list[tuple[str,
     return out
 
 
+def _quoted(values: list[str]) -> str:
+    """SQL string literals, comma separated."""
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+
+
 def _next_uid(con: duckdb.DuckDBPyConnection) -> int:
     rows = con.execute(f"SELECT greatest((SELECT max(uid) FROM {SCHEMA}.units), "
                        f"(SELECT max(uid) FROM {SCHEMA}.outputs))").fetchall()
@@ -225,29 +237,113 @@ def _next_uid(con: duckdb.DuckDBPyConnection) -> int:
 
 def _index_batch(con: duckdb.DuckDBPyConnection, batch: str, held: list[RunUnits] | None = None) -> tuple[int, int]:
     """Index the units of one batch (a condition on run_id and sample_id): their rows, then their words.
-    ``held``: the batch's runs as the caller holds them (prepared.py), read instead of the raw tables."""
-    names = ", ".join(name for name, _ in COLUMNS)
-    first = _next_uid(con)
-    added = 0
+    ``held``: the batch's runs as the caller holds them (prepared.py), read instead of the raw tables
+    (:func:`_index_held`).
+
+    The units are numbered by their columns without the text (``__index_keys``: those of ``units`` in
+    :data:`CLUSTER_ORDER`, then the tool outputs in :data:`OUTPUT_ORDER`). Then, :data:`CHUNK_UNITS` at a
+    time in that order, their text is read from the raw tables (of the items the chunk holds only) and
+    they go into the index; their words are collected (words.py) after the guess at the batch's common
+    words, which reads the text of the units it samples: all together, read back from the index, for a
+    batch of less text than :data:`COLLECT_BYTES`, else for the first chunks up to that size together
+    and then for each chunk as it is stored. The rows, numbers and words are those of numbering and posting the whole
+    batch at once; no sort carries the text of more than a chunk, no hash table more than a group's."""
     if held is not None:
-        units = batch_units(held, first)
-        held.clear()  # the units hold the text now, until they are inserted
-        _insert_held(con, units)
-        added = units.n_units + units.n_outputs
-        del units
-    else:
-        for table, select, order in (("units", stored_units_sql(batch), CLUSTER_ORDER),
-                                     ("outputs", outputs_sql(batch), OUTPUT_ORDER)):
-            start = first + added
-            rows = con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, "
-                               f"{start - 1} + row_number() OVER (ORDER BY {order}) AS uid FROM ({select}) "
-                               f"ORDER BY uid").fetchall()
-            added += int(rows[0][0]) if rows else 0
+        return _index_held(con, held)
+    first = _next_uid(con)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __index_keys AS SELECT *, {first - 1} + row_number() "
+                f"OVER (ORDER BY {CLUSTER_ORDER}) AS uid FROM ({unit_keys_sql(batch)})")
+    try:
+        n_units = int(con.execute("SELECT count(*) FROM __index_keys").fetchall()[0][0])
+        con.execute(f"INSERT INTO __index_keys SELECT *, {first - 1 + n_units} + row_number() "
+                    f"OVER (ORDER BY {OUTPUT_ORDER}) AS uid FROM ({output_keys_sql(batch)})")
+        added = int(con.execute("SELECT count(*) FROM __index_keys").fetchall()[0][0])
+        if added == 0:
+            return 0, 0
+        total = added + int(con.execute(f"SELECT (SELECT count(*) FROM {SCHEMA}.units) + "
+                                        f"(SELECT count(*) FROM {SCHEMA}.outputs)").fetchall()[0][0])
+        sampled = f"uid % {words.SAMPLE_EVERY} = 0"
+        n_sample = int(con.execute(f"SELECT count(*) FROM __index_keys WHERE {sampled}").fetchall()[0][0])
+        names = ", ".join(name for name, _ in COLUMNS)
+        if words.guesses(n_sample, total):
+            with words.join_order_kept(con):
+                con.execute(f"CREATE OR REPLACE TEMP TABLE __index_chunk AS SELECT uid, text FROM "
+                            f"({keyed_units_sql('__index_keys', sampled, batch)})")
+            words.guess_common(con, SCHEMA, "__index_chunk", n_sample, total)
+        words.start(con)
+        held = 0  # bytes of text stored since `first` whose words are not collected yet (None: collected)
+        for table, source, uids, runs, samples in _chunks(con):
+            where = (f"run_id IN ({_quoted(runs)}) AND sample_id BETWEEN {_quoted([samples[0]])} "
+                     f"AND {_quoted([samples[1]])}")
+            with words.join_order_kept(con):
+                con.execute(f"CREATE OR REPLACE TEMP TABLE __index_chunk AS "
+                            f"{keyed_units_sql('__index_keys', f'uid BETWEEN {uids[0]} AND {uids[1]}', where, (source,))}")
+            con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, uid FROM __index_chunk ORDER BY uid")
+            if held is not None:
+                held += int(con.execute("SELECT coalesce(sum(strlen(text)), 0) FROM __index_chunk").fetchall()[0][0])
+                if held < COLLECT_BYTES:
+                    continue
+                held = None  # past the bound: the chunks stored so far together, then each chunk alone
+                words.collect(con, SCHEMA, _stored(first, uids[1]))
+                continue
+            words.collect(con, SCHEMA, "__index_chunk")
+        if held is not None:  # the whole batch together
+            words.collect(con, SCHEMA, _stored(first, first + added - 1))
+        return added, words.finish(con, SCHEMA, total)
+    finally:
+        con.execute("DROP TABLE IF EXISTS __index_keys")
+        con.execute("DROP TABLE IF EXISTS __index_chunk")
+
+
+def _stored(first: int, last: int) -> str:
+    """The (``uid``, ``text``) of the units numbered ``first`` to ``last``, read back from the index."""
+    both = " UNION ALL ".join(f"SELECT uid, text FROM {SCHEMA}.{table} WHERE uid BETWEEN {first} AND {last}"
+                              for table in ("units", "outputs"))
+    return f"({both})"
+
+
+def _chunks(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, tuple[int, int], list[str], tuple[str, str]]]:
+    """The chunks of ``__index_keys`` (:func:`_index_batch`): for each, the index table it goes to, the
+    source of its units, its first and last ``uid``, and the runs and the range of sample ids that hold its units. A chunk takes
+    the units of whole items of one source and role, in ``uid`` order, about :data:`CHUNK_UNITS` of them
+    (an item with more, alone)."""
+    groups = con.execute("SELECT source, role, run_id, sample_id, count(*), min(uid) FROM __index_keys "
+                         "GROUP BY source, role, run_id, sample_id ORDER BY min(uid)").fetchall()
+    out: list[tuple[str, str, tuple[int, int], list[str], tuple[str, str]]] = []
+    kind: tuple[str, str] | None = None
+    runs: dict[str, None] = {}
+    samples: list[str] = []
+    lo = hi = size = 0
+
+    def close() -> None:
+        if size and kind is not None:
+            table = "outputs" if kind[0] == "tool_output" else "units"
+            out.append((table, kind[0], (lo, hi), list(runs), (min(samples), max(samples))))
+
+    for source, role, run_id, sample_id, n, uid in groups:
+        if (source, role) != kind or size + n > CHUNK_UNITS:
+            close()
+            kind, runs, samples, lo, size = (source, role), {}, [], uid, 0
+        runs[run_id] = None
+        samples.append(sample_id)
+        size += n
+        hi = uid + n - 1
+    close()
+    return out
+
+
+def _index_held(con: duckdb.DuckDBPyConnection, held: list[RunUnits]) -> tuple[int, int]:
+    """Index a batch of runs the caller holds in memory (prepared.py): their units are numbered as
+    :func:`_index_batch` numbers them, inserted from the Arrow rows, and their words posted at once."""
+    first = _next_uid(con)
+    units = batch_units(held, first)
+    held.clear()  # the units hold the text now, until they are inserted
+    _insert_held(con, units)
+    added = units.n_units + units.n_outputs
+    del units
     total = int(con.execute(f"SELECT (SELECT count(*) FROM {SCHEMA}.units) + (SELECT count(*) FROM {SCHEMA}.outputs)")
                 .fetchall()[0][0])
-    new_units = (f"(SELECT uid, text FROM {SCHEMA}.units WHERE uid >= {first} UNION ALL "
-                 f"SELECT uid, text FROM {SCHEMA}.outputs WHERE uid >= {first})")
-    return added, words.post(con, SCHEMA, new_units, added, total)
+    return added, words.post(con, SCHEMA, _stored(first, first + added - 1), added, total)
 
 
 #: The unit columns of a held message, a held call and a held tool output (units.py's definitions)

@@ -121,6 +121,55 @@ def outputs_sql(runs_filter: str = "") -> str:
     return _as_unit(_messages_sql(runs_filter, "role = 'tool'"))
 
 
+def unit_keys_sql(runs_filter: str = "") -> str:
+    """The units the index stores (:func:`stored_units_sql`) without their text: every column but
+    ``text`` (the index numbers them by these, then reads the text of a few at a time: index.py)."""
+    where = f"WHERE {runs_filter}" if runs_filter else ""
+    return f"""
+    SELECT run_id, sample_id, attempt, turn, 'message' AS source, role, NULL::VARCHAR AS tool,
+           idx::INTEGER AS pos, NULL::VARCHAR AS status
+    FROM ({_turns_sql(runs_filter)}) WHERE {NOT_TOOL}
+    UNION ALL
+    SELECT run_id, sample_id, attempt, turn::INTEGER AS turn, 'tool_args' AS source, 'assistant' AS role, tool,
+           seq::INTEGER AS pos, status
+    FROM raw.tool_calls {where}
+    """
+
+
+def output_keys_sql(runs_filter: str = "") -> str:
+    """The tool outputs as units (:func:`outputs_sql`) without their text, nor their tool (the
+    message's ``name``, read with the text)."""
+    return f"""
+    SELECT run_id, sample_id, attempt, turn, 'tool_output' AS source, role, NULL::VARCHAR AS tool,
+           idx::INTEGER AS pos, NULL::VARCHAR AS status
+    FROM ({_turns_sql(runs_filter)}) WHERE role = 'tool'
+    """
+
+
+def keyed_units_sql(keys: str, where: str, raw_filter: str, sources: tuple[str, ...] = SOURCES) -> str:
+    """The units of ``keys`` (rows of :func:`unit_keys_sql` or :func:`output_keys_sql` with their
+    ``uid``) of ``sources`` that satisfy ``where``, with their text (and a tool output's tool) read from
+    the raw tables' rows that satisfy ``raw_filter``: the same rows as :func:`stored_units_sql` and
+    :func:`outputs_sql` give, each with its ``uid``. The raw rows come first in each join: run with the
+    join order kept (index.py), they are its probe side and the few keys its build side, so the texts
+    are not copied into a hash table."""
+    names = ", ".join(f"k.{name}" for name, _ in COLUMNS if name not in ("tool", "text"))
+    parts = []
+    if set(sources) - {"tool_args"}:
+        parts.append(f"""
+    SELECT {names}, CASE WHEN k.role = 'tool' THEN m.name END AS tool, coalesce(m.content, '') AS text, k.uid
+    FROM (SELECT run_id, sample_id, attempt, idx, name, content FROM raw.messages WHERE {raw_filter}) m
+    JOIN (SELECT * FROM {keys} WHERE source <> 'tool_args' AND {where}) k
+      ON m.run_id = k.run_id AND m.sample_id = k.sample_id AND m.attempt = k.attempt AND m.idx = k.pos""")
+    if "tool_args" in sources:
+        parts.append(f"""
+    SELECT {names}, k.tool, coalesce(c.args_json, '') AS text, k.uid
+    FROM (SELECT run_id, sample_id, attempt, seq, args_json FROM raw.tool_calls WHERE {raw_filter}) c
+    JOIN (SELECT * FROM {keys} WHERE source = 'tool_args' AND {where}) k
+      ON c.run_id = k.run_id AND c.sample_id = k.sample_id AND c.attempt = k.attempt AND c.seq = k.pos""")
+    return " UNION ALL ".join(parts)
+
+
 def indexed_units_sql(schema: str, condition: str = "", candidates: str = "") -> str:
     """Every unit, read through the index in ``schema``: its two tables of units (tool outputs apart).
     With ``condition`` (SQL with ``{text}`` where the unit's text goes) only the units whose text

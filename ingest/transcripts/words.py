@@ -26,6 +26,8 @@ query with no usable piece, or whose pieces all lie in common words, scans every
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import duckdb
@@ -151,6 +153,27 @@ def candidates(con: duckdb.DuckDBPyConnection, schema: str, text: str, regex: bo
     return True
 
 
+@contextmanager
+def join_order_kept(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """DuckDB plans joins as written while the block runs: the right side of each join is its build
+    side (the hash table). Its estimates of the rows a split into words gives are far off, and it
+    once chose the words of 7,500 units (millions of rows) over the common words (a few thousand) to
+    build on, which cost several times the rest of the query. The connection's setting is restored after
+    (after an error, where the transaction still allows it)."""
+    was = con.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0] or ""
+    off = [o for o in was.split(",") if o.strip()]
+    con.execute(f"SET disabled_optimizers = '{','.join([*off, 'join_order', 'build_side_probe_side'])}'")
+    try:
+        yield
+    except BaseException:
+        try:  # a failed statement aborts the transaction, which refuses even a SET: the error raised counts
+            con.execute(f"SET disabled_optimizers = '{was}'")
+        except duckdb.Error:
+            pass
+        raise
+    con.execute(f"SET disabled_optimizers = '{was}'")
+
+
 def create(con: duckdb.DuckDBPyConnection, schema: str) -> None:
     con.execute(f"CREATE TABLE IF NOT EXISTS {schema}.vocab (token VARCHAR NOT NULL, n_units BIGINT NOT NULL, "
                 f"common BOOLEAN NOT NULL)")
@@ -168,42 +191,72 @@ def forget(con: duckdb.DuckDBPyConnection, schema: str, uids: str) -> None:
 
 def post(con: duckdb.DuckDBPyConnection, schema: str, units: str, n_units: int, total_units: int) -> int:
     """Post the words of the ``n_units`` new units in ``units`` (a relation of ``uid`` and ``text``), the
-    index then holding ``total_units``; return the postings written."""
+    index then holding ``total_units``; return the postings written. The same as :func:`guess_common`
+    on the units a sample keeps (``uid % SAMPLE_EVERY = 0``), :func:`collect` on all of them (in parts
+    or at once) and :func:`finish`: the index builds a large batch so (index.py)."""
     if n_units == 0:
         return 0
-    # Units often repeat a text (a system prompt, a tool's answer to the same call in every model's
-    # run), so each distinct text is split into words once: for the sample below, and for the postings
-    # (its words are given to every unit holding it). ``n_sample``: how many units of the sample hold it
+    sample = f"(SELECT uid, text FROM {units} WHERE uid % {SAMPLE_EVERY} = 0)"
+    n_sample = int(con.execute(f"SELECT count(*) FROM {sample}").fetchall()[0][0])
+    guess_common(con, schema, sample, n_sample, total_units)
+    start(con)
+    collect(con, schema, units)
+    return finish(con, schema, total_units)
+
+
+def guesses(n_sample: int, total_units: int) -> bool:
+    """Whether :func:`guess_common` guesses from a sample of ``n_sample`` units, the index then holding
+    ``total_units`` (a small sample or index guesses nothing)."""
+    return n_sample * SAMPLE_EVERY >= MIN_UNITS_FOR_COMMON and total_units >= MIN_UNITS_FOR_COMMON
+
+
+def guess_common(con: duckdb.DuckDBPyConnection, schema: str, sample: str, n_sample: int, total_units: int) -> None:
+    """Before a batch is posted: a guess from ``sample`` (``uid``, ``text``: the ``n_sample`` units of the
+    batch whose ``uid % SAMPLE_EVERY = 0``) of its common words: those in more than the common share of
+    the sample's units become common (their postings go)."""
+    if not guesses(n_sample, total_units):
+        return
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE __words_common AS
+        SELECT token FROM (SELECT DISTINCT uid, token FROM ({tokens_sql(sample)}))
+        GROUP BY token HAVING count(*) > {COMMON_SHARE} * {n_sample}""")
+    con.execute(f"UPDATE {schema}.vocab SET common = true WHERE NOT common AND token IN (SELECT token FROM __words_common)")
+    con.execute(f"INSERT INTO {schema}.vocab SELECT token, 0, true FROM __words_common "
+                f"WHERE token NOT IN (SELECT token FROM {schema}.vocab)")
+    con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
+    con.execute("DROP TABLE __words_common")
+
+
+def start(con: duckdb.DuckDBPyConnection) -> None:
+    """Begin a batch's words (:func:`collect`), after :func:`guess_common`."""
+    con.execute("CREATE OR REPLACE TEMP TABLE __words_new (token VARCHAR, uid BIGINT)")
+
+
+def collect(con: duckdb.DuckDBPyConnection, schema: str, units: str) -> None:
+    """Add the words of ``units`` (``uid``, ``text``) that are not common, once per unit, to the batch's
+    words (temp table ``__words_new``, posted by :func:`finish`). Units often repeat a text (a system
+    prompt, a tool's answer to the same call in every model's run), so each distinct text is split
+    into words once and its words are given to every unit holding it; the common words (most of a
+    text's words) are dropped by an anti join before the rest is made distinct, which then sorts few rows."""
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE __words_texts AS
-        SELECT row_number() OVER () AS uid, text, uids, n_sample FROM (
-            SELECT text, list(uid) AS uids, count(*) FILTER (WHERE uid % {SAMPLE_EVERY} = 0) AS n_sample
-            FROM {units} GROUP BY text)""")
-    # a guess from a sample of the batch (every SAMPLE_EVERY-th unit): words in more than the common
-    # share of its units are common (a word counts once per unit: once per distinct text, times the
-    # sampled units holding that text)
-    n_sample = int(con.execute("SELECT coalesce(sum(n_sample), 0) FROM __words_texts").fetchall()[0][0])
-    if n_sample * SAMPLE_EVERY >= MIN_UNITS_FOR_COMMON and total_units >= MIN_UNITS_FOR_COMMON:
-        sampled = "(SELECT uid, text FROM __words_texts WHERE n_sample > 0)"
-        con.execute(f"""
-            CREATE OR REPLACE TEMP TABLE __words_common AS
-            SELECT t.token FROM (SELECT DISTINCT uid, token FROM ({tokens_sql(sampled)})) t
-            JOIN (SELECT uid, n_sample FROM __words_texts WHERE n_sample > 0) x ON x.uid = t.uid
-            GROUP BY t.token HAVING sum(x.n_sample) > {COMMON_SHARE} * {n_sample}""")
-        con.execute(f"UPDATE {schema}.vocab SET common = true WHERE NOT common AND token IN (SELECT token FROM __words_common)")
-        con.execute(f"INSERT INTO {schema}.vocab SELECT token, 0, true FROM __words_common "
-                    f"WHERE token NOT IN (SELECT token FROM {schema}.vocab)")
-        con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
-        con.execute("DROP TABLE __words_common")
-    # every word of the batch that is not common, once per unit: the common words (most of a text's
-    # words) are dropped by an anti join before the rest is made distinct, which then sorts few rows
-    con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE __words_new AS
-        SELECT w.token, unnest(x.uids) AS uid FROM (
-            SELECT DISTINCT t.token, t.uid FROM ({tokens_sql('__words_texts')}) t
-            ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token) w
-        JOIN __words_texts x ON x.uid = w.uid""")
-    con.execute("DROP TABLE __words_texts")
+        SELECT row_number() OVER () AS uid, text, uids FROM (SELECT text, list(uid) AS uids FROM {units} GROUP BY text)""")
+    try:
+        with join_order_kept(con):  # the common words are the anti join's build side, the texts the join's
+            con.execute(f"""
+                INSERT INTO __words_new
+                SELECT w.token, unnest(x.uids) AS uid FROM (
+                    SELECT DISTINCT t.token, t.uid FROM ({tokens_sql('__words_texts')}) t
+                    ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token) w
+                JOIN __words_texts x ON x.uid = w.uid""")
+    finally:
+        con.execute("DROP TABLE __words_texts")
+
+
+def finish(con: duckdb.DuckDBPyConnection, schema: str, total_units: int) -> int:
+    """Post the batch's words (:func:`collect`), the index then holding ``total_units``: their postings,
+    their counts in the vocabulary, and the words now held by more than the common share of all units
+    become common (their postings go). Returns the postings written."""
     try:
         written = int(con.execute("SELECT count(*) FROM __words_new").fetchall()[0][0])
         con.execute(f"INSERT INTO {schema}.postings SELECT token, uid FROM __words_new ORDER BY token, uid")
