@@ -125,6 +125,7 @@ class SiteBuilder:
         self.leaderboards: dict[str, str] = {}  # benchmark -> its leaderboard page (relative to the root)
         self.model_pages: dict[str, str] = {}
         self.written: set[str] = set()  # the pages written so far (relative to the root): links go to these only
+        self.run_benchmarks: dict[str, str] = {}  # every run the pages show -> its benchmark (the plan's)
 
     # -- the folder ---------------------------------------------------------------------------------
     def _check_out(self) -> None:
@@ -164,6 +165,7 @@ class SiteBuilder:
 
         wh = self.wh
         runs = shared_runs(wh)  # an empty warehouse is a user error saying so
+        self.run_benchmarks = {r.run_id: str(r.benchmark) for r in runs}
         plan = Plan()
         paths = Paths()
         benches = sorted({str(r.benchmark) for r in runs})
@@ -270,6 +272,7 @@ class SiteBuilder:
             return self._build()
 
     def _build(self) -> Path:
+        from .core import queries
         from .freshness import prepare
 
         self.dq = prepare(self.wh)
@@ -279,10 +282,11 @@ class SiteBuilder:
             self._write_bundle()
             (self.root / MARKER).write_text("written by agenthop-report site\n", encoding="utf-8")
             n = len(plan.entries) + 1
-            for i, entry in enumerate(plan.entries, 1):
-                where = f" ({entry.benchmark})" if entry.benchmark and entry.kind == "compare" else ""
-                self.progress(f"[{i}/{n}] {entry.kind}: {entry.title}{where}")
-                self._render(entry)
+            with queries.batched(self.wh, self.run_benchmarks):  # the pages' per-run aggregates: a query for all
+                for i, entry in enumerate(plan.entries, 1):
+                    where = f" ({entry.benchmark})" if entry.benchmark and entry.kind == "compare" else ""
+                    self.progress(f"[{i}/{n}] {entry.kind}: {entry.title}{where}")
+                    self._render(entry)
             self.progress(f"[{n}/{n}] index")
             self._index(plan)
         except BaseException:

@@ -6,7 +6,8 @@ Every function takes run ids (and item ids) and returns plain rows; aggregation 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ..warehouse import Warehouse
@@ -21,26 +22,86 @@ def _ok(col: str) -> str:
     return f"coalesce({col}, false)::integer"
 
 
+# -- per-run aggregates of many pages in one query --------------------------------------------------------
+
+
+class RunBatch:
+    """The runs of many pages (a site's), whose per-run aggregates (:func:`outcomes`, :func:`score_profile`) are
+    read for all of them in one query the first time a page asks for some, then answered from memory.
+
+    A page built for a metric reads the trajectories through a view that joins every run's values of that metric
+    (reports/core/metrics.py), so each query on it costs about as much whatever runs it filters on: a site of fifty
+    models paid that fifty times over per aggregate. A run's aggregate does not depend on the other runs read with
+    it, so the answer is the one the page's own query gives. Kept per relation and metric (the page's
+    trajectories); while a metric is shown, only the runs of its benchmark are read; a page asking for a run the
+    batch does not hold gets its own query."""
+
+    def __init__(self, runs: Mapping[str, str]) -> None:
+        self.runs = dict(runs)  # run_id -> its benchmark
+        self._memo: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def lookup(self, wh: Warehouse, name: str, run_ids: Sequence[str],
+               read: Callable[[Warehouse, Sequence[str]], dict[str, Any]]) -> dict[str, Any] | None:
+        """`read`'s answer per run for `run_ids` (runs without a row left out), or None when the batch does not
+        hold them all."""
+        metric = getattr(wh, "_metric", None)
+        scope = (metric.benchmark, metric.name) if metric is not None else None
+        held = [r for r, b in self.runs.items() if scope is None or b == scope[0]]
+        if not run_ids or not set(run_ids) <= set(held):
+            return None
+        key = (name, m.trajectories(wh), scope)
+        got = self._memo.get(key)
+        if got is None:
+            got = self._memo[key] = read(wh, held)
+        return {r: got[r] for r in dict.fromkeys(run_ids) if r in got}
+
+
+@contextmanager
+def batched(wh: Warehouse, runs: Mapping[str, str]) -> Iterator[RunBatch]:
+    """Within the block the per-run aggregates of `runs` (run_id -> benchmark) come from :class:`RunBatch`."""
+    previous = getattr(wh, "_run_batch", None)
+    batch = wh._run_batch = RunBatch(runs)  # type: ignore[attr-defined]
+    try:
+        yield batch
+    finally:
+        wh._run_batch = previous  # type: ignore[attr-defined]
+
+
+def _batch_lookup(wh: Warehouse, name: str, run_ids: Sequence[str],
+                  read: Callable[[Warehouse, Sequence[str]], dict[str, Any]]) -> dict[str, Any]:
+    batch: RunBatch | None = getattr(wh, "_run_batch", None)
+    got = batch.lookup(wh, name, run_ids, read) if batch is not None else None
+    return read(wh, run_ids) if got is None else got
+
+
 # -- outcomes --------------------------------------------------------------------------------------------
+
+
+def _score_profiles(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    rows = wh.con.execute(
+        f"""SELECT run_id, count(score), count(*) FILTER (WHERE score IS NOT NULL AND score NOT IN (0, 1))
+            FROM {m.trajectories(wh)} WHERE run_id IN {_in(len(run_ids))} GROUP BY run_id""", list(run_ids)).fetchall()
+    return {r: (int(a or 0), int(b or 0)) for r, a, b in rows}
 
 
 def score_profile(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, int]:
     """How many final trajectories of the runs carry a score, and how many of those are not 0 or 1."""
-    row = wh.rows(
-        f"""SELECT count(score) AS n_scored, count(*) FILTER (WHERE score IS NOT NULL AND score NOT IN (0, 1))
-                   AS n_graded
-            FROM {m.trajectories(wh)} WHERE run_id IN {_in(len(run_ids))}""", list(run_ids))[0]
-    return {k: int(v or 0) for k, v in row.items()}
+    per_run = _batch_lookup(wh, "score_profile", run_ids, _score_profiles).values()
+    return {"n_scored": sum(a for a, _ in per_run), "n_graded": sum(b for _, b in per_run)}
 
 
-def outcomes(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Per run: n, correct, the scores (for intervals), answered (terminated_by = answer)."""
+def _outcomes(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     rows = wh.rows(
         f"""SELECT run_id, count(*) AS n, sum({_ok('is_correct')}) AS correct, count(score) AS n_scored,
                    avg(score) AS mean_score, list(score ORDER BY sample_id) FILTER (WHERE score IS NOT NULL) AS scores,
                    count_if(terminated_by = 'answer') AS n_answer
             FROM {m.trajectories(wh)} WHERE run_id IN {_in(len(run_ids))} GROUP BY run_id""", list(run_ids))
     return {r["run_id"]: r for r in rows}
+
+
+def outcomes(wh: Warehouse, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per run: n, correct, the scores (for intervals), answered (terminated_by = answer)."""
+    return _batch_lookup(wh, "outcomes", run_ids, _outcomes)
 
 
 def paired_binary(wh: Warehouse, run_a: str, run_b: str) -> dict[str, int]:
@@ -287,20 +348,22 @@ def item_trajectories(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequenc
 
 
 def item_calls(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """The final attempt's calls with their arguments, status, error type and result size, in order."""
+    """The final attempt's calls with their arguments, status, error type and result size, in order (the final
+    attempt read from the trajectories themselves: a page's metric (:func:`m.trajectories`) changes their score,
+    not which attempt is final, and joining its view would read every run's metric values)."""
     return _item_rows(
         wh, f"""SELECT c.run_id, c.sample_id, c.turn, c.seq, c.tool, c.args_json, c.status, c.error_type, c.output_chars
-                FROM {m.CALL_DETAILS} c JOIN {m.trajectories(wh)} t
+                FROM {m.CALL_DETAILS} c JOIN {m.TRAJECTORIES} t
                   ON t.run_id = c.run_id AND t.sample_id = c.sample_id AND t.attempt = c.attempt
                 WHERE c.run_id = ? AND c.sample_id = ANY(?)""",
         run_ids, sample_ids, "sample_id, run_id, seq")
 
 
 def item_messages(wh: Warehouse, run_ids: Sequence[str], sample_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """The final attempt's transcript (messages table), in order."""
+    """The final attempt's transcript (messages table), in order (the final attempt as :func:`item_calls` reads it)."""
     return _item_rows(
         wh, f"""SELECT msg.run_id, msg.sample_id, msg.idx, msg.role, msg.name, msg.tool_call_id, msg.content
-                FROM {m.MESSAGES} msg JOIN {m.trajectories(wh)} t
+                FROM {m.MESSAGES} msg JOIN {m.TRAJECTORIES} t
                   ON t.run_id = msg.run_id AND t.sample_id = msg.sample_id AND t.attempt = msg.attempt
                 WHERE msg.run_id = ? AND msg.sample_id = ANY(?)""",
         run_ids, sample_ids, "sample_id, run_id, idx")

@@ -487,3 +487,92 @@ def test_site_caps_duckdb_memory_while_it_builds(lab_site: Path, tmp_path: Path,
         site_build.build_site(wh, tmp_path / "site")
         assert wh.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "2.0 GiB"
     assert seen and set(seen) == {"286.1 MiB"}  # 300 MB
+
+
+def test_run_batch_answers_as_each_pages_own_query(lab_site: Path) -> None:
+    """Within queries.batched, outcomes and score_profile read every run of the batch in one query (per metric shown)
+    and give each page the rows its own query gives; a run the batch does not hold gets its own query."""
+    from agenthop.reports.core import metrics, queries
+    from agenthop.reports.warehouse import Warehouse
+
+    with Warehouse(lab_site) as wh:
+        runs = dict(wh.con.execute("SELECT run_id, benchmark FROM main.run_summary ORDER BY run_id").fetchall())
+        ids = list(runs)
+        pages = [ids[:3], ids[3:], [ids[-1], ids[0]], ids]
+        metric = metrics.resolve(wh, next(iter(runs.values())), None)
+        assert metric is not None and len(ids) == 6
+        for scope in (None, metric):
+            with metrics.scoped(wh, scope):
+                alone = [(queries.outcomes(wh, p), queries.score_profile(wh, p)) for p in pages]
+                seen: list[str] = []
+                execute = wh.con.execute
+
+                class Spy:  # counts the queries the batch sends (DuckDB's connection cannot be patched)
+                    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+                        return getattr(wh.con_, name)
+
+                    def execute(self, sql: str, *a):  # type: ignore[no-untyped-def]
+                        seen.append(sql)
+                        return execute(sql, *a)
+
+                wh.con_, wh.con = wh.con, Spy()  # type: ignore[attr-defined]
+                try:
+                    with queries.batched(wh, runs):
+                        batched = [(queries.outcomes(wh, p), queries.score_profile(wh, p)) for p in pages]
+                        assert len(seen) == 2  # one query per aggregate, for every page
+                        queries.outcomes(wh, [ids[0], "no-such-run"])
+                        assert len(seen) == 3  # not held: its own query
+                finally:
+                    wh.con = wh.con_  # type: ignore[attr-defined]
+                assert batched == alone
+                assert all(o[1]["n_scored"] > 0 and set(o[0]) == set(p) for o, p in zip(batched, pages))
+
+
+def test_item_transcripts_and_calls_are_the_same_under_a_metric(lab_site: Path) -> None:
+    """An item's messages and calls join the final attempt of the trajectories themselves: the same rows while a page
+    shows a metric (whose view joins every run's metric values) as without."""
+    from agenthop.reports.core import metrics, queries
+    from agenthop.reports.warehouse import Warehouse
+
+    with Warehouse(lab_site) as wh:
+        runs = [r for (r,) in wh.con.execute("SELECT run_id FROM raw.runs ORDER BY run_id LIMIT 3").fetchall()]
+        sids = [s for (s,) in wh.con.execute("SELECT DISTINCT sample_id FROM raw.trajectories ORDER BY sample_id "
+                                              "LIMIT 30").fetchall()]
+        plain = (queries.item_messages(wh, runs, sids), queries.item_calls(wh, runs, sids))
+        bench = wh.con.execute("SELECT benchmark FROM main.run_summary LIMIT 1").fetchone()[0]
+        with metrics.scoped(wh, metrics.resolve(wh, bench, None)):
+            assert "metric" in str(getattr(wh, "_trajectories", ""))
+            assert (queries.item_messages(wh, runs, sids), queries.item_calls(wh, runs, sids)) == plain
+        assert plain[0] and plain[1]
+
+
+def test_site_with_the_run_batch_is_the_same_site(lab_site: Path, tmp_path: Path, monkeypatch) -> None:
+    """The site whose pages read their per-run aggregates from one batch is byte for byte the site whose pages each
+    send their own queries."""
+    from contextlib import nullcontext
+
+    from agenthop.reports.core import queries
+    from agenthop.reports.site_build import build_site
+    from agenthop.reports.warehouse import Warehouse
+
+    with Warehouse(lab_site) as wh:
+        build_site(wh, tmp_path / "batched")
+    monkeypatch.setattr(queries, "batched", lambda wh, runs: nullcontext())
+    with Warehouse(lab_site) as wh:
+        build_site(wh, tmp_path / "alone")
+    assert _site_files(tmp_path / "batched") == _site_files(tmp_path / "alone")
+
+
+def test_data_files_are_deflated_at_the_sites_level() -> None:
+    """A data file carries its text deflated at item_data.LEVEL (4: faster to write than 9, a few % larger), which
+    inflates to the text whatever the level."""
+    import re
+    import zlib
+
+    from agenthop.reports import item_data
+
+    text = json.dumps({"strings": [f"message {i} " * 20 for i in range(200)]})
+    units, n = re.search(r'"([^"]*)", (\d+)\);\n$', item_data.script("f", text).decode("utf-16")).groups()  # type: ignore[union-attr]
+    packed = item_data.from_units(units, int(n))
+    assert item_data.LEVEL == 4 and packed == zlib.compress(text.encode("utf-8"), 4)
+    assert zlib.decompress(packed).decode("utf-8") == text
