@@ -66,7 +66,7 @@ browser:
 	    echo "WARNING: could not install chromium-headless-shell; browser tests will be SKIPPED. apt-get said:"; \
 	    printf '%s\n' "$$out" | tail -n 15 | sed 's/^/  | /'; }; }
 
-# Two pytest workers, one test file each at a time (session fixtures are built once per worker);
+# Two pytest workers, one test file each at a time, the costly files first (tests/scheduling.py);
 # TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
 test: $(STAMP) browser

@@ -104,6 +104,14 @@ def run_dbt(db: Path, work: Path, command: str, *extra: str, project: Path = REP
         return proc
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under `--dist loadfile` (make test), the costly test files go to the workers first (tests/scheduling.py)."""
+    from scheduling import costly_first_scheduler
+
+    return costly_first_scheduler(config, log)
+
+
 @dataclass(frozen=True)
 class BuiltWarehouse:
     db: Path

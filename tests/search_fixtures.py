@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agenthop.ingest.core import run_ingest
-from conftest import _check, run_dbt_build
+from conftest import _check, built_once, run_dbt_build, worker_copy
 from ingest_fixtures import run_rows, write_release, write_run
 
 SYSTEM = "You are a careful research agent."
@@ -131,3 +133,9 @@ def build_warehouse(work: Path) -> Path:
     run_ingest(db, benchmark=work / "bench", runs=[work / "runs"], accept_dq=True)
     _check(run_dbt_build(db, work), "dbt build")
     return db
+
+
+def shared_warehouse(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """build_warehouse's warehouse, built once per test run (conftest.built_once: test_search.py and
+    test_scout_export.py share it), as a copy of its own in a new folder `name` (a test may change it)."""
+    return worker_copy(tmp_path_factory, built_once(tmp_path_factory, "search", build_warehouse) / "w.duckdb", name)

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import _check, cli, run_dbt_build
 from interchange_validators import EeeValidator, scout_cli
-from search_fixtures import CORRECT, SYSTEM, TRANSCRIPTS, USER, build_warehouse
+from search_fixtures import CORRECT, SYSTEM, TRANSCRIPTS, USER, shared_warehouse
 
 SCANNERS = '''
 from inspect_scout import Scanner, Transcript, grep_scanner, scanner
@@ -35,7 +35,7 @@ def labelled() -> Scanner[Transcript]:
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_warehouse(tmp_path_factory.mktemp("scout"))
+    return shared_warehouse(tmp_path_factory, "scout")
 
 
 @pytest.fixture(scope="session")

@@ -25,13 +25,13 @@ from agenthop.ingest.transcripts.search import (
     matching_attempts,
 )
 from ingest_fixtures import write_release
-from search_fixtures import SYSTEM, TRANSCRIPTS, USER, build_warehouse, messages_of, write_runs
+from search_fixtures import SYSTEM, TRANSCRIPTS, USER, messages_of, shared_warehouse, write_runs
 
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The three hand-built runs, ingested and dbt-built (the metric and item-group filters read marts)."""
-    return build_warehouse(tmp_path_factory.mktemp("search"))
+    return shared_warehouse(tmp_path_factory, "search")
 
 
 def search(db: Path, **kw: Any):  # type: ignore[no-untyped-def]
