@@ -5,8 +5,9 @@ that copy reads the text back from the raw tables the same transaction has just 
 each message's turn and sorts it, text and all, twice (for the unit numbers and for the insert): for
 the paper-scale reference import most of the index's cost. An ingest that holds a run's tables as
 Arrow (the reference-JSON import does, folder by folder) keeps them here instead (:func:`run_units`),
-and the index then takes the same rows from memory (:func:`batch_units`): each message's turn is
-computed by units.py's own SQL (``_turns_sql``) over the key columns alone, and the text is only
+and the index then takes the same rows from memory (:func:`batch_units`): each message's turn comes
+from the parse workers (reference_bulk.py, units.py's rule in NumPy) or, for a task the workers did
+not parse, from units.py's own SQL (``_turns_sql``) over the key columns alone, and the text is only
 filtered, in the order the rows are stored in. Same rows, same order, same unit numbers as units.py's
 SQL; tests/test_search_prepared.py compares the two.
 """
@@ -22,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .units import _turns_sql
+
 
 @dataclass
 class RunUnits:
