@@ -207,20 +207,19 @@ def _batches(con: duckdb.DuckDBPyConnection, runs: list[str]) -> list[tuple[str,
     out: list[tuple[str, list[str]]] = []
     group: list[str] = []
     size = 0
-    quoted = _quoted
     for run in sorted(runs):
         n = sizes.get(run, 0)
         if n > BATCH_MESSAGES:
             parts = -(-n // BATCH_MESSAGES)
-            out += [(f"run_id IN ({quoted([run])}) AND hash(sample_id) % {parts} = {k}", []) for k in range(parts)]
+            out += [(f"run_id IN ({_quoted([run])}) AND hash(sample_id) % {parts} = {k}", []) for k in range(parts)]
             continue
         if group and size + n > BATCH_MESSAGES:
-            out.append((f"run_id IN ({quoted(group)})", group))
+            out.append((f"run_id IN ({_quoted(group)})", group))
             group, size = [], 0
         group.append(run)
         size += n
     if group:
-        out.append((f"run_id IN ({quoted(group)})", group))
+        out.append((f"run_id IN ({_quoted(group)})", group))
     return out
 
 
@@ -271,7 +270,7 @@ def _index_batch(con: duckdb.DuckDBPyConnection, batch: str, held: list[RunUnits
                             f"({keyed_units_sql('__index_keys', sampled, batch)})")
             words.guess_common(con, SCHEMA, "__index_chunk", n_sample, total)
         words.start(con)
-        held = 0  # bytes of text stored since `first` whose words are not collected yet (None: collected)
+        uncollected = 0  # bytes of text stored since `first` whose words are not collected yet (None: collected)
         for table, source, uids, runs, samples in _chunks(con):
             where = (f"run_id IN ({_quoted(runs)}) AND sample_id BETWEEN {_quoted([samples[0]])} "
                      f"AND {_quoted([samples[1]])}")
@@ -279,15 +278,15 @@ def _index_batch(con: duckdb.DuckDBPyConnection, batch: str, held: list[RunUnits
                 con.execute(f"CREATE OR REPLACE TEMP TABLE __index_chunk AS "
                             f"{keyed_units_sql('__index_keys', f'uid BETWEEN {uids[0]} AND {uids[1]}', where, (source,))}")
             con.execute(f"INSERT INTO {SCHEMA}.{table} ({names}, uid) SELECT {names}, uid FROM __index_chunk ORDER BY uid")
-            if held is not None:
-                held += int(con.execute("SELECT coalesce(sum(strlen(text)), 0) FROM __index_chunk").fetchall()[0][0])
-                if held < COLLECT_BYTES:
+            if uncollected is not None:
+                uncollected += int(con.execute("SELECT coalesce(sum(strlen(text)), 0) FROM __index_chunk").fetchall()[0][0])
+                if uncollected < COLLECT_BYTES:
                     continue
-                held = None  # past the bound: the chunks stored so far together, then each chunk alone
+                uncollected = None  # past the bound: the chunks stored so far together, then each chunk alone
                 words.collect(con, SCHEMA, _stored(first, uids[1]))
                 continue
             words.collect(con, SCHEMA, "__index_chunk")
-        if held is not None:  # the whole batch together
+        if uncollected is not None:  # the whole batch together
             words.collect(con, SCHEMA, _stored(first, first + added - 1))
         return added, words.finish(con, SCHEMA, total)
     finally:
