@@ -14,7 +14,9 @@ and builds every node from nothing:
   rest of its wall time is importing dbt and writing the manifest.
 - ``dbt_first_same_scope_<label>``: ``dbt run`` of the three marts bench/handwritten.sql computes and
   their upstream models (no tests), fresh too; compared with the hand-written query both with and
-  without the start-up above.
+  without the start-up above. Its profile, and its critical path: the chain of nodes, each the parent
+  that finished last, that decided when the run's last node finished, with the time each waited for a
+  thread after its parent finished (run_results.json and manifest.json of that run).
 - ``dbt_repeat_build_<label>``: ``dbt build`` again on the built warehouse, nothing changed (what
   later builds cost; they skip unchanged work, docs/ingest.md#incremental-builds).
 - ``handwritten_sql_<label>``: bench/handwritten.sql over the same Parquet files.
@@ -35,6 +37,7 @@ import os
 import shutil
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -68,6 +71,60 @@ def dbt_profile(run_results: Path) -> dict[str, object]:
         "by_type": {t: {"nodes": len(v), "seconds": round(sum(v), 2)} for t, v in sorted(by_type.items())},
         "slowest": {res["unique_id"].split(".")[-1]: round(float(res["execution_time"]), 2) for res in slowest},
     }
+
+
+def _span(result: dict[str, object]) -> tuple[datetime, datetime] | None:
+    """When a node of run_results.json started (its compile) and finished (its execution)."""
+    timing = result.get("timing") or []
+    assert isinstance(timing, list)
+    if not timing:
+        return None
+    start, end = timing[0].get("started_at"), timing[-1].get("completed_at")
+    if not start or not end:
+        return None
+    return datetime.fromisoformat(start.replace("Z", "+00:00")), datetime.fromisoformat(end.replace("Z", "+00:00"))
+
+
+def critical_path(run_results: Path, manifest: Path) -> list[dict[str, object]]:
+    """The chain of nodes that decided when a dbt invocation's last node (not a hook) finished: from it back,
+    each step the parent (among the nodes of the run) that finished last. Per node, in run order: its
+    name, its seconds (compile and execution) and the seconds it waited after that parent finished
+    before it started (another node held the thread). Empty when either file is missing or unreadable."""
+    try:
+        results = json.loads(run_results.read_text())["results"]
+        nodes = json.loads(manifest.read_text())["nodes"]
+    except (OSError, KeyError, ValueError):
+        return []
+    # the project's hooks (operation nodes) run before and after every node, outside the graph
+    spans = {res["unique_id"]: span for res in results
+             if not res["unique_id"].startswith("operation.") and (span := _span(res)) is not None}
+    if not spans:
+        return []
+    chain = [max(spans, key=lambda uid: spans[uid][1])]
+    while True:
+        parents = [p for p in nodes.get(chain[-1], {}).get("depends_on", {}).get("nodes", []) if p in spans]
+        if not parents:
+            break
+        chain.append(max(parents, key=lambda uid: spans[uid][1]))
+    chain.reverse()
+    out = []
+    for i, uid in enumerate(chain):
+        start, end = spans[uid]
+        waited = (start - spans[chain[i - 1]][1]).total_seconds() if i else 0.0
+        out.append({"node": uid.split(".")[-1], "seconds": round((end - start).total_seconds(), 2),
+                    "waited_s": round(max(waited, 0.0), 2)})
+    return out
+
+
+def critical_path_summary(path: list[dict[str, object]]) -> str:
+    """One line for the bench table: the critical path's nodes, their seconds and the waits between them."""
+    if not path:
+        return ""
+    total = sum(float(step["seconds"]) + float(step["waited_s"]) for step in path)  # type: ignore[arg-type]
+    steps = ", ".join(f"{step['node']} {step['seconds']} s"
+                      + (f" (after {step['waited_s']} s waiting)" if float(step["waited_s"]) >= 0.05 else "")  # type: ignore[arg-type]
+                      for step in path)
+    return f"critical path {round(total, 2)} s: {steps}"
 
 
 def parse_profile(perf_info: Path) -> dict[str, object]:
@@ -176,8 +233,11 @@ def measure(label: str, fresh_db: Path, runs_dir: Path, work: Path, env: dict[st
     parse, _, parse_target = _fresh(f"dbt_first_parse_{label}", ["parse"], fresh_db, work, env, repeats)
     parse.extra["parse"] = parse_profile(parse_target / "perf_info.json")
     parse.extra["summary"] = parse_summary(parse.extra["parse"], parse.wall_s)  # type: ignore[arg-type]
-    scope, _, _ = _fresh(f"dbt_first_same_scope_{label}", ["run", "--select", *HANDWRITTEN_MARTS], fresh_db, work,
-                         env, repeats)
+    scope, _, scope_target = _fresh(f"dbt_first_same_scope_{label}", ["run", "--select", *HANDWRITTEN_MARTS],
+                                    fresh_db, work, env, repeats)
+    scope.extra["profile"] = dbt_profile(scope_target / "run_results.json")
+    scope.extra["critical_path"] = critical_path(scope_target / "run_results.json", scope_target / "manifest.json")
+    scope.extra["summary"] = critical_path_summary(scope.extra["critical_path"])  # type: ignore[arg-type]
     repeat_runs = [run_stage(f"dbt_repeat_build_{label}",
                              [str(BIN / "dbt"), "build", "--project-dir", str(REPO), "--profiles-dir", str(REPO),
                               "--target-path", str(target), "--log-path", str(work / "dbtlogs")],

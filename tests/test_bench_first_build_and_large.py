@@ -100,3 +100,40 @@ def test_parse_profile_from_perf_info(tmp_path: Path) -> None:
         "(3 files)); 4 of 10 models read without rendering; 3.0 s importing dbt, writing the manifest and the rest")
     assert first_build.parse_profile(tmp_path / "missing.json") == {}
     assert first_build.parse_summary({}, 8.0) == ""
+
+
+def test_critical_path_of_a_run(tmp_path: Path) -> None:
+    """The same-scope row names the chain of nodes that decided when the run ended: from the last node
+    back through the parent that finished last, with the time each node waited for a thread after its
+    parent had finished; hooks (operation nodes) and parents outside the run are left out."""
+    import json
+
+    def node(uid: str, start: float, end: float) -> dict[str, object]:
+        stamp = "2026-12-07T10:00:{:06.3f}Z"
+        return {"unique_id": uid, "timing": [
+            {"name": "compile", "started_at": stamp.format(start), "completed_at": stamp.format(start + 0.01)},
+            {"name": "execute", "started_at": stamp.format(start + 0.01), "completed_at": stamp.format(end)}]}
+
+    (tmp_path / "run_results.json").write_text(json.dumps({"results": [
+        node("model.p.stg_a", 0.0, 0.5),
+        node("model.p.stg_b", 0.0, 0.25),
+        node("model.p.int_slow", 0.5, 2.0),       # holds a thread that int_c needed
+        node("model.p.int_c", 1.0, 1.5),          # ready at 0.5 s, started at 1.0 s
+        node("model.p.mart", 2.0, 2.75),
+        node("operation.p.p-on-run-end-0", 2.75, 3.0),
+    ]}))
+    (tmp_path / "manifest.json").write_text(json.dumps({"nodes": {
+        "model.p.stg_a": {"depends_on": {"nodes": ["source.p.raw.a"]}},
+        "model.p.stg_b": {"depends_on": {"nodes": []}},
+        "model.p.int_slow": {"depends_on": {"nodes": ["model.p.stg_b"]}},
+        "model.p.int_c": {"depends_on": {"nodes": ["model.p.stg_a", "model.p.stg_b"]}},
+        "model.p.mart": {"depends_on": {"nodes": ["model.p.int_c", "model.p.int_slow"]}},
+    }}))
+    path = first_build.critical_path(tmp_path / "run_results.json", tmp_path / "manifest.json")
+    assert path == [{"node": "stg_b", "seconds": 0.25, "waited_s": 0.0},
+                    {"node": "int_slow", "seconds": 1.5, "waited_s": 0.25},
+                    {"node": "mart", "seconds": 0.75, "waited_s": 0.0}]
+    assert first_build.critical_path_summary(path) == (
+        "critical path 2.75 s: stg_b 0.25 s, int_slow 1.5 s (after 0.25 s waiting), mart 0.75 s")
+    assert first_build.critical_path(tmp_path / "missing.json", tmp_path / "manifest.json") == []
+    assert first_build.critical_path_summary([]) == ""

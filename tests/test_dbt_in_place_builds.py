@@ -160,3 +160,33 @@ def test_tables_written_without_the_checks_get_them(built_warehouse: BuiltWareho
     for model in models:
         assert after[f"main.{model}"] == before[f"main.{model}"]
     assert rebuilt_runs(db, "run_summary") == run_ids(db, "main.run_summary")
+
+
+def test_a_calls_table_written_with_the_display_columns_loses_them(built_warehouse: BuiltWarehouse,
+                                                                   tmp_path: Path) -> None:
+    """int_tool_calls_final carried the calls' display columns (args_json, answer, ...) for fct_tool_call
+    before fct_tool_call took them from staging. A warehouse built then has them in that table; the next
+    `dbt build` (which recomputes every run of the model, its SQL having changed) drops them instead of
+    failing on the schema change, and writes the same rows as a build from nothing."""
+    db = tmp_path / "warehouse.duckdb"
+    shutil.copyfile(built_warehouse.db, db)
+    table = "intermediate.int_tool_calls_final"
+    con = duckdb.connect(str(db))
+    try:
+        for name, kind in (("call_index", "integer"), ("args_json", "varchar"), ("answer", "varchar")):
+            con.execute(f"alter table {table} add column {name} {kind}")
+        con.execute(f"update {table} set args_json = '{{}}'")
+        # an edited model: no run has a version recorded for it
+        con.execute("delete from intermediate.incremental_runs where model = 'int_tool_calls_final'")
+    finally:
+        con.close()
+    _check(build_project(REPO, db, tmp_path / "new", "int_tool_calls_final"), "dbt build after the old table")
+
+    def columns(path: Path) -> list[str]:
+        with duckdb.connect(str(path), read_only=True) as c:
+            return [r[0] for r in c.execute(f"select * from {table} limit 0").description]
+
+    assert columns(db) == columns(built_warehouse.db)
+    assert "args_json" not in columns(db)
+    assert table_digests(db)[table] == table_digests(built_warehouse.db)[table]
+    assert rebuilt_runs(db, "int_tool_calls_final") == run_ids(db)

@@ -1,6 +1,10 @@
-{{ config(materialized="incremental") }}
+{{ config(materialized="incremental", on_schema_change="sync_all_columns") }}
 {%- set plan = incremental_plan() %}
 -- A table, incremental by run (docs/ingest.md#incremental-builds): five downstream models read it.
+-- Only the columns those models need: fct_tool_call takes the display columns (args_json, answer, ...)
+-- from staging itself, so the calls' longest texts are not written twice on a first build. A table
+-- written by an earlier version, with those columns, loses them at the next build (sync_all_columns;
+-- every run is rebuilt then, as the model's SQL changed).
 --
 -- AgentHop's calls of final attempts: the shared int_core_tool_calls_final (which calls, their order
 -- pos and neighbours prev_tool / next_tool) of AgentHop's trajectories, with AgentHop's own columns
@@ -30,14 +34,7 @@ calls as (
         core_calls.tool = 'read_section' and core_calls.status = 'ok' as is_delivered_read,
         own.section_query,
         own.resolved_header,
-        own.resolved_section_index,
-        -- carried for fct_tool_call, so that it does not join the raw calls a second time
-        own.call_index,
-        own.args_json,
-        own.output_chars,
-        own.budget_after,
-        own.search_query,
-        own.answer
+        own.resolved_section_index
     from core_calls
     join {{ ref('stg_harness__tool_calls') }} as own
         on own.run_id = core_calls.run_id and own.sample_id = core_calls.sample_id
@@ -69,7 +66,7 @@ select
     {{ tool_class('tool') }} as tool_class,
     paper_id, is_gold_paper, is_delivered_read,
     section_query, resolved_header, resolved_section_index, status,
-    call_index, args_json, cost, output_chars, budget_after, search_query, answer,
+    cost,
     prev_tool, next_tool,
     case
         when is_delivered_read and not is_gold_paper and next_tool is not null then
