@@ -434,7 +434,8 @@ def model(name: str, db: str | None, out: Path | None, single_file: bool) -> Non
                    "are listed on the index with their command.")
 @click.option("--workers", type=click.IntRange(1), default=None,
               help="Processes rendering the pages [default: $AGENTHOP_SITE_WORKERS, else the cores, at most 4]; "
-                   "each holds up to about 1 GB on a large warehouse. 1 renders them in this process.")
+                   "each holds the page it renders (some hundreds of MB on a large warehouse). 1 renders them in "
+                   "this process.")
 @click.option("--quiet", is_flag=True, default=False, help="No progress lines on stderr.")
 @db_option
 @cli_errors

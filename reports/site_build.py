@@ -42,8 +42,11 @@ from .warehouse import Warehouse
 MARKER = ".agenthop-site"
 DEFAULT_MAX_PAIRS = 10
 #: DuckDB's memory while the site is built: the blocks it keeps as the pages read the transcripts (every run's,
-#: over the site) would otherwise grow towards its default, most of the machine's memory
-MEMORY_LIMIT = "512MB"
+#: over the site) would otherwise grow towards its default, most of the machine's memory. Pages rendered by
+#: several worker processes share it (site_workers.worker_memory_limit), so the workers together keep the
+#: cache one process keeps.
+MEMORY_LIMIT_MB = 512
+MEMORY_LIMIT = f"{MEMORY_LIMIT_MB}MB"
 
 Progress = Callable[[str], None]
 
@@ -297,7 +300,8 @@ class SiteBuilder:
             workers = min(self.workers or site_workers.default_workers(), len(plan.entries))
             with queries.batched(self.wh, self.run_benchmarks):  # the pages' per-run aggregates: a query for all
                 if workers > 1 and site_workers.can_fork():
-                    site_workers.render_all(self, plan.entries, workers, MEMORY_LIMIT, announce)
+                    site_workers.render_all(self, plan.entries, workers, MEMORY_LIMIT, announce,
+                                            site_workers.worker_memory_limit(MEMORY_LIMIT_MB, workers))
                 else:
                     for i, entry in enumerate(plan.entries, 1):
                         announce(i, entry)
@@ -388,4 +392,4 @@ def build_site(wh: Warehouse, out: Path, max_pairs: int = DEFAULT_MAX_PAIRS, pro
     return SiteBuilder(wh, out, max_pairs, progress, workers).build()
 
 
-__all__ = ["DEFAULT_MAX_PAIRS", "MARKER", "MEMORY_LIMIT", "capped_memory", "SiteBuilder", "SitePage", "build_site", "has_scanner_results", "ranked_pairs"]
+__all__ = ["DEFAULT_MAX_PAIRS", "MARKER", "MEMORY_LIMIT", "MEMORY_LIMIT_MB", "capped_memory", "SiteBuilder", "SitePage", "build_site", "has_scanner_results", "ranked_pairs"]

@@ -62,6 +62,16 @@ def default_workers(env: dict[str, str] | None = None) -> int:
     return max(1, min(available_cpus(), MAX_DEFAULT))
 
 
+#: The least DuckDB memory a worker is given (its share of the site's MEMORY_LIMIT), in MB
+MIN_WORKER_MB = 128
+
+
+def worker_memory_limit(limit_mb: int, workers: int) -> str:
+    """Each worker's DuckDB memory_limit: the site's `limit_mb` shared among the `workers`, at least
+    :data:`MIN_WORKER_MB`, so the workers together hold about the cache one process holds."""
+    return f"{max(MIN_WORKER_MB, limit_mb // max(1, workers))}MB"
+
+
 def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
@@ -87,9 +97,11 @@ def _render_one(index: int, written: frozenset[str]) -> tuple[bool, str, str]:
 
 
 def render_all(builder: SiteBuilder, entries: Sequence[Entry], workers: int, memory_limit: str,
-               announce: Callable[[int, Entry], None]) -> None:
+               announce: Callable[[int, Entry], None], worker_limit: str | None = None) -> None:
     """Render `entries` in `workers` forked processes (module docstring), calling `announce(i, entry)` as entry i (from
-    1) is handed out; each entry's ``written`` and ``problem`` and the builder's ``written`` set as in one process."""
+    1) is handed out; each entry's ``written`` and ``problem`` and the builder's ``written`` set as in one process.
+    Each worker's DuckDB memory_limit is `worker_limit` (default `memory_limit`); the builder's connection, opened
+    again after, gets `memory_limit`."""
     global _builder, _entries
     _builder, _entries = builder, entries
     wh = builder.wh
@@ -119,7 +131,7 @@ def render_all(builder: SiteBuilder, entries: Sequence[Entry], workers: int, mem
 
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker,
-                                 initargs=(memory_limit,)) as pool:
+                                 initargs=(worker_limit or memory_limit,)) as pool:
             try:
                 for i, entry in enumerate(entries):
                     if entry.after_earlier:
@@ -141,4 +153,5 @@ def render_all(builder: SiteBuilder, entries: Sequence[Entry], workers: int, mem
         wh.con.execute(f"SET memory_limit = '{memory_limit}'")
 
 
-__all__ = ["ENV", "MAX_DEFAULT", "available_cpus", "can_fork", "default_workers", "render_all"]
+__all__ = ["ENV", "MAX_DEFAULT", "MIN_WORKER_MB", "available_cpus", "can_fork", "default_workers", "render_all",
+           "worker_memory_limit"]

@@ -491,8 +491,9 @@ def test_site_caps_duckdb_memory_while_it_builds(lab_site: Path, tmp_path: Path,
 
 def test_site_workers_cap_duckdb_memory_and_give_the_connection_back(lab_site: Path, tmp_path: Path,
                                                                     monkeypatch) -> None:
-    """Each worker process renders its pages on its own connection, capped at MEMORY_LIMIT as one process is; the
-    builder's connection, closed while they work, is open again after the build with its limit of before."""
+    """Each worker process renders its pages on its own connection, capped at its share of MEMORY_LIMIT_MB (the
+    workers together hold what one process holds); the builder's connection, closed while they work, is open again
+    after the build with its limit of before."""
     from agenthop.reports import site_build
     from agenthop.reports.warehouse import Warehouse
 
@@ -505,14 +506,14 @@ def test_site_workers_cap_duckdb_memory_and_give_the_connection_back(lab_site: P
         return render(self, entry)
 
     monkeypatch.setattr(site_build.SiteBuilder, "_render", spy)
-    monkeypatch.setattr(site_build, "MEMORY_LIMIT", "300MB")
+    monkeypatch.setattr(site_build, "MEMORY_LIMIT_MB", 300)
     with Warehouse(lab_site) as wh:
         wh.con.execute("SET memory_limit = '2GiB'")
         site_build.build_site(wh, tmp_path / "site", workers=2)
         assert wh.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "2.0 GiB"
         assert wh.rows("SELECT count(*) AS n FROM main.run_summary")[0]["n"] == 6
     lines = [ln.split() for ln in seen.read_text().splitlines()]
-    assert lines and {limit for _, limit, _ in lines} == {"286.1"} and os.getpid() not in {int(p) for p, *_ in lines}
+    assert lines and {limit for _, limit, _ in lines} == {"143.0"} and os.getpid() not in {int(p) for p, *_ in lines}
     assert len({p for p, *_ in lines}) == 2  # rendered by the two workers, neither the builder
 
 
@@ -674,6 +675,8 @@ def test_site_worker_count_from_option_or_environment(monkeypatch) -> None:
     monkeypatch.setattr(site_workers, "available_cpus", lambda: 1)
     assert site_workers.default_workers({}) == 1
     assert site_workers.default_workers({site_workers.ENV: " 3 "}) == 3
+    assert site_workers.worker_memory_limit(512, 2) == "256MB" and site_workers.worker_memory_limit(512, 1) == "512MB"
+    assert site_workers.worker_memory_limit(512, 8) == f"{site_workers.MIN_WORKER_MB}MB"
     for bad in ("0", "two", "-1"):
         with pytest.raises(AgentHopError, match="AGENTHOP_SITE_WORKERS"):
             site_workers.default_workers({site_workers.ENV: bad})
