@@ -81,6 +81,7 @@ def _start_worker(memory_limit: str) -> None:
     assert _builder is not None
     _builder.wh.reconnect()
     _builder.wh.con.execute(f"SET memory_limit = '{memory_limit}'")
+    _builder.wh.con.execute("SET enable_progress_bar = false")  # two workers' bars would cut into the page lines
 
 
 def _render_one(index: int, written: frozenset[str]) -> tuple[bool, str, str]:

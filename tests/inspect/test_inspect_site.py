@@ -492,8 +492,9 @@ def test_site_caps_duckdb_memory_while_it_builds(lab_site: Path, tmp_path: Path,
 def test_site_workers_cap_duckdb_memory_and_give_the_connection_back(lab_site: Path, tmp_path: Path,
                                                                     monkeypatch) -> None:
     """Each worker process renders its pages on its own connection, capped at its share of MEMORY_LIMIT_MB (the
-    workers together hold what one process holds); the builder's connection, closed while they work, is open again
-    after the build with its limit of before."""
+    workers together hold what one process holds) and without DuckDB's progress bars (two workers' would cut into
+    the page lines); the builder's connection, closed while they work, is open again after the build with its limit
+    of before."""
     from agenthop.reports import site_build
     from agenthop.reports.warehouse import Warehouse
 
@@ -502,7 +503,9 @@ def test_site_workers_cap_duckdb_memory_and_give_the_connection_back(lab_site: P
 
     def spy(self, entry):  # type: ignore[no-untyped-def]  # in a worker: told through a file
         with seen.open("a") as fh:
-            fh.write(f"{os.getpid()} {self.wh.con.execute('SELECT current_setting(?)', ['memory_limit']).fetchone()[0]}\n")
+            limit, bar = self.wh.con.execute("SELECT current_setting('memory_limit'), "
+                                             "current_setting('enable_progress_bar')").fetchone()
+            fh.write(f"{os.getpid()} {limit} {bar}\n")
         return render(self, entry)
 
     monkeypatch.setattr(site_build.SiteBuilder, "_render", spy)
@@ -513,7 +516,8 @@ def test_site_workers_cap_duckdb_memory_and_give_the_connection_back(lab_site: P
         assert wh.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "2.0 GiB"
         assert wh.rows("SELECT count(*) AS n FROM main.run_summary")[0]["n"] == 6
     lines = [ln.split() for ln in seen.read_text().splitlines()]
-    assert lines and {limit for _, limit, _ in lines} == {"143.0"} and os.getpid() not in {int(p) for p, *_ in lines}
+    assert lines and {(limit, bar) for _, limit, _, bar in lines} == {("143.0", "False")}  # no DuckDB progress bars
+    assert os.getpid() not in {int(p) for p, *_ in lines}
     assert len({p for p, *_ in lines}) == 2  # rendered by the two workers, neither the builder
 
 
