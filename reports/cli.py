@@ -432,10 +432,14 @@ def model(name: str, db: str | None, out: Path | None, single_file: bool) -> Non
 @click.option("--max-pairs", "max_pairs", type=click.IntRange(0), default=10, show_default=True,
               help="Compare pages rendered per benchmark (neighbours in the leaderboard first); the other pairs "
                    "are listed on the index with their command.")
+@click.option("--workers", type=click.IntRange(1), default=None,
+              help="Processes rendering the pages [default: $AGENTHOP_SITE_WORKERS, else the cores, at most 4]; "
+                   "each holds the page it renders (some hundreds of MB on a large warehouse). 1 renders them in "
+                   "this process.")
 @click.option("--quiet", is_flag=True, default=False, help="No progress lines on stderr.")
 @db_option
 @cli_errors
-def site(out: Path, max_pairs: int, quiet: bool, db: str | None) -> None:
+def site(out: Path, max_pairs: int, workers: int | None, quiet: bool, db: str | None) -> None:
     """Everything the warehouse holds as one static site: index.html (benchmarks, models, runs, coverage),
     each benchmark's leaderboard, a page per model, reruns, compare pages, the benchmark-specific reports
     and their item pages; one chart bundle, relative links, offline from file://."""
@@ -446,7 +450,7 @@ def site(out: Path, max_pairs: int, quiet: bool, db: str | None) -> None:
             click.echo(f"site: {msg}", err=True)
 
     with Warehouse(db) as wh:
-        index = build_site(wh, out, max_pairs, progress)
+        index = build_site(wh, out, max_pairs, progress, workers)
     click.echo(str(index))
 
 

@@ -42,8 +42,11 @@ from .warehouse import Warehouse
 MARKER = ".agenthop-site"
 DEFAULT_MAX_PAIRS = 10
 #: DuckDB's memory while the site is built: the blocks it keeps as the pages read the transcripts (every run's,
-#: over the site) would otherwise grow towards its default, most of the machine's memory
-MEMORY_LIMIT = "512MB"
+#: over the site) would otherwise grow towards its default, most of the machine's memory. Pages rendered by
+#: several worker processes share it (site_workers.worker_memory_limit), so the workers together keep the
+#: cache one process keeps.
+MEMORY_LIMIT_MB = 512
+MEMORY_LIMIT = f"{MEMORY_LIMIT_MB}MB"
 
 Progress = Callable[[str], None]
 
@@ -91,6 +94,8 @@ class Entry:
     model: str = ""
     written: bool = False
     problem: str = ""
+    #: rendered once every earlier page is (its links go to the pages written: a model page's)
+    after_earlier: bool = False
 
 
 @dataclass
@@ -114,10 +119,14 @@ class Paths:
 
 class SiteBuilder:
     def __init__(self, wh: Warehouse, out: Path, max_pairs: int = DEFAULT_MAX_PAIRS,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, workers: int | None = None) -> None:
         if max_pairs < 0:
             raise AgentHopError("--max-pairs must be 0 or more")
+        if workers is not None and workers < 1:
+            raise AgentHopError("--workers must be 1 or more")
         self.wh, self.out, self.max_pairs = wh, Path(out), max_pairs
+        #: processes rendering the pages (reports/site_workers.py); None: site_workers.default_workers()
+        self.workers = workers
         self.progress = progress or (lambda _msg: None)
         self.root: Path = self.out  # the staging folder while building
         self.dq: Sequence[Any] = ()
@@ -201,7 +210,7 @@ class SiteBuilder:
             links_for = self._model_links(m, reruns)
             plan.entries.append(Entry("model", f"Model {m}", self.model_pages[m],
                                       lambda s, m=m, links_for=links_for: model_page.page(wh, s, m, links_for(s))[0],
-                                      model=m))
+                                      model=m, after_earlier=True))
         held = benchmarks_held(wh)
         plan.entries += self._specific(held)
         if has_scanner_results(wh):
@@ -272,6 +281,7 @@ class SiteBuilder:
             return self._build()
 
     def _build(self) -> Path:
+        from . import site_workers
         from .core import queries
         from .freshness import prepare
 
@@ -282,11 +292,20 @@ class SiteBuilder:
             self._write_bundle()
             (self.root / MARKER).write_text("written by agenthop-report site\n", encoding="utf-8")
             n = len(plan.entries) + 1
+
+            def announce(i: int, entry: Entry) -> None:
+                where = f" ({entry.benchmark})" if entry.benchmark and entry.kind == "compare" else ""
+                self.progress(f"[{i}/{n}] {entry.kind}: {entry.title}{where}")
+
+            workers = min(self.workers or site_workers.default_workers(), len(plan.entries))
             with queries.batched(self.wh, self.run_benchmarks):  # the pages' per-run aggregates: a query for all
-                for i, entry in enumerate(plan.entries, 1):
-                    where = f" ({entry.benchmark})" if entry.benchmark and entry.kind == "compare" else ""
-                    self.progress(f"[{i}/{n}] {entry.kind}: {entry.title}{where}")
-                    self._render(entry)
+                if workers > 1 and site_workers.can_fork():
+                    site_workers.render_all(self, plan.entries, workers, MEMORY_LIMIT, announce,
+                                            site_workers.worker_memory_limit(MEMORY_LIMIT_MB, workers))
+                else:
+                    for i, entry in enumerate(plan.entries, 1):
+                        announce(i, entry)
+                        self._render(entry)
             self.progress(f"[{n}/{n}] index")
             self._index(plan)
         except BaseException:
@@ -365,9 +384,12 @@ def has_scanner_results(wh: Warehouse) -> bool:
     return wh.has("scanner_prevalence") and bool(wh.rows("SELECT 1 FROM scanner_prevalence LIMIT 1"))
 
 
-def build_site(wh: Warehouse, out: Path, max_pairs: int = DEFAULT_MAX_PAIRS, progress: Progress | None = None) -> Path:
-    """Render the whole site of `wh` into `out`; returns the path of its index page."""
-    return SiteBuilder(wh, out, max_pairs, progress).build()
+def build_site(wh: Warehouse, out: Path, max_pairs: int = DEFAULT_MAX_PAIRS, progress: Progress | None = None,
+               workers: int | None = None) -> Path:
+    """Render the whole site of `wh` into `out` with `workers` processes (None: $AGENTHOP_SITE_WORKERS, else the
+    cores, at most 4; reports/site_workers.py); returns the path of its index page. With more than one worker, `wh`'s
+    connection is closed and opened again (its memo kept, its temporary views and settings not)."""
+    return SiteBuilder(wh, out, max_pairs, progress, workers).build()
 
 
-__all__ = ["DEFAULT_MAX_PAIRS", "MARKER", "MEMORY_LIMIT", "capped_memory", "SiteBuilder", "SitePage", "build_site", "has_scanner_results", "ranked_pairs"]
+__all__ = ["DEFAULT_MAX_PAIRS", "MARKER", "MEMORY_LIMIT", "MEMORY_LIMIT_MB", "capped_memory", "SiteBuilder", "SitePage", "build_site", "has_scanner_results", "ranked_pairs"]

@@ -46,8 +46,14 @@ class Warehouse:
                 f"warehouse {self.path} does not exist: run agenthop-ingest and dbt build first "
                 "(or pass --db / set AGENTHOP_DB)"
             )
+        self.con = self._connect()
+        self._columns: dict[str, tuple[str, ...]] | None = None
+        #: results kept for this connection's life by the report modules that build them more than once
+        self.memo: dict[str, Any] = {}
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
         try:
-            self.con = duckdb.connect(str(self.path), read_only=True)
+            return duckdb.connect(str(self.path), read_only=True)
         except duckdb.IOException as exc:
             msg = str(exc)
             if "lock" in msg.lower():
@@ -60,13 +66,16 @@ class Warehouse:
             raise AgentHopError(
                 f"cannot open warehouse {self.path} as a DuckDB database: {str(exc).splitlines()[0]}"
             ) from None
-        self._columns: dict[str, tuple[str, ...]] | None = None
-        #: results kept for this connection's life by the report modules that build them more than once
-        self.memo: dict[str, Any] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def close(self) -> None:
         self.con.close()
+
+    def reconnect(self) -> None:
+        """A new read-only connection to the same file in place of the closed one (its settings and temporary
+        views gone; :attr:`memo` kept, the file being read-only). A process forked from one holding this warehouse
+        (reports/site_workers.py) opens its own this way: the one it inherits must not be used."""
+        self.con = self._connect()
 
     def __enter__(self) -> Warehouse:
         return self

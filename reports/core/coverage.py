@@ -153,9 +153,14 @@ def itt_mean(values: Mapping[tuple[str, str], float], run_ids: Sequence[str], n_
     every run: the mean of the per-item means). None without a worst value or a scope."""
     if worst is None or n_scope <= 0 or not run_ids:
         return None
+    per_run: dict[str, list[float]] = {rid: [] for rid in run_ids}  # each run's values in their order, in one pass
+    for (r, _), v in values.items():
+        mine = per_run.get(r)
+        if mine is not None:
+            mine.append(v)
     means = []
     for rid in run_ids:
-        mine = [v for (r, _), v in values.items() if r == rid]
+        mine = per_run[rid]
         means.append((sum(mine) + worst * max(n_scope - len(mine), 0)) / n_scope)
     return sum(means) / len(means)
 

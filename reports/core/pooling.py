@@ -279,11 +279,13 @@ class Pooled:
 def _epoch_rows(values: Values, a: RunGroup, b: RunGroup, binary: bool) -> list[EpochRow]:
     by_a = {a.repeats.number(r): r for r in a.runs}
     by_b = {b.repeats.number(r): r for r in b.runs}
+    ids = list(dict.fromkeys(r.run_id for r in (*a.runs, *b.runs)))
+    own = dict(zip(ids, split_by_group(values, [[rid] for rid in ids])))  # each run's values, in one pass
     rows = []
     for num in sorted(set(by_a) | set(by_b)):
         ra, rb = by_a.get(num), by_b.get(num)
-        va = item_means(values, [ra.run_id]) if ra else {}
-        vb = item_means(values, [rb.run_id]) if rb else {}
+        va = item_means(own[ra.run_id], [ra.run_id]) if ra else {}
+        vb = item_means(own[rb.run_id], [rb.run_id]) if rb else {}
         rows.append(EpochRow(
             number=num, run_a=ra, run_b=rb, n_a=len(va), n_b=len(vb),
             mean_a=sum(va.values()) / len(va) if va else None, mean_b=sum(vb.values()) / len(vb) if vb else None,
@@ -297,7 +299,8 @@ def compare_groups(wh: Warehouse, a: RunGroup, b: RunGroup, source: ItemValues |
     values of `metric` (from `source` when given, else its mart rows; ITEM_VALUES without a metric)."""
     values = (source or values_source(metric))(wh, a.run_ids + b.run_ids)
     binary = is_binary(values)
-    ma, mb = item_means(values, a.run_ids), item_means(values, b.run_ids)
+    own_a, own_b = split_by_group(values, [a.run_ids, b.run_ids])
+    ma, mb = item_means(own_a, a.run_ids), item_means(own_b, b.run_ids)
     test = item_test(ma, mb, mcnemar=binary and a.n_runs == 1 and b.n_runs == 1)
     differing = []
     for sid in sorted(set(ma) & set(mb)):

@@ -484,9 +484,41 @@ def test_site_caps_duckdb_memory_while_it_builds(lab_site: Path, tmp_path: Path,
     monkeypatch.setattr(site_build, "MEMORY_LIMIT", "300MB")
     with Warehouse(lab_site) as wh:
         wh.con.execute("SET memory_limit = '2GiB'")
-        site_build.build_site(wh, tmp_path / "site")
+        site_build.build_site(wh, tmp_path / "site", workers=1)
         assert wh.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "2.0 GiB"
     assert seen and set(seen) == {"286.1 MiB"}  # 300 MB
+
+
+def test_site_workers_cap_duckdb_memory_and_give_the_connection_back(lab_site: Path, tmp_path: Path,
+                                                                    monkeypatch) -> None:
+    """Each worker process renders its pages on its own connection, capped at its share of MEMORY_LIMIT_MB (the
+    workers together hold what one process holds) and without DuckDB's progress bars (two workers' would cut into
+    the page lines); the builder's connection, closed while they work, is open again after the build with its limit
+    of before."""
+    from agenthop.reports import site_build
+    from agenthop.reports.warehouse import Warehouse
+
+    seen = tmp_path / "seen.txt"
+    render = site_build.SiteBuilder._render
+
+    def spy(self, entry):  # type: ignore[no-untyped-def]  # in a worker: told through a file
+        with seen.open("a") as fh:
+            limit, bar = self.wh.con.execute("SELECT current_setting('memory_limit'), "
+                                             "current_setting('enable_progress_bar')").fetchone()
+            fh.write(f"{os.getpid()} {limit} {bar}\n")
+        return render(self, entry)
+
+    monkeypatch.setattr(site_build.SiteBuilder, "_render", spy)
+    monkeypatch.setattr(site_build, "MEMORY_LIMIT_MB", 300)
+    with Warehouse(lab_site) as wh:
+        wh.con.execute("SET memory_limit = '2GiB'")
+        site_build.build_site(wh, tmp_path / "site", workers=2)
+        assert wh.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "2.0 GiB"
+        assert wh.rows("SELECT count(*) AS n FROM main.run_summary")[0]["n"] == 6
+    lines = [ln.split() for ln in seen.read_text().splitlines()]
+    assert lines and {(limit, bar) for _, limit, _, bar in lines} == {("143.0", "False")}  # no DuckDB progress bars
+    assert os.getpid() not in {int(p) for p, *_ in lines}
+    assert len({p for p, *_ in lines}) == 2  # rendered by the two workers, neither the builder
 
 
 def test_run_batch_answers_as_each_pages_own_query(lab_site: Path) -> None:
@@ -576,3 +608,79 @@ def test_data_files_are_deflated_at_the_sites_level() -> None:
     packed = item_data.from_units(units, int(n))
     assert item_data.LEVEL == 4 and packed == zlib.compress(text.encode("utf-8"), 4)
     assert zlib.decompress(packed).decode("utf-8") == text
+
+
+# -- pages rendered in worker processes (reports/site_workers.py) ------------------------------------------
+
+
+def test_site_in_workers_is_the_same_site_with_the_same_progress(lab_site: Path, tmp_path: Path) -> None:
+    """Rendered by two or three worker processes, the site is byte for byte the one one process writes, and the
+    progress lines are the same, in the same order."""
+    from agenthop.reports.site_build import build_site
+    from agenthop.reports.warehouse import Warehouse
+
+    sites, said = {}, {}
+    for workers in (1, 2, 3):
+        lines: list[str] = []
+        with Warehouse(lab_site) as wh:
+            build_site(wh, tmp_path / f"site-{workers}", max_pairs=1, progress=lines.append, workers=workers)
+        sites[workers], said[workers] = _site_files(tmp_path / f"site-{workers}"), lines
+    assert sites[2] == sites[1] and sites[3] == sites[1]
+    assert said[2] == said[1] and said[3] == said[1]
+    kinds = [ln.split()[1] for ln in said[1]]
+    assert {"leaderboard:", "reruns:", "compare:", "model:"} <= set(kinds) and kinds[-1] == "index"
+    assert "reruns/" in (tmp_path / "site-2" / "models").joinpath(  # a model page links the reruns page written
+        sorted(p.name for p in (tmp_path / "site-2" / "models").glob("*.html"))[0]).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("how", ["raises", "dies"])
+def test_a_worker_failing_stops_the_site_with_its_page_named_and_nothing_written(lab_site: Path, tmp_path: Path,
+                                                                                monkeypatch, how: str) -> None:
+    """A page failing in a worker (an exception a page cannot list, or the process killed) stops the build with one
+    error line naming the page, no traceback; the site written before stays as it was and no staging folder is
+    left."""
+    from click.testing import CliRunner
+
+    from agenthop.reports.cli import main
+    from agenthop.reports.core import pages
+
+    out = tmp_path / "site"
+    runner = CliRunner()
+    res = runner.invoke(main, ["site", "--db", str(lab_site), "--out", str(out), "--quiet", "--max-pairs", "0",
+                               "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    before = _site_files(out)
+    reruns = pages.reruns
+
+    def failing(wh, site, model, *a, **k):  # type: ignore[no-untyped-def]
+        if model.endswith("01"):
+            if how == "dies":
+                os._exit(9)
+            raise RuntimeError("the disk said no")
+        return reruns(wh, site, model, *a, **k)
+
+    monkeypatch.setattr(pages, "reruns", failing)
+    res = runner.invoke(main, ["site", "--db", str(lab_site), "--out", str(out), "--max-pairs", "0", "--workers", "2"])
+    assert res.exit_code == 2, res.output
+    error = [ln for ln in res.output.splitlines() if ln.startswith("error:")]
+    assert len(error) == 1 and "reruns page reruns/" in error[0] and "nothing was written" in error[0], res.output
+    assert ("RuntimeError: the disk said no" in error[0]) if how == "raises" else ("worker process ended" in error[0])
+    assert "Traceback" not in res.output
+    assert _site_files(out) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_site_worker_count_from_option_or_environment(monkeypatch) -> None:
+    from agenthop.harness.errors import AgentHopError
+    from agenthop.reports import site_workers
+
+    monkeypatch.setattr(site_workers, "available_cpus", lambda: 16)
+    assert site_workers.default_workers({}) == site_workers.MAX_DEFAULT == 4
+    monkeypatch.setattr(site_workers, "available_cpus", lambda: 1)
+    assert site_workers.default_workers({}) == 1
+    assert site_workers.default_workers({site_workers.ENV: " 3 "}) == 3
+    assert site_workers.worker_memory_limit(512, 2) == "256MB" and site_workers.worker_memory_limit(512, 1) == "512MB"
+    assert site_workers.worker_memory_limit(512, 8) == f"{site_workers.MIN_WORKER_MB}MB"
+    for bad in ("0", "two", "-1"):
+        with pytest.raises(AgentHopError, match="AGENTHOP_SITE_WORKERS"):
+            site_workers.default_workers({site_workers.ENV: bad})
