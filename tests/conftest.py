@@ -1,7 +1,8 @@
 """Shared fixtures: one end-to-end warehouse per test run.
 
 `built_warehouse` runs the real pipeline once (synthetic benchmark -> simulated panel -> ingest ->
-dbt build) through the installed console scripts, exactly as a user would, and yields the paths.
+dbt build) through the installed console scripts, as a user would (dbt's own command line, run in this
+process: dbt_in_process), and yields the paths.
 Tests that only read the warehouse share it; tests that modify data build their own. Under pytest-xdist
 the workers share one build (built_once) and each reads its own copy of the warehouse file.
 """
