@@ -1,7 +1,8 @@
 """Shared fixtures: one end-to-end warehouse per test run.
 
 `built_warehouse` runs the real pipeline once (synthetic benchmark -> simulated panel -> ingest ->
-dbt build) through the installed console scripts, exactly as a user would, and yields the paths.
+dbt build) through the installed console scripts, as a user would (dbt's own command line, run in this
+process: dbt_in_process), and yields the paths.
 Tests that only read the warehouse share it; tests that modify data build their own. Under pytest-xdist
 the workers share one build (built_once) and each reads its own copy of the warehouse file.
 """
@@ -59,6 +60,62 @@ def _parse_home() -> Path:
     return _PARSE_HOME
 
 
+#: set to 1 to run the tests' dbt commands as subprocesses (the `dbt` console script) instead of in the test process
+SUBPROCESS_ENV = "AGENTHOP_TEST_DBT_SUBPROCESS"
+
+
+def dbt_in_process(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Runs the dbt command line `cmd` (cmd[0] is the dbt script) as `dbt` would run it from `cwd` with the
+    environment `env`, but in this process (dbt's dbtRunner): each dbt process would spend ~2 CPU seconds
+    importing dbt and its adapter before reading the project. Returns what the subprocess would have: dbt's
+    exit code (0 success, 1 a failed node, 2 an error), its console output as stdout, anything else written
+    to stderr and, for an error, the exception's type and message (dbt's console output names it too).
+
+    The environment and the current folder are this process's for the run, then restored; dbt-duckdb's
+    connection to the warehouse is closed after it (its file is free for the test to open or copy) and its
+    once-per-process warnings forgotten, and the objects dbt_gc froze are handed back to the garbage
+    collector, so each run starts as a new process would. Tests run one at a time in a test process, and so
+    do these runs. Set AGENTHOP_TEST_DBT_SUBPROCESS=1 to run subprocesses instead.
+    """
+    import contextlib
+    import gc
+    import io
+
+    if os.environ.get(SUBPROCESS_ENV) == "1":
+        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    from dbt.cli.main import dbtRunner
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            result = dbtRunner().invoke(cmd[1:])
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        with DuckDBConnectionManager._LOCK:
+            if DuckDBConnectionManager._ENV is not None:
+                DuckDBConnectionManager._ENV.close()
+            DuckDBConnectionManager._ENV = None
+            DuckDBConnectionManager._LOGGED_MESSAGES.clear()
+        gc.unfreeze()
+    if isinstance(result.exception, KeyboardInterrupt):
+        raise result.exception
+    if result.success:
+        code = 0
+    elif result.exception is None:
+        code = 1
+    else:
+        code = 2
+        err.write(f"{type(result.exception).__name__}: {result.exception}\n")
+    return subprocess.CompletedProcess(cmd, code, out.getvalue(), err.getvalue())
+
+
 def run_dbt(db: Path, work: Path, command: str, *extra: str, project: Path = REPO) -> subprocess.CompletedProcess[str]:
     """`dbt COMMAND` of `project` (default: the repository's) against `db`, with target/log dirs under `work`.
 
@@ -77,14 +134,14 @@ def run_dbt(db: Path, work: Path, command: str, *extra: str, project: Path = REP
            "--target-path", str(work / "target"), "--log-path", str(work / "logs"), *extra]
     db = Path(db).absolute()
     if not db.is_file():
-        return subprocess.run(cmd, cwd=project, env=dbt_env(db), capture_output=True, text=True)
+        return dbt_in_process(cmd, project, dbt_env(db))
     home = _parse_home() / db.name
     home.mkdir(exist_ok=True)
     with open(home / "lock", "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # another build through this path is running: build without it
-            return subprocess.run(cmd, cwd=project, env=dbt_env(db), capture_output=True, text=True)
+            return dbt_in_process(cmd, project, dbt_env(db))
         link, wal, parsed = home / db.name, home / (db.name + ".wal"), home / "partial_parse.msgpack"
         link.unlink(missing_ok=True)
         wal.unlink(missing_ok=True)
@@ -93,7 +150,7 @@ def run_dbt(db: Path, work: Path, command: str, *extra: str, project: Path = REP
         if parsed.is_file():
             env["DBT_PARTIAL_PARSE_FILE_PATH"] = str(parsed)
         try:
-            proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
+            proc = dbt_in_process(cmd, project, env)
         finally:
             link.unlink()
             if wal.exists():  # a log DuckDB did not fold into the file belongs beside the file

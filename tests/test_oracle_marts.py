@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from conftest import BuiltWarehouse, _check, cli, dbt_env
+from conftest import BuiltWarehouse, _check, cli, dbt_env, run_dbt_build
 from oracle import metric_definitions
 
 TOL = 1e-9
@@ -392,7 +392,6 @@ def inject_edge_runs(db: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def extreme_warehouse(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    repo = Path(__file__).resolve().parents[1]
     work = tmp_path_factory.mktemp("oracle_extreme")
     bench, runs, db, panel = work / "benchmark", work / "runs", work / "warehouse.duckdb", work / "panel.yaml"
     panel.write_text(EXTREME_PANEL, encoding="utf-8")
@@ -406,12 +405,8 @@ def extreme_warehouse(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, d
                           env=env, capture_output=True, text=True), "ingest")
     edges = inject_edge_runs(db)
     # models and seeds only (the schema tests run on the shared warehouse): this one checks numbers
-    proc = subprocess.run(
-        [cli("dbt"), "build", "--exclude-resource-type", "test", "unit_test",
-         "--select", *(f"+{m}" for m in (*metric_definitions.MART_KEYS, "condition_deltas")),
-         "--project-dir", str(repo), "--profiles-dir", str(repo),
-         "--target-path", str(work / "target"), "--log-path", str(work / "logs")],
-        cwd=repo, env=env, capture_output=True, text=True)
+    proc = run_dbt_build(db, work, "--exclude-resource-type", "test", "unit_test",
+                         "--select", *(f"+{m}" for m in (*metric_definitions.MART_KEYS, "condition_deltas")))
     _check(proc, "dbt build (models)")
     return db, edges
 
