@@ -94,7 +94,8 @@ class Entry:
     model: str = ""
     written: bool = False
     problem: str = ""
-    #: rendered once every earlier page is (its links go to the pages written: a model page's)
+    #: rendered once every earlier page is, but for the pages that wait like it: its links go to the pages written
+    #: (a model page's to the leaderboards and reruns pages, never to another model page)
     after_earlier: bool = False
 
 

@@ -9,7 +9,8 @@ files are the same whatever the number of workers or the order the pages finish 
 
 The builder hands out the pages in the plan's order, one to each worker that is free, and prints a page's
 progress line as it hands it out: the same lines, in the same order, as one process prints. A page that links to
-other pages of the site (a model page: to the leaderboard and reruns pages written) waits for every earlier page.
+other pages of the site (a model page: to the leaderboard and reruns pages written) waits for every earlier page
+but those that wait like it (the model pages render side by side once the pages before them are done).
 
 A page the warehouse cannot give is listed on the index as in one process (``Entry.problem``). Any other failure
 of a worker (an exception, or the process killed, as by the kernel out of memory) stops the build with an
@@ -135,8 +136,8 @@ def render_all(builder: SiteBuilder, entries: Sequence[Entry], workers: int, mem
                                  initargs=(worker_limit or memory_limit,)) as pool:
             try:
                 for i, entry in enumerate(entries):
-                    if entry.after_earlier:
-                        while pending:
+                    if entry.after_earlier:  # the pages it may link to first; those waiting like it go on
+                        while any(not entries[k].after_earlier for k in pending.values()):
                             collect(FIRST_COMPLETED)
                     while len(pending) >= workers:
                         collect(FIRST_COMPLETED)
