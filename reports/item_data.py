@@ -23,7 +23,7 @@ import json
 import math
 import zlib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -37,8 +37,14 @@ from .values import CONTROL_RE, control_pictures
 #: items per data file, about: a chunk is what one opened item costs to load
 ITEMS_PER_CHUNK = 128
 #: items a page loads from the warehouse and formats at once (whole chunks: :func:`chunk_batches`), so the memory a
-#: page takes does not grow with its items
+#: page takes does not grow with its items: the first batch's size, and the least one (:class:`BatchSizer`)
 BATCH_ITEMS = 1024
+#: the most items in a batch, however short their transcripts
+MAX_BATCH_ITEMS = 16_384
+#: the characters of text (messages, inputs, answers, counted as loaded) a batch is sized to hold once the batches
+#: before it tell how long an item's text is: about what 1,024 items of two runs of 27,000-character transcripts
+#: hold, so a site of short transcripts loads a page's items in one batch (each batch reads its runs' rows again)
+BATCH_CHARS = 32_000_000
 VIEWER_STEM = "view"
 #: zlib's level for the data files: 4 deflates a site's item data about 2.7 times as fast as 9 for some 4% more
 #: bytes (measured on a lab's site: 136 MB of JSON to 37.5 MB, against 36.1 MB at 9); the viewer inflates any level
@@ -142,9 +148,12 @@ class Chunk:
         self.strings: list[str] = []
         self._index: dict[str, int] = {}
         self.items: dict[str, dict[str, Any]] = {}
+        #: the characters of every text given to :meth:`text`, repeats included (what the loaded items held)
+        self.chars = 0
 
     def text(self, s: str) -> int:
         """The index of message text `s` in the chunk's table (control characters shown as pictures on writing)."""
+        self.chars += len(s)
         k = self._index.get(s)
         if k is None:
             k = self._index[s] = len(self.strings)
@@ -205,6 +214,44 @@ def chunk_batches(sizes: Sequence[int], limit: int) -> list[list[int]]:
     return out
 
 
+class BatchSizer:
+    """How many items the next batch of a page takes: :data:`BATCH_ITEMS` until a batch was measured, then as many
+    as :data:`BATCH_CHARS` of text hold at the longest text per item measured so far (at least BATCH_ITEMS, at most
+    :data:`MAX_BATCH_ITEMS`). One sizer serves the pages of a benchmark (:func:`sizer_for`), so a page's first batch
+    is sized by the pages before it; a batch longer than foreseen makes the next ones smaller. Which items share a
+    batch does not change what is written."""
+
+    def __init__(self) -> None:
+        self.chars_per_item = 0.0  # the most measured, 0 before the first batch
+
+    @property
+    def limit(self) -> int:
+        if self.chars_per_item <= 0:
+            return BATCH_ITEMS
+        return max(BATCH_ITEMS, min(MAX_BATCH_ITEMS, int(BATCH_CHARS // self.chars_per_item)))
+
+    def saw(self, items: int, chars: int) -> None:
+        """A batch of `items` items whose texts held `chars` characters was loaded and formatted."""
+        if items > 0:
+            self.chars_per_item = max(self.chars_per_item, chars / items, 1.0)
+
+    def batches(self, sizes: Sequence[int]) -> Iterator[list[int]]:
+        """:func:`chunk_batches` of `sizes`, each batch at most the :attr:`limit` when it starts (report each batch
+        with :meth:`saw` before taking the next)."""
+        at, n = 0, len(sizes)
+        while at < n:
+            batch = chunk_batches(sizes[at:], self.limit)[:1]
+            if not batch:
+                return
+            yield [at + k for k in batch[0]]
+            at += batch[0][-1] + 1
+
+
+def sizer_for(memo: dict[str, Any], key: str) -> BatchSizer:
+    """The sizer of `key` (a benchmark) kept in `memo` (the warehouse connection's, so a process's pages share it)."""
+    return memo.setdefault("item_batches", {}).setdefault(key, BatchSizer())
+
+
 class ChunkWriter:
     """Writes data files through `write(data, path)` in the order they were added, each packed (deflated,
     :func:`script`) in one of `pending` threads while the caller formats the next chunk (zlib and numpy release
@@ -239,5 +286,5 @@ class ChunkWriter:
             self._queue.clear()
 
 
-__all__ = ["BATCH_ITEMS", "Chunk", "ChunkWriter", "ITEMS_PER_CHUNK", "UNIT_BASE", "VIEWER_STEM", "chunk_batches", "chunk_of",
+__all__ = ["BATCH_CHARS", "BATCH_ITEMS", "BatchSizer", "Chunk", "ChunkWriter", "ITEMS_PER_CHUNK", "UNIT_BASE", "VIEWER_STEM", "MAX_BATCH_ITEMS", "chunk_batches", "chunk_of", "sizer_for",
            "from_units", "n_chunks_for", "payload", "script", "to_units"]

@@ -385,10 +385,12 @@ class Site:
         static: list[str] = []
         box = Charts()
         meta: tuple[Any, Any] | None = None  # the outcomes' words and the metric, as the items' data gives them
+        sizer = item_data.sizer_for(wh.memo, ",".join(sorted({str(r.benchmark) for r in runs})))
         with item_data.ChunkWriter(self._write_folder_file) as out:
-            for batch in item_data.chunk_batches([len(m) for m in members], item_data.BATCH_ITEMS):
+            for batch in sizer.batches([len(m) for m in members]):
                 data = pages.load(wh, [sid for c in batch for sid in members[c]], runs)
                 meta = meta or (data.outcomes, data.metric)
+                chars = 0
                 for c in batch:
                     ch = item_data.Chunk()
                     for sid in members[c]:
@@ -399,8 +401,10 @@ class Site:
                         ch.items[self._names.stem(sid)] = body
                         self._viewed[sid] = viewer
                         self._items[sid] = viewer
+                    chars += ch.chars
                     if ch.items:
                         out.add(ch, data_dir / f"{c}.js")
+                sizer.saw(sum(len(members[c]) for c in batch), chars)
                 del data
         if len(static) == len(todo):
             return static

@@ -123,6 +123,34 @@ def test_chunks_batched_by_hand() -> None:
     assert chunk_batches([1, 1, 1], 1) == [[0], [1], [2]]
 
 
+def test_batch_size_follows_the_text_measured_by_hand() -> None:
+    """1,024 items until a batch is measured; then as many as 32 million characters hold at the longest text per
+    item seen (at least 1,024, at most 16,384); the batches of a page take the limit as each starts."""
+    from agenthop.reports import item_data
+    from agenthop.reports.item_data import BatchSizer, sizer_for
+
+    assert (item_data.BATCH_ITEMS, item_data.BATCH_CHARS, item_data.MAX_BATCH_ITEMS) == (1024, 32_000_000, 16_384)
+    long = BatchSizer()
+    assert long.limit == 1024
+    long.saw(1024, 1024 * 2 * 27_000)  # two runs of 27,000-character transcripts: 54,000 an item, 592 would fit
+    assert long.limit == 1024
+    short = BatchSizer()
+    short.saw(1000, 1_000_000)  # 1,000 an item: 32,000 fit, capped
+    assert short.limit == 16_384
+    short.saw(100, 400_000)  # 4,000 an item now: 8,000
+    assert short.limit == 8000
+    short.saw(100, 100)  # shorter texts do not raise it again
+    assert short.limit == 8000
+    fresh = BatchSizer()
+    got = []
+    for batch in fresh.batches([600, 600, 0, 600]):
+        got.append(batch)
+        fresh.saw(600 * len(batch), 600 * len(batch) * 1000)
+    assert got == [[0], [1, 3]]  # 600 + 600 > 1,024 first; then 16,384 items fit
+    memo: dict = {}
+    assert sizer_for(memo, "inspect") is sizer_for(memo, "inspect") is not sizer_for(memo, "agenthop")
+
+
 def test_chunk_writer_writes_each_chunk_packed_in_order() -> None:
     """The data files are packed in a thread of their own but written in the order they were added, each the
     chunk's own file (as Chunk.script makes it); leaving the block on an error writes nothing more."""

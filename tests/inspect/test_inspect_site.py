@@ -415,12 +415,16 @@ def test_item_data_in_batches_is_the_same_site(lab_site: Path, tmp_path: Path, m
 
     monkeypatch.setattr(item_data, "ITEMS_PER_CHUNK", 8)  # a page's items in many data files
     sites = {}
-    for batch in (1_000_000, 1):
+    # every item at once; a chunk at a time (no text budget); 2 items first, then as many as the text measured lets
+    for batch, chars in ((1_000_000, item_data.BATCH_CHARS), (1, 0), (2, item_data.BATCH_CHARS)):
         monkeypatch.setattr(item_data, "BATCH_ITEMS", batch)
+        monkeypatch.setattr(item_data, "BATCH_CHARS", chars)
         with Warehouse(lab_site) as wh:
-            build_site(wh, tmp_path / f"site-{batch}")
+            build_site(wh, tmp_path / f"site-{batch}", workers=1)  # one process: its sizers are on `wh`
+            if batch == 2:  # the measured text let the batches grow
+                assert all(s.limit > 2 for s in wh.memo["item_batches"].values()), wh.memo["item_batches"]
         sites[batch] = _site_files(tmp_path / f"site-{batch}")
-    assert sites[1] == sites[1_000_000]
+    assert sites[1] == sites[1_000_000] and sites[2] == sites[1_000_000]
     site = tmp_path / "site-1"
     pages = [p for p in site.glob("*/*/*.html")]
     assert any(p.parent.parent.name == "reruns" for p in pages) and any(p.parent.parent.name == "compare" for p in pages)
