@@ -23,7 +23,7 @@ import json
 import math
 import zlib
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -201,17 +201,26 @@ def payload(ctx: dict[str, Any], chunk: Chunk) -> dict[str, Any] | None:
 def chunk_batches(sizes: Sequence[int], limit: int) -> list[list[int]]:
     """The non-empty chunks (their numbers, in order) of a page whose chunk k holds `sizes[k]` items, in batches
     of at most `limit` items (a larger chunk alone): the items a page loads, formats and writes at once."""
-    out: list[list[int]] = []
-    n = 0
+    return list(_batches(sizes, lambda: limit))
+
+
+def _batches(sizes: Sequence[int], limit: Callable[[], int]) -> Iterator[list[int]]:
+    """:func:`chunk_batches`, each batch at most `limit()` items, read as the batch starts (so after the caller
+    has handled the batch before)."""
+    batch: list[int] = []
+    n = cap = 0
     for k, size in enumerate(sizes):
         if not size:
             continue
-        if not out or n + size > limit:
-            out.append([])
-            n = 0
-        out[-1].append(k)
+        if batch and n + size > cap:
+            yield batch
+            batch = []
+        if not batch:
+            cap, n = limit(), 0
+        batch.append(k)
         n += size
-    return out
+    if batch:
+        yield batch
 
 
 class BatchSizer:
@@ -238,13 +247,7 @@ class BatchSizer:
     def batches(self, sizes: Sequence[int]) -> Iterator[list[int]]:
         """:func:`chunk_batches` of `sizes`, each batch at most the :attr:`limit` when it starts (report each batch
         with :meth:`saw` before taking the next)."""
-        at, n = 0, len(sizes)
-        while at < n:
-            batch = chunk_batches(sizes[at:], self.limit)[:1]
-            if not batch:
-                return
-            yield [at + k for k in batch[0]]
-            at += batch[0][-1] + 1
+        return _batches(sizes, lambda: self.limit)
 
 
 def sizer_for(memo: dict[str, Any], key: str) -> BatchSizer:

@@ -110,8 +110,9 @@ def render_all(builder: SiteBuilder, entries: Sequence[Entry], workers: int, mem
     wh.close()  # not to cross the fork; opened again below
     pending: dict[Future[tuple[bool, str, str]], int] = {}
 
-    def collect(how: str) -> None:
-        done, _ = wait(pending, return_when=how)
+    def collect() -> None:
+        """Take in the pages finished (at least one), in the plan's order."""
+        done, _ = wait(pending, return_when=FIRST_COMPLETED)
         for fut in sorted(done, key=pending.__getitem__):  # in the plan's order
             i = pending.pop(fut)
             entry = entries[i]
@@ -138,13 +139,13 @@ def render_all(builder: SiteBuilder, entries: Sequence[Entry], workers: int, mem
                 for i, entry in enumerate(entries):
                     if entry.after_earlier:  # the pages it may link to first; those waiting like it go on
                         while any(not entries[k].after_earlier for k in pending.values()):
-                            collect(FIRST_COMPLETED)
+                            collect()
                     while len(pending) >= workers:
-                        collect(FIRST_COMPLETED)
+                        collect()
                     announce(i + 1, entry)
                     pending[pool.submit(_render_one, i, frozenset(builder.written))] = i
                 while pending:
-                    collect(FIRST_COMPLETED)
+                    collect()
             except BaseException:
                 for fut in pending:
                     fut.cancel()
