@@ -555,6 +555,34 @@ def test_units_sharing_a_text_each_get_its_words() -> None:
         ("404", 2, False), ("500", 1, False), ("error", 3, False), ("found", 2, False), ("not", 2, False)]
 
 
+def test_post_guesses_common_words_by_units_not_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """words.post splits each distinct sampled text once for its guess of the common words, but counts
+    the sampled units holding a word: 'alpha' is in one text held by two of six sampled units (2 > 0.3 x 6,
+    common; one text would not be). The vocabulary and postings are those of guess_common on the sampled
+    units, collect and finish."""
+    monkeypatch.setattr(words, "MIN_UNITS_FOR_COMMON", 1)
+    monkeypatch.setattr(words, "COMMON_SHARE", 0.3)
+    monkeypatch.setattr(words, "SAMPLE_EVERY", 2)
+    texts = {1: "alpha one", 2: "alpha one", 3: "beta", 4: "alpha one", 5: "gamma two", 6: "beta two",
+             7: "delta", 8: "gamma", 9: "alpha one", 10: "delta two", 11: "beta", 12: "epsilon"}
+    con = duckdb.connect()
+    con.execute("CREATE TABLE u (uid BIGINT, text VARCHAR)")
+    con.executemany("INSERT INTO u VALUES (?, ?)", list(texts.items()))
+    tables = {}
+    for schema in ("s", "ref"):
+        con.execute(f"CREATE SCHEMA {schema}")
+        words.create(con, schema)
+    posted = words.post(con, "s", "u", 12, 12)
+    words.guess_common(con, "ref", "(SELECT * FROM u WHERE uid % 2 = 0)", 6, 12)
+    words.start(con)
+    words.collect(con, "ref", "u")
+    assert words.finish(con, "ref", 12) == posted
+    for schema in ("s", "ref"):
+        tables[schema] = [con.execute(f"SELECT * FROM {schema}.{t} ORDER BY ALL").fetchall() for t in ("vocab", "postings")]
+    assert tables["s"] == tables["ref"]
+    assert ("alpha", 0, True) in tables["s"][0] and not any(t == "alpha" for t, _ in tables["s"][1])
+
+
 def test_join_order_kept_restores_the_setting_and_keeps_the_error() -> None:
     """words.join_order_kept plans joins as written inside the block only; after a failed statement (the
     transaction aborted, so even SET is refused) the statement's own error is the one raised."""

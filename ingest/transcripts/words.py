@@ -193,14 +193,31 @@ def post(con: duckdb.DuckDBPyConnection, schema: str, units: str, n_units: int, 
     """Post the words of the ``n_units`` new units in ``units`` (a relation of ``uid`` and ``text``), the
     index then holding ``total_units``; return the postings written. The same as :func:`guess_common`
     on the units a sample keeps (``uid % SAMPLE_EVERY = 0``), :func:`collect` on all of them (in parts
-    or at once) and :func:`finish`: the index builds a large batch so (index.py)."""
+    or at once) and :func:`finish`: the index builds a large batch so (index.py). Here the units are
+    grouped by text once for both, and the guess splits each distinct sampled text once: a word's
+    sampled units are the sum, over the distinct texts holding it, of the sampled units holding each
+    (every unit holds one text, so each sampled unit counts once per word, as when its own text is
+    split)."""
     if n_units == 0:
         return 0
-    sample = f"(SELECT uid, text FROM {units} WHERE uid % {SAMPLE_EVERY} = 0)"
-    n_sample = int(con.execute(f"SELECT count(*) FROM {sample}").fetchall()[0][0])
-    guess_common(con, schema, sample, n_sample, total_units)
-    start(con)
-    collect(con, schema, units)
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE __words_texts AS
+        SELECT row_number() OVER () AS uid, text, uids, n_sampled FROM (
+            SELECT text, list(uid) AS uids, count(*) FILTER (WHERE uid % {SAMPLE_EVERY} = 0) AS n_sampled
+            FROM {units} GROUP BY text)""")
+    try:
+        n_sample = int(con.execute("SELECT coalesce(sum(n_sampled), 0) FROM __words_texts").fetchall()[0][0])
+        if guesses(n_sample, total_units):
+            sampled = "(SELECT uid, text FROM __words_texts WHERE n_sampled > 0)"
+            with join_order_kept(con):  # the sampled texts' counts (few rows) are the join's build side
+                _mark_common(con, schema, f"""
+                    SELECT s.token FROM (SELECT DISTINCT uid, token FROM ({tokens_sql(sampled)})) s
+                    JOIN (SELECT uid, n_sampled FROM __words_texts WHERE n_sampled > 0) x ON x.uid = s.uid
+                    GROUP BY s.token HAVING sum(x.n_sampled) > {COMMON_SHARE} * {n_sample}""")
+        start(con)
+        _collect_texts(con, schema)
+    finally:
+        con.execute("DROP TABLE IF EXISTS __words_texts")
     return finish(con, schema, total_units)
 
 
@@ -216,10 +233,14 @@ def guess_common(con: duckdb.DuckDBPyConnection, schema: str, sample: str, n_sam
     the sample's units become common (their postings go)."""
     if not guesses(n_sample, total_units):
         return
-    con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE __words_common AS
-        SELECT token FROM (SELECT DISTINCT uid, token FROM ({tokens_sql(sample)}))
-        GROUP BY token HAVING count(*) > {COMMON_SHARE} * {n_sample}""")
+    _mark_common(con, schema, f"SELECT token FROM (SELECT DISTINCT uid, token FROM ({tokens_sql(sample)})) "
+                              f"GROUP BY token HAVING count(*) > {COMMON_SHARE} * {n_sample}")
+
+
+def _mark_common(con: duckdb.DuckDBPyConnection, schema: str, guessed: str) -> None:
+    """Make the words ``guessed`` (a SELECT of ``token``) common: in the vocabulary (added with no
+    units if new) and without postings."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __words_common AS {guessed}")
     con.execute(f"UPDATE {schema}.vocab SET common = true WHERE NOT common AND token IN (SELECT token FROM __words_common)")
     con.execute(f"INSERT INTO {schema}.vocab SELECT token, 0, true FROM __words_common "
                 f"WHERE token NOT IN (SELECT token FROM {schema}.vocab)")
@@ -242,15 +263,21 @@ def collect(con: duckdb.DuckDBPyConnection, schema: str, units: str) -> None:
         CREATE OR REPLACE TEMP TABLE __words_texts AS
         SELECT row_number() OVER () AS uid, text, uids FROM (SELECT text, list(uid) AS uids FROM {units} GROUP BY text)""")
     try:
-        with join_order_kept(con):  # the common words are the anti join's build side, the texts the join's
-            con.execute(f"""
-                INSERT INTO __words_new
-                SELECT w.token, unnest(x.uids) AS uid FROM (
-                    SELECT DISTINCT t.token, t.uid FROM ({tokens_sql('__words_texts')}) t
-                    ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token) w
-                JOIN __words_texts x ON x.uid = w.uid""")
+        _collect_texts(con, schema)
     finally:
         con.execute("DROP TABLE __words_texts")
+
+
+def _collect_texts(con: duckdb.DuckDBPyConnection, schema: str) -> None:
+    """:func:`collect` of the distinct texts in temp table ``__words_texts`` (``uid``: a number per text,
+    ``text``, ``uids``: the units holding it)."""
+    with join_order_kept(con):  # the common words are the anti join's build side, the texts the join's
+        con.execute(f"""
+            INSERT INTO __words_new
+            SELECT w.token, unnest(x.uids) AS uid FROM (
+                SELECT DISTINCT t.token, t.uid FROM ({tokens_sql('__words_texts')}) t
+                ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token) w
+            JOIN __words_texts x ON x.uid = w.uid""")
 
 
 def finish(con: duckdb.DuckDBPyConnection, schema: str, total_units: int) -> int:
