@@ -25,7 +25,6 @@ One job: name a location, and list / read / write files there, the same way for 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import time
@@ -225,6 +224,8 @@ class _TooSlow(Exception):
 
 
 async def _by(aw: Awaitable[T], deadline: float, start: float, received: int) -> T:
+    import asyncio  # here: only object-store reads need it, and it costs every command's start-up 0.02 s
+
     try:
         return await asyncio.wait_for(aw, max(deadline - time.monotonic(), 0.0))
     except asyncio.TimeoutError:
