@@ -207,17 +207,30 @@ def post(con: duckdb.DuckDBPyConnection, schema: str, units: str, n_units: int, 
             FROM {units} GROUP BY text)""")
     try:
         n_sample = int(con.execute("SELECT coalesce(sum(n_sampled), 0) FROM __words_texts").fetchall()[0][0])
+        split = f"SELECT DISTINCT uid, token FROM ({tokens_sql('__words_texts')})"
         if guesses(n_sample, total_units):
+            # the sampled texts' words, kept for the collection below (which splits only the other texts)
             sampled = "(SELECT uid, text FROM __words_texts WHERE n_sampled > 0)"
+            con.execute(f"CREATE OR REPLACE TEMP TABLE __words_sampled AS SELECT DISTINCT uid, token "
+                        f"FROM ({tokens_sql(sampled)})")
             with join_order_kept(con):  # the sampled texts' counts (few rows) are the join's build side
                 _mark_common(con, schema, f"""
-                    SELECT s.token FROM (SELECT DISTINCT uid, token FROM ({tokens_sql(sampled)})) s
+                    SELECT s.token FROM __words_sampled s
                     JOIN (SELECT uid, n_sampled FROM __words_texts WHERE n_sampled > 0) x ON x.uid = s.uid
                     GROUP BY s.token HAVING sum(x.n_sampled) > {COMMON_SHARE} * {n_sample}""")
+            rest = "(SELECT uid, text FROM __words_texts WHERE n_sampled = 0)"
+            split = f"SELECT DISTINCT uid, token FROM ({tokens_sql(rest)}) UNION ALL SELECT uid, token FROM __words_sampled"
         start(con)
-        _collect_texts(con, schema)
+        with join_order_kept(con):  # the common words are the anti join's build side, the texts the join's
+            con.execute(f"""
+                INSERT INTO __words_new
+                SELECT w.token, unnest(x.uids) AS uid FROM (
+                    SELECT t.token, t.uid FROM ({split}) t
+                    ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token) w
+                JOIN __words_texts x ON x.uid = w.uid""")
     finally:
         con.execute("DROP TABLE IF EXISTS __words_texts")
+        con.execute("DROP TABLE IF EXISTS __words_sampled")
     return finish(con, schema, total_units)
 
 
