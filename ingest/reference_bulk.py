@@ -341,21 +341,13 @@ def _messages(recs: list[_Record]) -> tuple[dict[str, Any], np.ndarray]:
     lists = [r.messages or () for r in recs]
     counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     msgs = list(chain.from_iterable(lists))
-    # each column read by one C-level pass when its first field is filled (the usual case), else
-    # row by row with the fallbacks
-    role = list(map(attrgetter("role"), msgs))
-    if None in role or "" in role:
-        role = [m.role or m.type or "unknown" for m in msgs]
-    tcid = list(map(attrgetter("tool_call_id"), msgs))
-    if "" in tcid or (None in tcid and list(map(attrgetter("call_id"), msgs)).count(None) != len(msgs)):
-        tcid = [m.tool_call_id or m.call_id for m in msgs]
-    content = list(map(attrgetter("content"), msgs))
-    if None in content:
-        content = [
-            c if (c := m.content) is not None else (
-                m.output if m.output is not None else m.parts if m.parts is not None else m.arguments)
-            for m in msgs
-        ]
+    role = [m.role or m.type or "unknown" for m in msgs]
+    tcid = [m.tool_call_id or m.call_id for m in msgs]
+    content = [
+        c if (c := m.content) is not None else (
+            m.output if m.output is not None else m.parts if m.parts is not None else m.arguments)
+        for m in msgs
+    ]
     return {"role": _array(role, _S), "name": _array(list(map(attrgetter("name"), msgs)), _S),
             "tool_call_id": _array(tcid, _S), "content": _texts(content)}, counts
 
@@ -422,13 +414,6 @@ def _columns(schema: pa.Schema, cols: dict[str, Any], n: int) -> pa.Table:
         else:
             arrays.append(pa.array(v, f.type))
     return pa.Table.from_arrays(arrays, schema=schema)
-
-
-def _lengths(texts: list[str | None]) -> np.ndarray:
-    """The length of each text (0 for None), measured in C when none is None (the usual case)."""
-    if None not in texts:
-        return np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    return np.array([0 if c is None else len(c) for c in texts], dtype=np.int64)
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -502,7 +487,8 @@ def parse_bulk(run_id: str, samples: list[Sample]) -> dict[str, Any]:
                     budget_total[t_parent])
     before = np.where(has_results, before_rec, prev)
     after = np.where(has_results, after_rec, prev)
-    content_chars = _lengths(list(map(attrgetter("content"), turns)))
+    content_chars = np.array([0 if c is None else len(c) for c in map(attrgetter("content"), turns)],
+                             dtype=np.int64)
     timestamps = _floats(list(map(attrgetter("timestamp"), turns)), 0.0)
 
     # ---- tool calls
@@ -625,7 +611,7 @@ def _message_turns(role: pa.Array, m_parent: np.ndarray, m_start: np.ndarray, tu
                               dtype=np.int64)
     seen = _group_cumsum(is_assistant, m_parent, m_start)  # assistant messages up to each one
     k = np.maximum(seen, 1)
-    asst = np.fromiter(map("assistant".__eq__, turn_roles), dtype=bool, count=len(turn_roles))  # all str
+    asst = np.fromiter((r == "assistant" for r in turn_roles), dtype=bool, count=len(turn_roles))
     asst_turn = turn[asst]  # each attempt's assistant turns, in order
     n_asst = np.bincount(t_parent[asst], minlength=n_att)
     first = _offsets(n_asst)
