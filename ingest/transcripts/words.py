@@ -276,21 +276,15 @@ def collect(con: duckdb.DuckDBPyConnection, schema: str, units: str) -> None:
         CREATE OR REPLACE TEMP TABLE __words_texts AS
         SELECT row_number() OVER () AS uid, text, uids FROM (SELECT text, list(uid) AS uids FROM {units} GROUP BY text)""")
     try:
-        _collect_texts(con, schema)
+        with join_order_kept(con):  # the common words are the anti join's build side, the texts the join's
+            con.execute(f"""
+                INSERT INTO __words_new
+                SELECT w.token, unnest(x.uids) AS uid FROM (
+                    SELECT DISTINCT t.token, t.uid FROM ({tokens_sql('__words_texts')}) t
+                    ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token) w
+                JOIN __words_texts x ON x.uid = w.uid""")
     finally:
         con.execute("DROP TABLE __words_texts")
-
-
-def _collect_texts(con: duckdb.DuckDBPyConnection, schema: str) -> None:
-    """:func:`collect` of the distinct texts in temp table ``__words_texts`` (``uid``: a number per text,
-    ``text``, ``uids``: the units holding it)."""
-    with join_order_kept(con):  # the common words are the anti join's build side, the texts the join's
-        con.execute(f"""
-            INSERT INTO __words_new
-            SELECT w.token, unnest(x.uids) AS uid FROM (
-                SELECT DISTINCT t.token, t.uid FROM ({tokens_sql('__words_texts')}) t
-                ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token) w
-            JOIN __words_texts x ON x.uid = w.uid""")
 
 
 def finish(con: duckdb.DuckDBPyConnection, schema: str, total_units: int) -> int:
