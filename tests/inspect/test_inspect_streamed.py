@@ -244,16 +244,38 @@ def test_an_unchanged_log_is_told_from_its_hash_and_header_alone(corpus_log: Pat
 
 def test_a_streamed_import_builds_its_search_index_under_the_index_memory_cap(
         corpus_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The streaming cap (small, so rows spill while a log is read) is lifted to the index's own cap for
-    the index built at the end of the transaction; the index is the one a rebuild gives."""
+    """The streaming cap (small, so rows spill while a log is read) is lifted to the index's own cap while
+    the index takes in a group of streamed samples and at the end of the transaction, then restored; the
+    index is the one a rebuild gives."""
     seen: list[str] = []
-    sync = core.sync_index
+    sync, streamed = core.sync_index, core.index_streamed
 
     def recorded(con: duckdb.DuckDBPyConnection, *held: object):  # noqa: ANN202
         seen.append(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
         return sync(con, *held)  # type: ignore[arg-type]
 
+    def recorded_group(con: duckdb.DuckDBPyConnection, *units: object):  # noqa: ANN202
+        seen.append(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+        return streamed(con, *units)  # type: ignore[arg-type]
+
+    after: list[str] = []
+    check = core.quality.issues_by_rule
+
+    def recorded_after(*args: object):  # noqa: ANN202
+        after.append(early[0].con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+        return check(*args)  # type: ignore[arg-type]
+
+    early: list[core._EarlyWrite] = []
+    init = core._EarlyWrite.__init__
+
+    def kept(self: core._EarlyWrite, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        early.append(self)
+
+    monkeypatch.setattr(core._EarlyWrite, "__init__", kept)
+    monkeypatch.setattr(core.quality, "issues_by_rule", recorded_after)
     monkeypatch.setattr(core, "sync_index", recorded)
+    monkeypatch.setattr(core, "index_streamed", recorded_group)
     db = tmp_path / "w.duckdb"
     core.run_ingest(db, inspect_logs=[corpus_log], inspect_reader="builtin")
     probe = duckdb.connect()
@@ -261,7 +283,8 @@ def test_a_streamed_import_builds_its_search_index_under_the_index_memory_cap(
     for cap in (core.INDEX_MEMORY_LIMIT, core.STREAM_MEMORY_LIMIT):
         probe.execute(f"SET memory_limit = '{cap}'")
         caps.append(probe.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
-    assert caps[0] != caps[1] and seen == [caps[0]]
+    assert caps[0] != caps[1] and seen == [caps[0], caps[0]]  # the one group of 40 samples, then the end
+    assert after[0] == caps[1]  # the streaming cap again after the group's index
     tables = ("units", "outputs", "vocab", "postings")
 
     def index(path: Path) -> dict[str, list[tuple]]:
