@@ -746,6 +746,7 @@ def _prepare(
     changed = [rd for rd in datas if rd.tables is not None]
     issues = None
     if early is not None:
+        early.restore_threads()  # the reading is done: what is left of the write may have every core
         early.covers(changed)
         early.check_streamed_keys()
         issues = early.issues(changed)
