@@ -61,8 +61,9 @@ BIG_WRITE_ROWS = 1_000_000
 #: DuckDB's memory while an imported log's rows are streamed into the open transaction
 #: (``_EarlyWrite.stream``; docs/inspect.md#memory)
 STREAM_MEMORY_LIMIT = "256MB"
-#: DuckDB's memory while the search index takes in the runs a streamed import wrote (``sync_index``
-#: at the end of the transaction): under the streaming cap its sorts and hash tables spill to disk
+#: DuckDB's memory while the search index takes in the runs a streamed import wrote (each group of
+#: samples, ``_EarlyWrite._index_streamed``, and ``sync_index`` at the end of the transaction): under the
+#: streaming cap its sorts and hash tables spill to disk
 #: (at 8,000 samples about 3 of the import's 23 CPU seconds); at 512 MB they mostly do not, and the peak RSS
 #: stays well under the import's 2 GB target (docs/inspect.md#memory)
 INDEX_MEMORY_LIMIT = "512MB"

@@ -8,7 +8,8 @@ reads only the units holding it), ``indexed_runs`` (the runs it covers and the l
 ``inserted``/``replaced`` load of ``raw.ingest_log``, 0 for a run loaded without a log row) and
 ``meta`` (the index's format version). Ingest calls :func:`sync_index` inside its write transaction
 (and so does ``--delete-run``): runs deleted or replaced since leave the index, runs loaded since
-enter it; unchanged runs cost nothing. ``agenthop-ingest --reindex`` drops and rebuilds it whole
+enter it; unchanged runs cost nothing (a streamed Inspect log's runs enter it a group of samples at a
+time while they are written, :func:`index_streamed`). ``agenthop-ingest --reindex`` drops and rebuilds it whole
 (:func:`rebuild_index`). Runs are indexed in batches of about :data:`BATCH_MESSAGES` messages (a large
 run in several, by item), so memory does not grow with the runs indexed at once.
 
