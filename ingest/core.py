@@ -41,7 +41,9 @@ from .metric_catalogue import write_catalogue
 from .progress import Progress
 from .sources import inspect_import, inspect_ingest, interchange_ingest
 from .sources.agenthop_release import reference_lookup
-from .transcripts.index import sync_index
+from .stream_writer import StreamWriter
+from .transcripts.index import index_streamed, sync_index
+from .transcripts.prepared import run_units
 from .warehouse import (
     WarehouseState,
     insert_arrow,
@@ -59,8 +61,9 @@ BIG_WRITE_ROWS = 1_000_000
 #: DuckDB's memory while an imported log's rows are streamed into the open transaction
 #: (``_EarlyWrite.stream``; docs/inspect.md#memory)
 STREAM_MEMORY_LIMIT = "256MB"
-#: DuckDB's memory while the search index takes in the runs a streamed import wrote (``sync_index``
-#: at the end of the transaction): under the streaming cap its sorts and hash tables spill to disk
+#: DuckDB's memory while the search index takes in the runs a streamed import wrote (each group of
+#: samples, ``_EarlyWrite._index_streamed``, and ``sync_index`` at the end of the transaction): under the
+#: streaming cap its sorts and hash tables spill to disk
 #: (at 8,000 samples about 3 of the import's 23 CPU seconds); at 512 MB they mostly do not, and the peak RSS
 #: stays well under the import's 2 GB target (docs/inspect.md#memory)
 INDEX_MEMORY_LIMIT = "512MB"
@@ -274,6 +277,8 @@ class _EarlyWrite:
         self.stream_groups: list[list[pa.Table | None]] = []
         #: batches streamed but not checked yet (``_check_streamed``)
         self.stream_pending: list[runsmod.RunData] = []
+        #: streamed runs whose units the search index holds (``_index_streamed``)
+        self.indexed: set[str] = set()
         self.open = False
         self.off = False
         self.now = datetime.now(timezone.utc)
@@ -378,10 +383,31 @@ class _EarlyWrite:
                 rd.tables.pop("runs", None)
                 rd.segments.pop("runs", None)
             seen.add(rd.run_id)
+        self._index_streamed(pending)
         per_rule = quality.issues_by_rule(*_combine(pending, rename=self.rename))
         # the runs' own rows are checked once, as written at the end
         self.stream_groups.append([None if t is None or t.column("table_name")[0].as_py() == "runs" else t
                                    for t in per_rule])
+
+    def _index_streamed(self, pending: list[runsmod.RunData]) -> None:
+        """The search index takes in a group of streamed batches at once, from their rows in memory,
+        while the next batches are read (docs/search.md#index): not all at the end of the transaction."""
+        by_run: dict[str, list[runsmod.RunData]] = {}
+        for rd in pending:
+            by_run.setdefault(rd.run_id, []).append(rd)
+        units = []
+        for run_id, parts in by_run.items():
+            tables = {name: pa.concat_tables([rd.tables[name] for rd in parts if rd.tables and name in rd.tables]
+                                             or [ddl.warehouse_schema(name).empty_table()])
+                      for name in ("turns", "tool_calls", "messages")}
+            units.append(run_units(self._keys_con(), run_id, tables["turns"], tables["tool_calls"], tables["messages"]))
+        first = [run_id for run_id in by_run if run_id not in self.indexed]
+        self.con.execute(f"SET memory_limit = '{INDEX_MEMORY_LIMIT}'")  # as the index at the end has
+        try:
+            index_streamed(self.con, units, first)
+        finally:
+            self.con.execute(f"SET memory_limit = '{STREAM_MEMORY_LIMIT}'")
+        self.indexed.update(first)
 
     def check_streamed_keys(self) -> None:
         """No key of the streamed runs repeats across their batches: a sample's rows all come in one
@@ -475,6 +501,7 @@ class _EarlyWrite:
             self.run_ids, self.rows, self.deleted, self.duplicate = [], Counter(), set(), False
             self.unchecked, self.dq_runs, self.dq_groups = [], [], []
             self.streamed_runs, self.streamed, self.stream_groups, self.stream_pending = {}, Counter(), [], []
+            self.indexed = set()
             try:
                 self.con.execute("ROLLBACK")
                 self.restore_threads()
@@ -691,8 +718,14 @@ def _prepare(
 
     inspect_plan = inspect_ingest.InspectPlan()
     if logs:
-        inspect_plan = inspect_ingest.prepare(con, logs, checks, state.run_hashes, score, reader, progress,
-                                              replace_changed, sink=early.stream if early is not None else None)
+        if early is not None:  # the rows are written on a thread of their own while the next are read
+            with StreamWriter(early.stream) as writer:
+                inspect_plan = inspect_ingest.prepare(con, logs, checks, state.run_hashes, score, reader, progress,
+                                                      replace_changed, sink=writer, wait=writer.drain)
+                writer.drain()
+        else:
+            inspect_plan = inspect_ingest.prepare(con, logs, checks, state.run_hashes, score, reader, progress,
+                                                  replace_changed)
         datas += inspect_plan.datas
 
     exchange_plan = interchange_ingest.InterchangePlan()
@@ -714,6 +747,7 @@ def _prepare(
     changed = [rd for rd in datas if rd.tables is not None]
     issues = None
     if early is not None:
+        early.restore_threads()  # the reading is done: what is left of the write may have every core
         early.covers(changed)
         early.check_streamed_keys()
         issues = early.issues(changed)
@@ -877,7 +911,7 @@ def _write_body(con: duckdb.DuckDBPyConnection, plan: _Plan, result: IngestResul
     held = {rd.run_id: rd.units for rd in plan.datas if rd.units is not None}
     for rd in plan.datas:
         rd.units = None
-    sync_index(con, held)
+    sync_index(con, held, early.indexed if early is not None else ())
 
     meta = {"layout_version": LAYOUT_VERSION, "duckdb_version": duckdb.__version__}
     if bt is not None:

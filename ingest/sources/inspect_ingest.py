@@ -10,7 +10,7 @@ the loaded AgentHop release like any run and carry no items.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -113,9 +113,12 @@ def prepare(
     progress: Progress | None = None,
     replace_changed: bool = False,
     sink: inspect_import.Sink | None = None,
+    wait: Callable[[], None] = lambda: None,
 ) -> InspectPlan:
     """Read, map and check every log below ``paths``: nothing is written, or with a ``sink`` (the
-    open write transaction, docs/inspect.md#memory) the rows of each batch of samples as it is mapped."""
+    open write transaction, docs/inspect.md#memory) the rows of each batch of samples as it is mapped.
+    ``wait`` is called before each query of ``con``: a sink writing on another thread returns once
+    it has written what it was handed (the connection is then free)."""
     progress = progress or Progress(quiet=True)
     plan = InspectPlan()
     files = inspect_import.discover(paths)
@@ -126,6 +129,7 @@ def prepare(
     agenthop = [False]  # whether the log being read is one of the AgentHop task's
 
     def before_samples(info: inspect_read.LogInfo, run_ids: list[str]) -> None:
+        wait()
         check_replacements(con, info.path, info.header, run_ids, loaded_hashes, replace_changed)
         agenthop[0] = inspect_map.benchmark_of(info.header) == inspect_map.AGENTHOP
 
@@ -141,6 +145,7 @@ def prepare(
     for path in progress.iterate(files, "reading Inspect logs", "log"):
         lt = inspect_import.read_log(path, score, reader, loaded_hashes, budget=budget,
                                      sink=checked if sink is not None else None, before_samples=before_samples)
+        wait()
         plan.notes += [f"{path}: {n}" for n in lt.notes]
         plan.datas += lt.runs
         plan.metric_defs += lt.metric_defs

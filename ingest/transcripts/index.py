@@ -8,7 +8,8 @@ reads only the units holding it), ``indexed_runs`` (the runs it covers and the l
 ``inserted``/``replaced`` load of ``raw.ingest_log``, 0 for a run loaded without a log row) and
 ``meta`` (the index's format version). Ingest calls :func:`sync_index` inside its write transaction
 (and so does ``--delete-run``): runs deleted or replaced since leave the index, runs loaded since
-enter it; unchanged runs cost nothing. ``agenthop-ingest --reindex`` drops and rebuilds it whole
+enter it; unchanged runs cost nothing (a streamed Inspect log's runs enter it a group of samples at a
+time while they are written, :func:`index_streamed`). ``agenthop-ingest --reindex`` drops and rebuilds it whole
 (:func:`rebuild_index`). Runs are indexed in batches of about :data:`BATCH_MESSAGES` messages (a large
 run in several, by item), so memory does not grow with the runs indexed at once.
 
@@ -19,7 +20,7 @@ searches before its next ingest.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,19 +148,60 @@ def drop_index(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
 
 
-def sync_index(con: duckdb.DuckDBPyConnection, prepared: Mapping[str, RunUnits] | None = None) -> SyncResult:
-    """Bring the index up to date with the raw tables (call inside the write transaction).
-
-    ``prepared``: the units of runs the caller still holds in memory (prepared.py), by run id, for
-    the runs whose rows it has just written; the index takes those runs' units from there rather than
-    reading their text back from the raw tables (same rows). Entries are dropped as they are used."""
-    if not has_raw_tables(con):
-        return SyncResult(0, 0, 0)
+def _ready(con: duckdb.DuckDBPyConnection) -> None:
+    """The index's tables in this version (an index of another version is dropped first)."""
     if _version(con) not in (None, VERSION):
         drop_index(con)
     _create(con)
     con.execute(f"DELETE FROM {SCHEMA}.meta WHERE key = 'version'")
     con.execute(f"INSERT INTO {SCHEMA}.meta VALUES ('version', ?)", [VERSION])
+
+
+def _forget(con: duckdb.DuckDBPyConnection, runs: Sequence[str]) -> None:
+    """Take ``runs`` out of the index: their units, their words' postings and counts, their rows of
+    ``indexed_runs``."""
+    if not runs:
+        return
+    con.execute("CREATE OR REPLACE TEMP TABLE __search_gone AS SELECT unnest(?::VARCHAR[]) AS run_id", [list(runs)])
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __search_gone_uids AS "
+                f"SELECT uid FROM {SCHEMA}.units WHERE run_id IN (SELECT run_id FROM __search_gone) UNION ALL "
+                f"SELECT uid FROM {SCHEMA}.outputs WHERE run_id IN (SELECT run_id FROM __search_gone)")
+    words.forget(con, SCHEMA, "__search_gone_uids")
+    for table in ("units", "outputs", "indexed_runs"):
+        con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE run_id IN (SELECT run_id FROM __search_gone)")
+    con.execute("DROP TABLE __search_gone")
+    con.execute("DROP TABLE __search_gone_uids")
+
+
+def index_streamed(con: duckdb.DuckDBPyConnection, units: Sequence[RunUnits], first: Collection[str]) -> tuple[int, int]:
+    """Index a group of samples of runs being written, as their rows go into the write transaction (an
+    imported log, streamed: docs/search.md#index), from their rows in memory (prepared.py); returns the
+    units and postings added. ``first``: the runs of ``units`` indexed here for the first time, whose
+    earlier units (a replaced run's) leave the index first. :func:`sync_index` at the end of the
+    transaction is told these runs (``streamed``): it records them as indexed without indexing them again.
+
+    Each group's units are numbered in :data:`CLUSTER_ORDER` among themselves (as a large run's parts are,
+    :func:`_batches`), so the index's rows are ordered group by group; its words follow the same rules
+    as any later batch's (words.py), so a search finds the same units."""
+    if not units:
+        return 0, 0
+    _ready(con)
+    _forget(con, sorted(first))
+    return _index_held(con, list(units))
+
+
+def sync_index(con: duckdb.DuckDBPyConnection, prepared: Mapping[str, RunUnits] | None = None,
+               streamed: Collection[str] = ()) -> SyncResult:
+    """Bring the index up to date with the raw tables (call inside the write transaction).
+
+    ``prepared``: the units of runs the caller still holds in memory (prepared.py), by run id, for
+    the runs whose rows it has just written; the index takes those runs' units from there rather than
+    reading their text back from the raw tables (same rows). Entries are dropped as they are used.
+    ``streamed``: runs whose units :func:`index_streamed` indexed in this transaction, all of them (they
+    are only recorded as indexed)."""
+    if not has_raw_tables(con):
+        return SyncResult(0, 0, 0)
+    _ready(con)
     con.execute(f"CREATE OR REPLACE TEMP TABLE __search_current AS {_CURRENT_RUNS}")
     try:
         gone = [r[0] for r in con.execute(
@@ -168,18 +210,9 @@ def sync_index(con: duckdb.DuckDBPyConnection, prepared: Mapping[str, RunUnits] 
         new = [r[0] for r in con.execute(
             f"SELECT run_id FROM (SELECT run_id, version FROM __search_current "
             f"EXCEPT SELECT run_id, version FROM {SCHEMA}.indexed_runs)").fetchall()]
-        if gone:
-            con.execute("CREATE OR REPLACE TEMP TABLE __search_gone AS SELECT unnest(?::VARCHAR[]) AS run_id", [gone])
-            con.execute(f"CREATE OR REPLACE TEMP TABLE __search_gone_uids AS "
-                        f"SELECT uid FROM {SCHEMA}.units WHERE run_id IN (SELECT run_id FROM __search_gone) UNION ALL "
-                        f"SELECT uid FROM {SCHEMA}.outputs WHERE run_id IN (SELECT run_id FROM __search_gone)")
-            words.forget(con, SCHEMA, "__search_gone_uids")
-            for table in ("units", "outputs", "indexed_runs"):
-                con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE run_id IN (SELECT run_id FROM __search_gone)")
-            con.execute("DROP TABLE __search_gone")
-            con.execute("DROP TABLE __search_gone_uids")
+        _forget(con, gone)
         added = postings = 0
-        for batch, runs in _batches(con, new):
+        for batch, runs in _batches(con, [r for r in new if r not in streamed]):
             # a batch of whole runs all held is taken from memory; any other (a part of a large run) is read
             held = [prepared.pop(r) for r in runs if r in prepared] if prepared and runs else []
             a, p = _index_batch(con, batch, held if held and len(held) == len(runs) else None)

@@ -252,13 +252,20 @@ def guess_common(con: duckdb.DuckDBPyConnection, schema: str, sample: str, n_sam
 
 def _mark_common(con: duckdb.DuckDBPyConnection, schema: str, guessed: str) -> None:
     """Make the words ``guessed`` (a SELECT of ``token``) common: in the vocabulary (added with no
-    units if new) and without postings."""
-    con.execute(f"CREATE OR REPLACE TEMP TABLE __words_common AS {guessed}")
-    con.execute(f"UPDATE {schema}.vocab SET common = true WHERE NOT common AND token IN (SELECT token FROM __words_common)")
-    con.execute(f"INSERT INTO {schema}.vocab SELECT token, 0, true FROM __words_common "
-                f"WHERE token NOT IN (SELECT token FROM {schema}.vocab)")
-    con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
-    con.execute("DROP TABLE __words_common")
+    units if new) and without postings. Only the words not common yet are looked at: a common word
+    has no postings, so the postings (which grow with the index: an import streamed in groups guesses
+    once per group) are scanned only when a word becomes common."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __words_common AS {guessed} "
+                f"EXCEPT SELECT token FROM {schema}.vocab WHERE common")
+    try:
+        if con.execute("SELECT count(*) FROM __words_common").fetchall()[0][0]:
+            con.execute(f"UPDATE {schema}.vocab SET common = true WHERE NOT common "
+                        f"AND token IN (SELECT token FROM __words_common)")
+            con.execute(f"INSERT INTO {schema}.vocab SELECT token, 0, true FROM __words_common "
+                        f"WHERE token NOT IN (SELECT token FROM {schema}.vocab)")
+            con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
+    finally:
+        con.execute("DROP TABLE IF EXISTS __words_common")
 
 
 def start(con: duckdb.DuckDBPyConnection) -> None:
@@ -302,8 +309,9 @@ def finish(con: duckdb.DuckDBPyConnection, schema: str, total_units: int) -> int
         if total_units >= MIN_UNITS_FOR_COMMON:
             con.execute(f"CREATE OR REPLACE TEMP TABLE __words_common AS SELECT token FROM {schema}.vocab "
                         f"WHERE NOT common AND n_units > {COMMON_SHARE} * {total_units}")
-            con.execute(f"UPDATE {schema}.vocab SET common = true WHERE token IN (SELECT token FROM __words_common)")
-            con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
+            if con.execute("SELECT count(*) FROM __words_common").fetchall()[0][0]:  # else no scan of the postings
+                con.execute(f"UPDATE {schema}.vocab SET common = true WHERE token IN (SELECT token FROM __words_common)")
+                con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
             con.execute("DROP TABLE __words_common")
     finally:
         con.execute("DROP TABLE IF EXISTS __words_new")

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -243,16 +244,38 @@ def test_an_unchanged_log_is_told_from_its_hash_and_header_alone(corpus_log: Pat
 
 def test_a_streamed_import_builds_its_search_index_under_the_index_memory_cap(
         corpus_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The streaming cap (small, so rows spill while a log is read) is lifted to the index's own cap for
-    the index built at the end of the transaction; the index is the one a rebuild gives."""
+    """The streaming cap (small, so rows spill while a log is read) is lifted to the index's own cap while
+    the index takes in a group of streamed samples and at the end of the transaction, then restored; the
+    index is the one a rebuild gives."""
     seen: list[str] = []
-    sync = core.sync_index
+    sync, streamed = core.sync_index, core.index_streamed
 
     def recorded(con: duckdb.DuckDBPyConnection, *held: object):  # noqa: ANN202
         seen.append(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
         return sync(con, *held)  # type: ignore[arg-type]
 
+    def recorded_group(con: duckdb.DuckDBPyConnection, *units: object):  # noqa: ANN202
+        seen.append(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+        return streamed(con, *units)  # type: ignore[arg-type]
+
+    after: list[str] = []
+    check = core.quality.issues_by_rule
+
+    def recorded_after(*args: object):  # noqa: ANN202
+        after.append(early[0].con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+        return check(*args)  # type: ignore[arg-type]
+
+    early: list[core._EarlyWrite] = []
+    init = core._EarlyWrite.__init__
+
+    def kept(self: core._EarlyWrite, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        early.append(self)
+
+    monkeypatch.setattr(core._EarlyWrite, "__init__", kept)
+    monkeypatch.setattr(core.quality, "issues_by_rule", recorded_after)
     monkeypatch.setattr(core, "sync_index", recorded)
+    monkeypatch.setattr(core, "index_streamed", recorded_group)
     db = tmp_path / "w.duckdb"
     core.run_ingest(db, inspect_logs=[corpus_log], inspect_reader="builtin")
     probe = duckdb.connect()
@@ -260,7 +283,8 @@ def test_a_streamed_import_builds_its_search_index_under_the_index_memory_cap(
     for cap in (core.INDEX_MEMORY_LIMIT, core.STREAM_MEMORY_LIMIT):
         probe.execute(f"SET memory_limit = '{cap}'")
         caps.append(probe.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
-    assert caps[0] != caps[1] and seen == [caps[0]]
+    assert caps[0] != caps[1] and seen == [caps[0], caps[0]]  # the one group of 40 samples, then the end
+    assert after[0] == caps[1]  # the streaming cap again after the group's index
     tables = ("units", "outputs", "vocab", "postings")
 
     def index(path: Path) -> dict[str, list[tuple]]:
@@ -310,3 +334,139 @@ def test_a_streamed_batch_in_key_order_is_checked_without_grouping_and_a_repeate
     message = str(err.value)
     assert message.startswith(f"{corpus_log.resolve()}: duplicate key in turns: ") and f"sample_id={ids[20]!r}" in message
     assert "\n" not in message and not db.exists()
+
+
+def test_a_warehouse_failure_while_streaming_stops_the_reading_and_loads_nothing(
+        corpus_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows are written on a thread of their own while the next samples are read: a DuckDB failure
+    there ends the import with its one-line message, stops the reading, and leaves nothing."""
+    mapped: list[str] = []
+    map_sample = inspect_map.map_sample
+
+    def counted(run: inspect_map.RunRows, sample: dict, choice: tuple[str, str | None] | None) -> None:
+        mapped.append(sample["id"])
+        map_sample(run, sample, choice)
+
+    inserts: list[str] = []
+    insert = core.insert_arrow
+
+    def failing(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table, on_one_thread: bool = False) -> None:
+        inserts.append(name)
+        if len(inserts) == 7:  # the second batch's
+            raise duckdb.IOException("disk full")
+        insert(con, name, table, on_one_thread)
+
+    monkeypatch.setattr(inspect_map, "map_sample", counted)
+    monkeypatch.setattr(core, "insert_arrow", failing)
+    monkeypatch.setattr(inspect_map, "BATCH", 2)
+    db = tmp_path / "w.duckdb"
+    with pytest.raises(IngestError) as err:
+        core.run_ingest(db, inspect_logs=[corpus_log], inspect_reader="builtin")
+    message = str(err.value)
+    assert message == f"warehouse {db}: disk full"
+    assert len(mapped) < 40  # the reading stopped
+    assert not db.exists()
+    core.run_ingest(db, inspect_logs=[corpus_log], inspect_reader="builtin")  # and the next import is whole
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM raw.trajectories").fetchall() == [(40,)]
+    con.close()
+
+
+def test_the_first_failure_in_the_log_ends_the_import_whichever_side_meets_it_first(
+        corpus_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeated key in the third batch (found by the writer) comes before a broken sample in the fifth
+    (found by the reading, which is ahead of a slow writer): the repeated key is the error, as it is when
+    one thread reads and writes in turn."""
+    map_sample = inspect_map.map_sample
+    ids = [inspect_corpus.SampleMaker().sample_id(i) for i in range(40)]
+
+    def broken(run: inspect_map.RunRows, sample: dict, choice: tuple[str, str | None] | None) -> None:
+        map_sample(run, sample, choice)
+        if sample["id"] == ids[20]:
+            run.turns.append(dict(run.turns[-1]))
+        if sample["id"] == ids[33]:
+            raise ValueError(f"sample {ids[33]!r} is broken")
+
+    stream = core._EarlyWrite.stream
+    reached: list[int] = []
+
+    def slow(self: core._EarlyWrite, batch: inspect_import.StreamedBatch) -> None:
+        time.sleep(0.2)
+        reached.append(len(reached))
+        stream(self, batch)
+
+    monkeypatch.setattr(inspect_map, "map_sample", broken)
+    monkeypatch.setattr(core._EarlyWrite, "stream", slow)
+    monkeypatch.setattr(inspect_map, "BATCH", 8)
+    db = tmp_path / "w.duckdb"
+    with pytest.raises(IngestError) as err:
+        core.run_ingest(db, inspect_logs=[corpus_log], inspect_reader="builtin")
+    assert str(err.value).startswith(f"{corpus_log.resolve()}: duplicate key in turns: ")
+    assert not db.exists()
+    monkeypatch.setattr(core._EarlyWrite, "stream", stream)  # a broken sample alone is its own error
+    monkeypatch.setattr(inspect_map, "map_sample", lambda run, sample, choice: (
+        map_sample(run, sample, choice) if sample["id"] != ids[33] else broken(run, sample, choice)))
+    with pytest.raises(IngestError, match="is broken"):
+        core.run_ingest(db, inspect_logs=[corpus_log], inspect_reader="builtin")
+
+
+def _units(path: Path) -> dict[str, list[tuple]]:
+    """The index's units and outputs without their numbers (which follow the groups indexed)."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        out = {}
+        for table in ("units", "outputs"):
+            cur = con.execute(f"SELECT * EXCLUDE (uid) FROM search.{table}")
+            out[table] = sorted(cur.fetchall(), key=repr)
+        return out
+    finally:
+        con.close()
+
+
+def _answers(path: Path) -> list[object]:
+    from agenthop.ingest.transcripts.index import is_current
+    from agenthop.ingest.transcripts.search import TranscriptQuery, find_matches
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        assert is_current(con)
+        out = []
+        for q in ({"text": "the"}, {"text": "error", "role": "tool"}, {"text": "transfer"}, {"text": r"acc\w+t", "regex": True},
+                  {"text": "IBAN", "case_sensitive": True}, {"text": "Thank you", "limit": None}):
+            found = [find_matches(con, TranscriptQuery(**q), use_word_index=w).as_json() for w in (True, False)]
+            assert found[0] == found[1], q  # the word index narrows, never changes, an answer
+            out.append(found[0])
+        return out
+    finally:
+        con.close()
+
+
+def test_a_streamed_import_indexes_its_samples_a_group_at_a_time_with_the_answers_of_a_rebuild(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search index takes in each group of streamed samples as it is written (here five groups of
+    eight), and a log that replaces a loaded run takes that run's old units out first: the index holds
+    the units a rebuild gives and search answers as after a rebuild."""
+    from agenthop.ingest.transcripts import index
+    from agenthop.ingest.transcripts.index import reindex_warehouse
+    groups: list[int] = []
+    streamed = index.index_streamed
+
+    def counted(con: duckdb.DuckDBPyConnection, units: list, first: list[str]) -> tuple[int, int]:
+        groups.append(sum(u.n_messages for u in units))
+        return streamed(con, units, first)
+
+    monkeypatch.setattr(core, "index_streamed", counted)
+    monkeypatch.setattr(core, "STREAM_CHECK_SAMPLES", 8)
+    monkeypatch.setattr(inspect_map, "BATCH", 4)
+    first, second = tmp_path / "first.eval", tmp_path / "second.eval"
+    inspect_corpus.write_log(first, 40, seed=0, eval_id="DojoReplaced")
+    inspect_corpus.write_log(second, 40, seed=1, eval_id="DojoReplaced")  # the same run, other samples
+    db = tmp_path / "w.duckdb"
+    core.run_ingest(db, inspect_logs=[first], inspect_reader="builtin")
+    assert len(groups) == 5 and all(groups)
+    result = core.run_ingest(db, inspect_logs=[second], inspect_reader="builtin", force=True)  # its items change
+    assert result.run_actions["replaced"] == 1 and len(groups) == 10
+    units, answers = _units(db), _answers(db)
+    assert any(answers)
+    reindex_warehouse(db)  # the whole index built again, at once
+    assert _units(db) == units
+    assert _answers(db) == answers
