@@ -309,16 +309,15 @@ class Pooled:
         return self.a.repeats.noun
 
 
-def _epoch_rows(values: Values, a: RunGroup, b: RunGroup, binary: bool) -> list[EpochRow]:
+def _epoch_rows(values: Values | ValueColumns, a: RunGroup, b: RunGroup, binary: bool) -> list[EpochRow]:
     by_a = {a.repeats.number(r): r for r in a.runs}
     by_b = {b.repeats.number(r): r for r in b.runs}
-    ids = list(dict.fromkeys(r.run_id for r in (*a.runs, *b.runs)))
-    own = dict(zip(ids, split_by_group(values, [[rid] for rid in ids])))  # each run's values, in one pass
+    cols = ValueColumns.of(values)  # each run's values read from the columns
     rows = []
     for num in sorted(set(by_a) | set(by_b)):
         ra, rb = by_a.get(num), by_b.get(num)
-        va = item_means(own[ra.run_id], [ra.run_id]) if ra else {}
-        vb = item_means(own[rb.run_id], [rb.run_id]) if rb else {}
+        va = item_means(cols, [ra.run_id]) if ra else {}
+        vb = item_means(cols, [rb.run_id]) if rb else {}
         rows.append(EpochRow(
             number=num, run_a=ra, run_b=rb, n_a=len(va), n_b=len(vb),
             mean_a=sum(va.values()) / len(va) if va else None, mean_b=sum(vb.values()) / len(vb) if vb else None,
@@ -331,9 +330,9 @@ def compare_groups(wh: Warehouse, a: RunGroup, b: RunGroup, source: ItemValues |
     """Pool each group's runs per item and test A against B over the shared items (module docstring): the
     values of `metric` (from `source` when given, else its mart rows; ITEM_VALUES without a metric)."""
     values = (source or values_source(metric))(wh, a.run_ids + b.run_ids)
-    binary = is_binary(values)
-    own_a, own_b = split_by_group(values, [a.run_ids, b.run_ids])
-    ma, mb = item_means(own_a, a.run_ids), item_means(own_b, b.run_ids)
+    cols = ValueColumns.from_mapping(values)  # once for each statistic below
+    binary = is_binary(cols)
+    ma, mb = item_means(cols, a.run_ids), item_means(cols, b.run_ids)
     test = item_test(ma, mb, mcnemar=binary and a.n_runs == 1 and b.n_runs == 1)
     differing = []
     for sid in sorted(set(ma) & set(mb)):
@@ -345,7 +344,7 @@ def compare_groups(wh: Warehouse, a: RunGroup, b: RunGroup, source: ItemValues |
     sign = metric.sign or 1 if metric is not None else 1  # the better side's items first (A's on a tie)
     differing.sort(key=lambda d: (-abs(d.diff or 0.0), -sign * (d.diff or 0.0), d.sample_id))
     return Pooled(a=a, b=b, binary=binary, test=test, n_items_a=len(ma), n_items_b=len(mb),
-                  epochs=_epoch_rows(values, a, b, binary), differing=differing, metric=metric)
+                  epochs=_epoch_rows(cols, a, b, binary), differing=differing, metric=metric)
 
 
 def summary(p: Pooled) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -39,13 +40,25 @@ class ValueColumns:
     # -- making them ---------------------------------------------------------------------------------------------
     @classmethod
     def from_mapping(cls, values: Mapping[tuple[str, str], float]) -> ValueColumns:
-        runs: dict[str, int] = {}
-        samples: dict[str, int] = {}
+        import pyarrow as pa
+
         n = len(values)
-        run = np.fromiter((runs.setdefault(r, len(runs)) for r, _ in values), dtype=np.int64, count=n)
-        sample = np.fromiter((samples.setdefault(s, len(samples)) for _, s in values), dtype=np.int64, count=n)
-        value = np.fromiter(values.values(), dtype=np.float64, count=n)
-        return cls(list(runs), list(samples), run, sample, value)
+        if not n:
+            return cls([], [], np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64))
+        runs, samples = list(map(itemgetter(0), values)), list(map(itemgetter(1), values))
+        try:  # the ids encoded by Arrow, in the order they first come (as a dict's keys)
+            r = pa.array(runs, type=pa.string()).dictionary_encode()
+            s = pa.array(samples, type=pa.string()).dictionary_encode()
+        except (pa.ArrowException, TypeError):  # ids that are not text
+            run_codes: dict[str, int] = {}
+            sample_codes: dict[str, int] = {}
+            run = np.fromiter((run_codes.setdefault(x, len(run_codes)) for x in runs), dtype=np.int64, count=n)
+            sample = np.fromiter((sample_codes.setdefault(x, len(sample_codes)) for x in samples), dtype=np.int64,
+                                 count=n)
+            return cls(list(run_codes), list(sample_codes), run, sample,
+                       np.fromiter(values.values(), dtype=np.float64, count=n))
+        return cls(r.dictionary.to_pylist(), s.dictionary.to_pylist(), r.indices.to_numpy().astype(np.int64),
+                   s.indices.to_numpy().astype(np.int64), np.fromiter(values.values(), dtype=np.float64, count=n))
 
     @classmethod
     def of(cls, values: Mapping[tuple[str, str], float] | ValueColumns) -> ValueColumns:
