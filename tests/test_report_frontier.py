@@ -61,3 +61,14 @@ def test_bad_input_names_the_model() -> None:
     with pytest.raises(ValueError, match="direction is 'none'"):
         cost_quality_frontier([ModelItems("m", [1.0], [1.0])], "none")  # type: ignore[arg-type]
     assert cost_quality_frontier([]) == []
+
+
+def test_threaded_means_are_the_same_numbers() -> None:
+    # the means of each block of draws taken on a second thread: the same draws, the same sums, bit for bit
+    rng = np.random.default_rng(7)
+    models = [ModelItems(f"m{j}", rng.random(n).tolist(), (rng.random(n) * 3).tolist())
+              for j, n in enumerate([50, 1, 333, 120])]
+    one = cost_quality_frontier(models, n_boot=1000, chunk=64, threaded=False)
+    two = cost_quality_frontier(models, n_boot=1000, chunk=64, threaded=True)
+    assert one == two
+    assert cost_quality_frontier(models, n_boot=1000, chunk=64) == one  # small: one thread by default

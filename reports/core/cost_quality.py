@@ -18,6 +18,7 @@ from .. import charts
 from ..frontier import N_BOOT, FrontierPoint, ModelItems, cost_quality_frontier
 from ..warehouse import Warehouse
 from . import marts, pooling
+from .value_columns import ValueColumns
 
 METRIC_DEFS = "main.metric_defs"
 STAGED_TRAJECTORIES = "staging.stg_harness__trajectories"
@@ -34,14 +35,13 @@ def metric_direction(wh: Warehouse, benchmark: str, metric: str | None = None) -
     return str(got[0]) if got and got[0] else "higher_is_better"
 
 
-def item_costs(wh: Warehouse, run_ids: Sequence[str]) -> tuple[dict[tuple[str, str], float], str]:
-    """(run_id, sample_id) -> the item's cost over all its attempts, and the unit: "USD" when every run is priced,
-    else "all tokens"."""
+def item_cost_columns(wh: Warehouse, run_ids: Sequence[str]) -> tuple[ValueColumns, str]:
+    """:func:`item_costs` as columns."""
     if not run_ids:
-        return {}, "all tokens"
+        return ValueColumns.from_mapping({}), "all tokens"
     marks = ", ".join("?" * len(run_ids))
     priced = wh.con.execute(f"SELECT count(*) FILTER (WHERE pricing_found), count(*) FROM {marts.COST} "
-                            f"WHERE run_id IN ({marks})", list(run_ids)).fetchone()
+                            f"WHERE run_id IN ({marks})", list(run_ids)).fetchall()[0]
     usd = priced is not None and priced[1] == len(set(run_ids)) and priced[0] == priced[1]
     if usd:
         value = ("(t.prompt_tokens * c.input_per_m + t.cache_read_tokens * c.input_per_m * c.cache_read_mult "
@@ -49,19 +49,26 @@ def item_costs(wh: Warehouse, run_ids: Sequence[str]) -> tuple[dict[tuple[str, s
                  "+ t.completion_tokens * c.output_per_m) / 1e6")
     else:
         value = "t.prompt_tokens + t.cache_read_tokens + t.cache_creation_tokens + t.completion_tokens"
-    rows = wh.con.execute(
+    table = wh.con.sql(
         f"""SELECT t.run_id, t.sample_id, sum(coalesce({value}, 0))
             FROM {STAGED_TRAJECTORIES} AS t JOIN {marts.COST} AS c ON c.run_id = t.run_id
-            WHERE t.run_id IN ({marks}) GROUP BY t.run_id, t.sample_id""", list(run_ids)).fetchall()
-    return {(str(r), str(s)): float(v) for r, s, v in rows}, "USD" if usd else "all tokens"
+            WHERE t.run_id IN ({marks}) GROUP BY t.run_id, t.sample_id""", params=list(run_ids)).to_arrow_table()
+    return ValueColumns.from_arrow(table), "USD" if usd else "all tokens"
 
 
-def model_items(group: pooling.RunGroup, values: Mapping[tuple[str, str], float],
-                costs: Mapping[tuple[str, str], float]) -> ModelItems:
+def item_costs(wh: Warehouse, run_ids: Sequence[str]) -> tuple[dict[tuple[str, str], float], str]:
+    """(run_id, sample_id) -> the item's cost over all its attempts, and the unit: "USD" when every run is priced,
+    else "all tokens"."""
+    costs, unit = item_cost_columns(wh, run_ids)
+    return costs.to_dict(), unit
+
+
+def model_items(group: pooling.RunGroup, values: Mapping[tuple[str, str], float] | ValueColumns,
+                costs: Mapping[tuple[str, str], float] | ValueColumns) -> ModelItems:
     """A group's per-item metric and cost, each averaged over its runs, on the items that have both."""
     q = pooling.item_means(values, group.run_ids)
     c = pooling.item_means(costs, group.run_ids)
-    shared = sorted(set(q) & set(c))
+    shared = sorted(q.keys() & c.keys())
     return ModelItems(group.label or group.model, [q[s] for s in shared], [c[s] for s in shared])
 
 
@@ -95,16 +102,15 @@ def chart(points: Sequence[FrontierPoint], unit: str, direction: str) -> dict[st
 
 
 def frontier(wh: Warehouse, benchmark: str, groups: Sequence[pooling.RunGroup],
-             values: Mapping[tuple[str, str], float], direction: str | None = None) -> dict[str, Any] | None:
+             values: Mapping[tuple[str, str], float] | ValueColumns, direction: str | None = None) -> dict[str, Any] | None:
     """The frontier of the board's groups (None with fewer than two, or a metric without a direction);
     `direction` is the shown metric's (default: the benchmark's primary metric's)."""
     direction = direction or metric_direction(wh, benchmark)
     if len(groups) < 2 or direction not in ("higher_is_better", "lower_is_better"):
         return None
-    costs, unit = item_costs(wh, [rid for g in groups for rid in g.run_ids])
-    ids = [g.run_ids for g in groups]  # each group's values and costs, each split in one pass
-    models = [m for m in (model_items(g, v, c) for g, v, c in
-                          zip(groups, pooling.split_by_group(values, ids), pooling.split_by_group(costs, ids))) if m.metric]
+    costs, unit = item_cost_columns(wh, [rid for g in groups for rid in g.run_ids])
+    values = ValueColumns.of(values)
+    models = [m for m in (model_items(g, values, costs) for g in groups) if m.metric]
     if len(models) < 2:
         return None
     points = cost_quality_frontier(models, direction)  # type: ignore[arg-type]
@@ -119,4 +125,4 @@ def register_charts(boards: Sequence[dict[str, Any]], box: Any) -> None:
         bd["frontier_chart"] = box.add(fr["spec"]) if fr else None
 
 
-__all__ = ["chart", "frontier", "item_costs", "metric_direction", "model_items", "register_charts"]
+__all__ = ["chart", "frontier", "item_cost_columns", "item_costs", "metric_direction", "model_items", "register_charts"]

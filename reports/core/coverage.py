@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..warehouse import Warehouse
 from . import marts, registry
+from .value_columns import ValueColumns
 
 RUN_COVERAGE = "main.run_coverage"
 METRIC_DEFS = "main.metric_defs"
@@ -95,19 +96,17 @@ def of_run(n: int, row: RunCoverage | None, noun: str = "items") -> Coverage:
     return Coverage(n=n, n_scope=max(row.n_scope, n), n_missing=row.n_missing, n_error=row.n_error, noun=noun)
 
 
-def of_group(values: Mapping[tuple[str, str], float], run_ids: Sequence[str], rows: Mapping[str, RunCoverage],
-             noun: str = "items", runs_noun: str = "runs") -> Coverage:
+def of_group(values: Mapping[tuple[str, str], float] | ValueColumns, run_ids: Sequence[str],
+             rows: Mapping[str, RunCoverage], noun: str = "items", runs_noun: str = "runs") -> Coverage:
     """Coverage of a run group's pooled mean: items with a value in any of its runs, of the largest scope of
     its runs (without coverage rows: the items with a value are the scope), and the (run, item) pairs of
     the scope without a value."""
-    per_run: dict[str, set[str]] = {r: set() for r in run_ids}
-    for (rid, sid) in values:
-        if rid in per_run:
-            per_run[rid].add(sid)
-    n = len(set().union(*per_run.values())) if per_run else 0
+    own = ValueColumns.of(values).select(run_ids)
+    n = own.n_samples()
+    per_run = [count for _, count in own.run_sums(list(dict.fromkeys(run_ids)))]  # items with a value, per run
     mine = [rows[r] for r in run_ids if r in rows]
     scope = max([c.n_scope for c in mine] + [n])
-    short = [scope - len(items) for items in per_run.values() if len(items) < scope]
+    short = [scope - k for k in per_run if k < scope]
     return Coverage(n=n, n_scope=scope, n_missing=min((c.n_missing for c in mine), default=0),
                     n_error=max((c.n_error for c in mine), default=0), noun=noun,
                     gaps=sum(short) if n >= scope else 0, runs_short=len(short), n_runs=len(run_ids),
@@ -146,22 +145,15 @@ def primary_worst(wh: Warehouse, benchmark: str, metric: str | None = None) -> f
     return worst_value(r["direction"], r["min_value"], r["max_value"])
 
 
-def itt_mean(values: Mapping[tuple[str, str], float], run_ids: Sequence[str], n_scope: int,
+def itt_mean(values: Mapping[tuple[str, str], float] | ValueColumns, run_ids: Sequence[str], n_scope: int,
              worst: float | None) -> float | None:
     """The intention-to-treat mean of a run group: in each run every item of the scope without a value
     counts as `worst`; the mean over the runs of each run's mean over its `n_scope` items (every item in
     every run: the mean of the per-item means). None without a worst value or a scope."""
     if worst is None or n_scope <= 0 or not run_ids:
         return None
-    per_run: dict[str, list[float]] = {rid: [] for rid in run_ids}  # each run's values in their order, in one pass
-    for (r, _), v in values.items():
-        mine = per_run.get(r)
-        if mine is not None:
-            mine.append(v)
-    means = []
-    for rid in run_ids:
-        mine = per_run[rid]
-        means.append((sum(mine) + worst * max(n_scope - len(mine), 0)) / n_scope)
+    means = [(total + worst * max(n_scope - k, 0)) / n_scope  # each run's values summed in their order
+             for total, k in ValueColumns.of(values).run_sums(run_ids)]
     return sum(means) / len(means)
 
 

@@ -26,6 +26,7 @@ from ..values import as_float
 from ..warehouse import Warehouse
 from . import clusters, cost_quality, coverage, marts, metrics, pooling, registry
 from .runs import RunInfo, benchmark_conditions, check_benchmark, in_condition, shared_runs
+from .value_columns import ValueColumns
 
 #: run_summary's token column the table shows, the first one the mart has (all_tokens counts cache reads)
 TOKEN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -73,13 +74,12 @@ def is_imported(run: RunInfo) -> bool:
     return "run_group" in run.summary
 
 
-def row(group: pooling.RunGroup, values: pooling.Values, token_col: str,
+def row(group: pooling.RunGroup, values: pooling.Values | ValueColumns, token_col: str,
         cov_rows: dict[str, coverage.RunCoverage] | None = None, worst: float | None = None,
         noun: str = "items", clustering: clusters.Clustering | None = None) -> dict[str, Any]:
     """One model's row: its pooled score with interval, n of the scope (and the intention-to-treat value
     where some are missing), repeats, all tokens, cost and terminations."""
-    ids = set(group.run_ids)
-    own = {k: v for k, v in values.items() if k[0] in ids}  # one pass over every run's values, then this group's
+    own = ValueColumns.of(values).select(group.run_ids)
     means = pooling.item_means(own, group.run_ids)
     xs = list(means.values())
     binary = pooling.is_binary(own)
@@ -163,15 +163,14 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
     has_conditions = bool(benchmark_conditions(benchmark))
     groups, left_out = _groups(mine, benchmark, condition)
     ids = [rid for g in groups for rid in g.run_ids]
-    values = pooling.values_source(metric)(wh, ids)  # item_metric_values covers responses-file runs too
+    values = pooling.columns_source(metric)(wh, ids)  # item_metric_values covers responses-file runs too
     tok_col, tok_label = token_column(wh)
     cov_rows = coverage.run_coverage(wh, ids)
     worst = coverage.primary_worst(wh, benchmark, metric.name if metric is not None else None)
     noun = coverage.noun_of(benchmark)
     sign = metric.sign if metric is not None else 1
     clustering = clusters.resolve(wh, benchmark, cluster)
-    owns = pooling.split_by_group(values, [g.run_ids for g in groups])  # each group's values, in one pass
-    rows = sorted((row(g, own, tok_col, cov_rows, worst, noun, clustering) for g, own in zip(groups, owns)),
+    rows = sorted((row(g, values, tok_col, cov_rows, worst, noun, clustering) for g in groups),
                   key=lambda x: (x["mean"] is None, -sign * (x["mean"] or 0.0), x["model"], x["label"]))
     shown = {g.condition for g in groups}
     return {
@@ -193,7 +192,7 @@ def board(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], condition: str
         "imported": any(is_imported(r) for g in groups for r in g.runs),
         "clustering": clustering,
         "clustered": any(r["interval"] == "clustered t" for r in rows),
-        "cluster_note": clustering.describe(sorted({sid for (rid, sid) in values})),
+        "cluster_note": clustering.describe(sorted(values.sample_set())),
         "frontier": cost_quality.frontier(wh, benchmark, groups, values,
                                          metric.direction if metric is not None else None),
         "reported": reported(wh, benchmark),

@@ -28,10 +28,17 @@ from . import marts
 from .metrics import Metric, better_side
 from .registry import Repeats, repeats_of
 from .runs import RunInfo, benchmark_conditions, label_runs
+from .value_columns import ValueColumns, Values
 
-#: (run_id, sample_id) -> the item's value in that run
-Values = dict[tuple[str, str], float]
 ItemValues = Callable[[Warehouse, Sequence[str]], Values]
+ItemColumns = Callable[[Warehouse, Sequence[str]], ValueColumns]
+
+
+def _primary_sql(wh: Warehouse, run_ids: Sequence[str]) -> str:
+    return f"""SELECT run_id, sample_id,
+                   CASE WHEN count(score) OVER (PARTITION BY run_id) > 0 THEN CAST(score AS DOUBLE)
+                        ELSE CAST(CAST(is_correct AS INTEGER) AS DOUBLE) END
+            FROM {marts.trajectories(wh)} WHERE run_id IN ({', '.join('?' * len(run_ids))})"""
 
 
 def primary_values(wh: Warehouse, run_ids: Sequence[str]) -> Values:
@@ -39,12 +46,15 @@ def primary_values(wh: Warehouse, run_ids: Sequence[str]) -> Values:
     carries a score is valued by correctness (0 or 1). Items without a value are left out."""
     if not run_ids:
         return {}
-    rows = wh.con.execute(
-        f"""SELECT run_id, sample_id,
-                   CASE WHEN count(score) OVER (PARTITION BY run_id) > 0 THEN CAST(score AS DOUBLE)
-                        ELSE CAST(CAST(is_correct AS INTEGER) AS DOUBLE) END
-            FROM {marts.trajectories(wh)} WHERE run_id IN ({', '.join('?' * len(run_ids))})""", list(run_ids)).fetchall()
+    rows = wh.con.execute(_primary_sql(wh, run_ids), list(run_ids)).fetchall()
     return {(str(r), str(s)): float(v) for r, s, v in rows if v is not None}
+
+
+def primary_columns(wh: Warehouse, run_ids: Sequence[str]) -> ValueColumns:
+    """:func:`primary_values` as columns."""
+    if not run_ids:
+        return ValueColumns.from_mapping({})
+    return ValueColumns.from_arrow(wh.con.sql(_primary_sql(wh, run_ids), params=list(run_ids)).to_arrow_table())
 
 
 #: The per-item value source of a page without a metric (a warehouse built without the metric catalogue).
@@ -67,9 +77,35 @@ def metric_values(metric: Metric) -> ItemValues:
     return read
 
 
+def metric_columns(metric: Metric) -> ItemColumns:
+    """:func:`metric_values` as columns, for many runs at once (a leaderboard's): the metric's rows read in the
+    table's order (a plain filter keeps it; a list of run ids in the query would be joined, in no set order),
+    those of other runs left out after."""
+
+    def read(wh: Warehouse, run_ids: Sequence[str]) -> ValueColumns:
+        if not run_ids:
+            return ValueColumns.from_mapping({})
+        table = wh.con.sql(f"""SELECT run_id, sample_id, value FROM {marts.ITEM_METRIC_VALUES}
+                               WHERE benchmark = ? AND metric = ? AND value IS NOT NULL""",
+                           params=[metric.benchmark, metric.name]).to_arrow_table()
+        return ValueColumns.from_arrow(table, runs=run_ids)
+
+    return read
+
+
 def values_source(metric: Metric | None) -> ItemValues:
     """`metric`'s values, or :data:`ITEM_VALUES` without one."""
     return metric_values(metric) if metric is not None else ITEM_VALUES
+
+
+def columns_source(metric: Metric | None) -> ItemColumns:
+    """:func:`values_source` as columns (the mapping of :data:`ITEM_VALUES`, when it is not the primary values)."""
+    if metric is not None:
+        return metric_columns(metric)
+    if ITEM_VALUES is primary_values:
+        return primary_columns
+    source = ITEM_VALUES
+    return lambda wh, run_ids: ValueColumns.from_mapping(source(wh, run_ids))
 
 
 # -- repeats: "epoch N" or "replicate N" -------------------------------------------------------------------
@@ -140,14 +176,10 @@ def label_group_runs(groups: Sequence[RunGroup]) -> None:
 # -- pooled values and tests ----------------------------------------------------------------------------------
 
 
-def item_means(values: Mapping[tuple[str, str], float], run_ids: Sequence[str]) -> dict[str, float]:
-    """Per item: the mean of its values over `run_ids` (the runs that scored it)."""
-    acc: dict[str, list[float]] = {}
-    wanted = set(run_ids)
-    for (rid, sid), v in values.items():
-        if rid in wanted:
-            acc.setdefault(sid, []).append(v)
-    return {sid: sum(vs) / len(vs) for sid, vs in acc.items()}
+def item_means(values: Mapping[tuple[str, str], float] | ValueColumns, run_ids: Sequence[str]) -> dict[str, float]:
+    """Per item (in the order of its first value): the mean of its values over `run_ids` (the runs that scored it),
+    summed in the values' order."""
+    return ValueColumns.of(values).select(run_ids).item_means()
 
 
 def split_by_group(values: Mapping[tuple[str, str], float], groups: Sequence[Sequence[str]]
@@ -165,8 +197,9 @@ def split_by_group(values: Mapping[tuple[str, str], float], groups: Sequence[Seq
     return out
 
 
-def is_binary(values: Mapping[tuple[str, str], float]) -> bool:
-    return all(v in (0.0, 1.0) for v in values.values())
+def is_binary(values: Mapping[tuple[str, str], float] | ValueColumns) -> bool:
+    """Whether every value is 0 or 1."""
+    return ValueColumns.of(values).is_binary()
 
 
 @dataclass
@@ -276,16 +309,15 @@ class Pooled:
         return self.a.repeats.noun
 
 
-def _epoch_rows(values: Values, a: RunGroup, b: RunGroup, binary: bool) -> list[EpochRow]:
+def _epoch_rows(values: Values | ValueColumns, a: RunGroup, b: RunGroup, binary: bool) -> list[EpochRow]:
     by_a = {a.repeats.number(r): r for r in a.runs}
     by_b = {b.repeats.number(r): r for r in b.runs}
-    ids = list(dict.fromkeys(r.run_id for r in (*a.runs, *b.runs)))
-    own = dict(zip(ids, split_by_group(values, [[rid] for rid in ids])))  # each run's values, in one pass
+    cols = ValueColumns.of(values)  # each run's values read from the columns
     rows = []
     for num in sorted(set(by_a) | set(by_b)):
         ra, rb = by_a.get(num), by_b.get(num)
-        va = item_means(own[ra.run_id], [ra.run_id]) if ra else {}
-        vb = item_means(own[rb.run_id], [rb.run_id]) if rb else {}
+        va = item_means(cols, [ra.run_id]) if ra else {}
+        vb = item_means(cols, [rb.run_id]) if rb else {}
         rows.append(EpochRow(
             number=num, run_a=ra, run_b=rb, n_a=len(va), n_b=len(vb),
             mean_a=sum(va.values()) / len(va) if va else None, mean_b=sum(vb.values()) / len(vb) if vb else None,
@@ -298,9 +330,9 @@ def compare_groups(wh: Warehouse, a: RunGroup, b: RunGroup, source: ItemValues |
     """Pool each group's runs per item and test A against B over the shared items (module docstring): the
     values of `metric` (from `source` when given, else its mart rows; ITEM_VALUES without a metric)."""
     values = (source or values_source(metric))(wh, a.run_ids + b.run_ids)
-    binary = is_binary(values)
-    own_a, own_b = split_by_group(values, [a.run_ids, b.run_ids])
-    ma, mb = item_means(own_a, a.run_ids), item_means(own_b, b.run_ids)
+    cols = ValueColumns.from_mapping(values)  # once for each statistic below
+    binary = is_binary(cols)
+    ma, mb = item_means(cols, a.run_ids), item_means(cols, b.run_ids)
     test = item_test(ma, mb, mcnemar=binary and a.n_runs == 1 and b.n_runs == 1)
     differing = []
     for sid in sorted(set(ma) & set(mb)):
@@ -312,7 +344,7 @@ def compare_groups(wh: Warehouse, a: RunGroup, b: RunGroup, source: ItemValues |
     sign = metric.sign or 1 if metric is not None else 1  # the better side's items first (A's on a tie)
     differing.sort(key=lambda d: (-abs(d.diff or 0.0), -sign * (d.diff or 0.0), d.sample_id))
     return Pooled(a=a, b=b, binary=binary, test=test, n_items_a=len(ma), n_items_b=len(mb),
-                  epochs=_epoch_rows(values, a, b, binary), differing=differing, metric=metric)
+                  epochs=_epoch_rows(cols, a, b, binary), differing=differing, metric=metric)
 
 
 def summary(p: Pooled) -> dict[str, Any]:
