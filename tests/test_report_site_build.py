@@ -282,17 +282,6 @@ def test_pages_leave_the_cached_leaderboard_as_it_was(built_warehouse, tmp_path:
         assert "sections" not in cached["boards"][0] and "calls_per_item" not in cached["boards"][0]["rows"][0]
 
 
-def test_values_split_per_group_keep_their_order_by_hand() -> None:
-    from agenthop.reports.core.pooling import item_means, split_by_group
-
-    values = {("r2", "b"): 1.0, ("r1", "a"): 0.0, ("r3", "a"): 0.5, ("r1", "b"): 1.0, ("r2", "a"): 1.0}
-    g1, g2, g3 = split_by_group(values, [["r1", "r2"], ["r3"], ["r2"]])
-    assert list(g1) == [("r2", "b"), ("r1", "a"), ("r1", "b"), ("r2", "a")]  # the order of `values`
-    assert g2 == {("r3", "a"): 0.5} and g3 == {("r2", "b"): 1.0, ("r2", "a"): 1.0}
-    assert list(item_means(g1, ["r1", "r2"]).items()) == [("b", 1.0), ("a", 0.5)]
-    assert split_by_group(values, []) == [] and split_by_group({}, [["r1"]]) == [{}]
-
-
 def test_pairwise_counts_in_one_query_are_each_pairs(built_warehouse) -> None:
     from agenthop.reports.core import marts, queries
     from agenthop.reports.warehouse import Warehouse

@@ -182,21 +182,6 @@ def item_means(values: Mapping[tuple[str, str], float] | ValueColumns, run_ids: 
     return ValueColumns.of(values).select(run_ids).item_means()
 
 
-def split_by_group(values: Mapping[tuple[str, str], float], groups: Sequence[Sequence[str]]
-                   ) -> list[dict[tuple[str, str], float]]:
-    """`values` restricted to each group of run ids, all in one pass over `values` (each keeps its order, so
-    ``item_means(split[i], groups[i])`` is ``item_means(values, groups[i])``)."""
-    out: list[dict[tuple[str, str], float]] = [{} for _ in groups]
-    owners: dict[str, list[dict[tuple[str, str], float]]] = {}
-    for own, run_ids in zip(out, groups):
-        for rid in dict.fromkeys(run_ids):
-            owners.setdefault(rid, []).append(own)
-    for key, v in values.items():
-        for own in owners.get(key[0], ()):
-            own[key] = v
-    return out
-
-
 def is_binary(values: Mapping[tuple[str, str], float] | ValueColumns) -> bool:
     """Whether every value is 0 or 1."""
     return ValueColumns.of(values).is_binary()
