@@ -192,11 +192,13 @@ def cost_db(tmp_path: Path) -> Path:
 
 def test_item_costs_usd_when_priced_else_all_tokens(cost_db: Path) -> None:
     with Warehouse(cost_db) as wh:
-        usd, unit = cost_quality.item_costs(wh, ["p"])
+        cols, unit = cost_quality.item_costs(wh, ["p"])
+        usd = cols.to_dict()
         assert unit == "USD"
         # s1: (1500 · 2 + 1000 · 2 · 0.1 + 100 · 10) / 1e6 = 0.0042; s2: 800 · 2 · 1.25 / 1e6 = 0.002
         assert usd[("p", "s1")] == pytest.approx(0.0042) and usd[("p", "s2")] == pytest.approx(0.002)
-        toks, unit = cost_quality.item_costs(wh, ["p", "q"])  # q has no price: every run in tokens
+        cols, unit = cost_quality.item_costs(wh, ["p", "q"])  # q has no price: every run in tokens
+        toks = cols.to_dict()
         assert unit == "all tokens"
         assert toks == {("p", "s1"): 2600.0, ("p", "s2"): 800.0, ("q", "s1"): 100.0}
         assert cost_quality.metric_direction(wh, "b") == "lower_is_better"

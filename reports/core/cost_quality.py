@@ -35,8 +35,9 @@ def metric_direction(wh: Warehouse, benchmark: str, metric: str | None = None) -
     return str(got[0]) if got and got[0] else "higher_is_better"
 
 
-def item_cost_columns(wh: Warehouse, run_ids: Sequence[str]) -> tuple[ValueColumns, str]:
-    """:func:`item_costs` as columns."""
+def item_costs(wh: Warehouse, run_ids: Sequence[str]) -> tuple[ValueColumns, str]:
+    """(run_id, sample_id) -> the item's cost over all its attempts, as columns, and the unit: "USD" when every
+    run is priced, else "all tokens"."""
     if not run_ids:
         return ValueColumns.from_mapping({}), "all tokens"
     marks = ", ".join("?" * len(run_ids))
@@ -54,13 +55,6 @@ def item_cost_columns(wh: Warehouse, run_ids: Sequence[str]) -> tuple[ValueColum
             FROM {STAGED_TRAJECTORIES} AS t JOIN {marts.COST} AS c ON c.run_id = t.run_id
             WHERE t.run_id IN ({marks}) GROUP BY t.run_id, t.sample_id""", params=list(run_ids)).to_arrow_table()
     return ValueColumns.from_arrow(table), "USD" if usd else "all tokens"
-
-
-def item_costs(wh: Warehouse, run_ids: Sequence[str]) -> tuple[dict[tuple[str, str], float], str]:
-    """(run_id, sample_id) -> the item's cost over all its attempts, and the unit: "USD" when every run is priced,
-    else "all tokens"."""
-    costs, unit = item_cost_columns(wh, run_ids)
-    return costs.to_dict(), unit
 
 
 def model_items(group: pooling.RunGroup, values: Mapping[tuple[str, str], float] | ValueColumns,
@@ -108,7 +102,7 @@ def frontier(wh: Warehouse, benchmark: str, groups: Sequence[pooling.RunGroup],
     direction = direction or metric_direction(wh, benchmark)
     if len(groups) < 2 or direction not in ("higher_is_better", "lower_is_better"):
         return None
-    costs, unit = item_cost_columns(wh, [rid for g in groups for rid in g.run_ids])
+    costs, unit = item_costs(wh, [rid for g in groups for rid in g.run_ids])
     values = ValueColumns.of(values)
     models = [m for m in (model_items(g, values, costs) for g in groups) if m.metric]
     if len(models) < 2:
@@ -125,4 +119,4 @@ def register_charts(boards: Sequence[dict[str, Any]], box: Any) -> None:
         bd["frontier_chart"] = box.add(fr["spec"]) if fr else None
 
 
-__all__ = ["chart", "frontier", "item_cost_columns", "item_costs", "metric_direction", "model_items", "register_charts"]
+__all__ = ["chart", "frontier", "item_costs", "metric_direction", "model_items", "register_charts"]
