@@ -307,12 +307,8 @@ def finish(con: duckdb.DuckDBPyConnection, schema: str, total_units: int) -> int
                     f"WHERE token NOT IN (SELECT token FROM {schema}.vocab)")
         # the words now held by more than the common share of all units become common (and their postings go)
         if total_units >= MIN_UNITS_FOR_COMMON:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE __words_common AS SELECT token FROM {schema}.vocab "
-                        f"WHERE NOT common AND n_units > {COMMON_SHARE} * {total_units}")
-            if con.execute("SELECT count(*) FROM __words_common").fetchall()[0][0]:  # else no scan of the postings
-                con.execute(f"UPDATE {schema}.vocab SET common = true WHERE token IN (SELECT token FROM __words_common)")
-                con.execute(f"DELETE FROM {schema}.postings WHERE token IN (SELECT token FROM __words_common)")
-            con.execute("DROP TABLE __words_common")
+            _mark_common(con, schema, f"SELECT token FROM {schema}.vocab "
+                                      f"WHERE NOT common AND n_units > {COMMON_SHARE} * {total_units}")
     finally:
         con.execute("DROP TABLE IF EXISTS __words_new")
         con.execute("DROP TABLE IF EXISTS __words_n")
