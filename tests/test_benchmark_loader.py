@@ -397,3 +397,48 @@ def test_input_rows_are_not_mutated_by_validation(tmp_path: Path) -> None:
     before = copy.deepcopy(files)
     load_release(write(tmp_path, files))
     assert files == before
+
+
+def test_numbers_read_as_json_reads_them(tmp_path: Path) -> None:
+    """Lines are read by orjson only where it gives json's value: an integer past 64 bits stays an
+    integer (orjson would read a float), NaN is json's float (orjson refuses it)."""
+    files = _release()
+    files["graphs/full.jsonl"][0]["nodes"][GOLD]["year"] = 10**20
+    files["graphs/full.jsonl"][0]["nodes"][SEED]["year"] = -(2**63) - 1  # 19 digits
+    rel = load_release(write(tmp_path / "a", files))
+    assert rel.graphs["st_0001"].nodes[GOLD].year == 10**20
+    assert rel.graphs["st_0001"].nodes[SEED].year == -(2**63) - 1
+    files["graphs/full.jsonl"][0]["nodes"][GOLD]["year"] = float("nan")  # json.dumps writes NaN
+    errors = errors_of(write(tmp_path / "b", files))
+    assert f"graphs/full.jsonl:1: field 'nodes.{GOLD}.year': expected integer, got number (NaN)" in errors
+
+
+def test_release_tables_give_each_graph_row_its_node_values(tmp_path: Path) -> None:
+    """raw.graph_nodes takes the values of the node objects the graphs share (each converted once):
+    every row still holds its own graph's node, also where another graph's node of the same paper
+    differs."""
+    from agenthop.ingest.sources.agenthop_release import release_tables
+
+    files = _release()
+    second = _graph("st_0002")
+    second["nodes"][GOLD] = dict(second["nodes"][GOLD], title="Gold paper, revised", year=2024)
+    del second["nodes"][META]
+    second["edges"] = {SEED: [BRIDGE]}
+    files["qa/full.jsonl"].append(_qa("st_0002"))
+    files["graphs/full.jsonl"].append(second)
+    rel = load_release(write(tmp_path, files))
+    assert rel.graphs["st_0002"].nodes[SEED] is rel.graphs["st_0001"].nodes[SEED]  # shared
+    nodes = release_tables(rel)["graph_nodes"].to_pylist()
+    got = [(n["sample_id"], n["paper_id"], n["node_order"], n["title"], n["year"], n["arxiv_id"], n["has_full_text"])
+           for n in nodes]
+    assert got == [
+        ("st_0001", SEED, 0, "Seed paper", 2023, "2301.00001", True),
+        ("st_0001", BRIDGE, 1, "Bridge paper", 2022, "2201.00002", True),
+        ("st_0001", META, 2, "Old paper", None, None, False),
+        ("st_0001", GOLD, 3, "Gold paper", 2021, "2101.00003", True),
+        ("st_0002", SEED, 0, "Seed paper", 2023, "2301.00001", True),
+        ("st_0002", BRIDGE, 1, "Bridge paper", 2022, "2201.00002", True),
+        ("st_0002", GOLD, 2, "Gold paper, revised", 2024, "2101.00003", True),
+    ]
+    assert [n["abstract"] for n in nodes] == ["seed abstract", "", "metadata only", "gold abstract",
+                                              "seed abstract", "", "gold abstract"]

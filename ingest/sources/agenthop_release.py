@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from agenthop.harness.benchmarks.agenthop.model import Release
+from agenthop.harness.benchmarks.agenthop.model import Node, Release
 from agenthop.schemas import agenthop as bschema
 from agenthop.schemas.sample_hash import sample_hash
 
@@ -108,6 +108,11 @@ def release_tables(release: Release) -> dict[str, pa.Table]:
     labels: dict[str, list] = {f.name: [] for f in bschema.RECALL_LABELS}
 
     pool = release.papers
+    # the loader gives the graphs holding an identical node one Node object: each distinct object's
+    # fields become Arrow values once, then are taken for every row (_node_columns)
+    node_row: dict[int, int] = {}
+    distinct_nodes: list[Node] = []
+    node_rows: list[int] = []
     for order, it in enumerate(release.items):
         items["sample_id"].append(it.id)
         items["question_type"].append(it.question_type)
@@ -147,17 +152,16 @@ def release_tables(release: Release) -> dict[str, pa.Table]:
 
         graph = release.graphs.get(it.id)
         if graph is not None:  # column-wise extends: ~300k nodes and ~500k edges at full scale
-            nl = list(graph.nodes.values())
-            n = len(nl)
-            arx = [nd.arxiv_id for nd in nl]
+            n = len(graph.nodes)
             nodes["sample_id"].extend([it.id] * n)
             nodes["paper_id"].extend(graph.nodes)  # the dict keys: unique per sample
             nodes["node_order"].extend(range(n))
-            nodes["arxiv_id"].extend([a or None for a in arx])
-            nodes["title"].extend([nd.title for nd in nl])
-            nodes["year"].extend([nd.year for nd in nl])
-            nodes["abstract"].extend([nd.abstract for nd in nl])
-            nodes["has_full_text"].extend([bool(a) and a in pool for a in arx])
+            for nd in graph.nodes.values():
+                k = node_row.get(id(nd))
+                if k is None:
+                    k = node_row[id(nd)] = len(distinct_nodes)
+                    distinct_nodes.append(nd)
+                node_rows.append(k)
             for src, dsts in graph.edges.items():
                 m = len(dsts)
                 edges["sample_id"].extend([it.id] * m)
@@ -200,11 +204,35 @@ def release_tables(release: Release) -> dict[str, pa.Table]:
     for name, (cols, schema, src) in raw.items():
         where = f"{Path(release.root) / src} (raw.{name})"
         try:
+            if name == "graph_nodes":
+                cols.update(_node_columns(distinct_nodes, node_rows, pool))
             table = pa.table(cols, schema=schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeError) as exc:
             raise IngestError(f"{where}: {exc}") from None
         out[name] = conform(table, schema, where)
     return out
+
+
+#: rows taken at once from the distinct nodes' values (each chunk's text stays far below 2 GB)
+TAKE_ROWS = 1 << 20
+
+
+def _node_columns(distinct: Sequence[Node], rows: Sequence[int], pool: Any) -> dict[str, pa.ChunkedArray]:
+    """The per-paper columns of raw.graph_nodes: the values of each distinct node, taken for every
+    row (``rows``: the position in ``distinct`` of each row's node); as converting each row's
+    values, but converting each node once."""
+    arx = [nd.arxiv_id for nd in distinct]
+    fields = {f.name: f.type for f in bschema.GRAPH_NODES}
+    values = {
+        "arxiv_id": pa.array([a or None for a in arx], fields["arxiv_id"]),
+        "title": pa.array([nd.title for nd in distinct], fields["title"]),
+        "year": pa.array([nd.year for nd in distinct], fields["year"]),
+        "abstract": pa.array([nd.abstract for nd in distinct], fields["abstract"]),
+        "has_full_text": pa.array([bool(a) and a in pool for a in arx], fields["has_full_text"]),
+    }
+    at = pa.array(rows, pa.int64())
+    parts = [at.slice(i, TAKE_ROWS) for i in range(0, len(at), TAKE_ROWS)] or [at]
+    return {name: pa.chunked_array([col.take(p) for p in parts], col.type) for name, col in values.items()}
 
 
 def check_unique(release: Release) -> None:

@@ -22,7 +22,6 @@ and the samples in one order (the dataset's ids, then epochs). A log still being
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import pickle
 import re
@@ -35,6 +34,7 @@ from typing import Any
 
 import orjson
 
+from agenthop.harness.json_exact import parse_json_exact
 from agenthop.ingest.conform import IngestError
 
 from . import inspect_map
@@ -187,49 +187,10 @@ class LogInfo:
     sample_keys: list[tuple[str, int]] = field(default_factory=list)
 
 
-#: digits -> "0", every other byte -> " ": a run of 20 digits is then a run of 20 zeros
-_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_LONG = b"0" * 20
-
-
-def _long_integer(raw: bytes) -> bool:
-    """Whether ``raw`` may hold an integer of 20 or more digits (past 64 bits): a run of 20 digits
-    after ``:``, ``[`` or ``,`` (and any spaces and a minus sign). A run inside a string (an IBAN)
-    mostly follows a letter; one that does not only costs a slower parse."""
-    marks = raw.translate(_DIGITS)
-    at = marks.find(_LONG)
-    while at >= 0:
-        start = marks.rfind(b" ", 0, at) + 1  # where this run of digits starts
-        before = raw[max(0, start - 8):start].rstrip(b" \t\r\n-")
-        if not before or before[-1:] in (b":", b"[", b","):
-            return True
-        end = marks.find(b" ", at)
-        if end < 0:
-            return False
-        at = marks.find(_LONG, end)
-    return False
-
-
 def parse_json(raw: bytes | str) -> Any:
     """A JSON document's value, as Python's ``json`` reads it (NaN and Infinity accepted: Inspect can
     write them; integers of any length kept whole); see :func:`parse_json_exact`."""
     return parse_json_exact(raw)[0]
-
-
-def parse_json_exact(raw: bytes | str) -> tuple[Any, bool]:
-    """A JSON document's value, and whether orjson read it (then orjson writes it back exactly).
-
-    Parsed with orjson, several times faster, when it gives the value Python's ``json`` gives: a
-    document with NaN, Infinity, a lone surrogate or a number out of a double's range is refused by
-    orjson and read by ``json`` instead, as is one that may hold an integer past 64 bits (which
-    orjson reads as a float)."""
-    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
-    if not _long_integer(data):
-        try:
-            return orjson.loads(raw), True
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(raw), False
 
 
 def _document(raw: bytes, limits: Limits) -> tuple[Any, bool, bool]:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import AgentHopError
+from ...json_exact import loads_if_exact
 from .model import MT, ST, Graph, Item, Label, Node, Paper, Release, Section
 
 QA = "qa/full.jsonl"
@@ -133,9 +134,14 @@ class _Reader:
         """Yield ``(line_no, row, peeked_key)`` for each non-blank line.
 
         ``row`` is the parsed object, or None when the line was skipped (its peeked key satisfied
-        ``skip``) or was invalid (the error is recorded).
+        ``skip``) or was invalid (the error is recorded). The key is peeked only when ``skip`` is
+        given (else it is None).
+
+        A line is read by orjson when that gives exactly what ``json`` gives (harness/json_exact.py);
+        any other line (invalid, or holding what orjson reads differently) goes the ``json`` way,
+        which decides its value or words its error.
         """
-        pattern = _PEEK.get(peek) if peek else None
+        pattern = _PEEK.get(peek) if peek and skip is not None else None
         no, start, size = 0, 0, len(data)
         while start < size:  # line by line without materialising every line at once (memory)
             end = data.find(b"\n", start)
@@ -146,6 +152,12 @@ class _Reader:
             no += 1
             if not raw.strip():
                 continue
+            if pattern is None:
+                fast = loads_if_exact(raw)
+                # orjson refuses a lone surrogate escape and invalid UTF-8, so an object it read is clean
+                if type(fast) is dict:
+                    yield no, fast, None
+                    continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
