@@ -100,3 +100,52 @@ def in_chromium(root: Path, pages: list[Path], prefix: str) -> None:
         finally:
             b.close()
     assert problems == [], problems
+
+
+#: Per model name in a table cell (macro name_tag): each word's line boxes (a word is whole on one line: no
+#: break at a hyphen), the lines the name takes, whether its SIM badge sits on the line of its last word, and
+#: whether its cell shows all of it. Measured on the text, not on the markup's classes.
+NAME_TAGS_JS = """() => Array.from(document.querySelectorAll('td .name-tag')).map(tag => {
+  const badge = tag.querySelector('.badge.sim'), td = tag.closest('td'), words = [];
+  const walker = document.createTreeWalker(tag, NodeFilter.SHOW_TEXT,
+    {acceptNode: n => badge && badge.contains(n) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const re = /\\S+/g; let m;
+    while ((m = re.exec(n.textContent)) !== null) {
+      const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+      const rects = Array.from(r.getClientRects());
+      words.push({w: m[0], lines: new Set(rects.map(x => Math.round(x.top))).size, last: rects[rects.length - 1],
+                  left: Math.min(...rects.map(x => x.left)), right: Math.max(...rects.map(x => x.right))});
+    }
+  }
+  const last = words[words.length - 1], c = td.getBoundingClientRect();
+  let badgeApart = false, badgeClipped = false;
+  if (badge) {
+    const b = badge.getBoundingClientRect(), mid = (b.top + b.bottom) / 2;
+    badgeApart = mid < last.last.top || mid > last.last.bottom;
+    badgeClipped = b.right > c.right + 0.5;
+  }
+  return {name: words.map(x => x.w).join(' '), sim: !!badge, broken: words.filter(x => x.lines !== 1).map(x => x.w),
+          lines: new Set(words.map(x => Math.round(x.last.top))).size, badgeApart,
+          clipped: badgeClipped || words.some(x => x.left < c.left - 0.5 || x.right > c.right + 0.5)};
+})"""
+
+
+def name_tag_problems(browser, page_path: Path, width: int) -> tuple[list[dict], list[str]]:  # type: ignore[no-untyped-def]
+    """The model names (macro name_tag) of a page at `width`, and what is wrong with them: a word broken across
+    lines, a name of up to 40 characters on more than one line, a SIM badge off its name's last line, a name
+    or badge its cell cuts off."""
+    page, errors, _, _ = browse(browser, page_path, width)
+    tags = page.evaluate(NAME_TAGS_JS)
+    page.close()
+    problems = [f"{width}px: {e}" for e in errors]
+    for t in tags:
+        if t["broken"]:
+            problems.append(f"{width}px: {t['name']!r} breaks inside {t['broken']}")
+        if len(t["name"]) <= 40 and t["lines"] != 1:
+            problems.append(f"{width}px: {t['name']!r} takes {t['lines']} lines")
+        if t["badgeApart"]:
+            problems.append(f"{width}px: the SIM badge of {t['name']!r} is not on the line of its last word")
+        if t["clipped"]:
+            problems.append(f"{width}px: {t['name']!r} is cut off by its cell")
+    return tags, problems

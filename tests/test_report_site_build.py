@@ -16,7 +16,7 @@ from agenthop.reports.core.model_page import median, rank, tool_behaviour
 from agenthop.reports.core.runs import RunInfo
 from agenthop.reports.render import Provenance, run_source
 from agenthop.reports.site_build import MARKER, compare_command, ranked_pairs
-from site_crawl import crawl, in_chromium
+from site_crawl import crawl, in_chromium, name_tag_problems
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -233,6 +233,35 @@ def test_site_of_the_demo_warehouse_in_chromium(built_warehouse, tmp_path: Path)
     assert res.exit_code == 0, res.output
     assert res.output.strip() == str(out / "index.html") and not (out / "leaderboard" / "stale.html").exists()
     assert not list(out.glob("compare/**/*.html"))
+
+
+@pytest.mark.browser
+def test_model_names_and_sim_badges_read_whole_at_800_1024_and_1440(built_warehouse, tmp_path: Path) -> None:
+    """The AgentHop leaderboard's model cells and its cost frontier's, and the site index's model and run
+    tables: a name never breaks at a hyphen ("early-committer-" over "weak"), keeps one line, and its SIM badge
+    stays on its line; a table wider than its box scrolls instead (SciExplore's leaderboard:
+    tests/sciexplore/test_report_name_tags.py)."""
+    from playwright.sync_api import sync_playwright
+    from test_report_browser import _browser_binary
+
+    exe = _browser_binary()
+    if exe is None:
+        pytest.skip("!!! NO CHROMIUM BINARY FOUND: the name-tag browser test is SKIPPED !!!")
+    out = tmp_path / "site"
+    res = CliRunner().invoke(main, ["site", "--db", str(built_warehouse.db), "--out", str(out), "--max-pairs", "0"])
+    assert res.exit_code == 0, res.output
+    problems: list[str] = []
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            for rel in ("leaderboard/agenthop.html", "index.html"):
+                for width in (800, 1024, 1440):
+                    tags, found = name_tag_problems(b, out / rel, width)
+                    problems += [f"{rel} {f}" for f in found]
+                    assert [t for t in tags if t["sim"] and "-" in t["name"]], (rel, tags)
+        finally:
+            b.close()
+    assert problems == [], problems
 
 
 def test_a_page_the_warehouse_cannot_give_is_listed_with_its_reason(tmp_path: Path) -> None:
