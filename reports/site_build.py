@@ -318,6 +318,7 @@ class SiteBuilder:
     def _index(self, plan: Plan) -> None:
         from .core import marts
         from .core import runs as core_runs
+        from .core.leaderboard import imported_runs
         from .core.model_page import COVERAGE
 
         wh = self.wh
@@ -332,8 +333,11 @@ class SiteBuilder:
                      "repeat": core_runs.registry.repeats_of(r.benchmark).name(r), "simulated": r.simulated,
                      "cov": cov.get(r.run_id)} for r in runs]
         shown = {r.run_id for r in runs}
+        # runs without shared trajectories (a responses file, say): simulated as their imported summary says
+        imported = {r.run_id: r.simulated for r in imported_runs(wh)}
         run_rows += [{"run_id": rid, "benchmark": str(c["benchmark"]), "model": str(c["model"]), "condition": "",
-                      "repeat": "", "simulated": False, "cov": c} for rid, c in cov.items() if rid not in shown]
+                      "repeat": "", "simulated": imported.get(rid, False), "cov": c}
+                     for rid, c in cov.items() if rid not in shown]
         names = sorted({r["benchmark"] for r in run_rows} | set(core_runs.benchmarks_held(wh)))
         benches = []
         for b in names:

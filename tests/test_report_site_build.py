@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pytest
 from bs4 import BeautifulSoup
 from click.testing import CliRunner
@@ -224,6 +225,19 @@ def test_site_of_the_demo_warehouse_in_chromium(built_warehouse, tmp_path: Path)
     assert len([a for a in index.select("#compare ~ ul a") if "compare/agenthop" in a["href"]]) == 2
     runs_table = index.find(id="runs").find_next("table")
     assert len(runs_table.find("tbody").find_all("tr")) >= 7  # every run listed, with its coverage
+    # a model is marked simulated when a run of it is, also a run imported without shared trajectories
+    # (SciExplore's simulated systems come as responses files)
+    con = duckdb.connect(str(built_warehouse.db), read_only=True)
+    try:
+        simulated = {m for (m,) in con.execute(
+            "SELECT model FROM main.run_summary WHERE is_simulated UNION "
+            "SELECT model FROM main.imported_run_summary WHERE is_simulated").fetchall()}
+    finally:
+        con.close()
+    badged = {row.find("td").select_one(".name-tag").get_text(" ", strip=True).removesuffix(" SIM")
+              for row in index.find(id="models").find_next("table").find("tbody").find_all("tr")
+              if row.find("td").select_one(".badge.sim")}
+    assert badged == simulated and any(m.endswith("-dr") for m in simulated), (badged, simulated)
 
     in_chromium(out, found.pages, "demo-site")
 
