@@ -125,6 +125,19 @@ def simulated_release(work: Path):  # type: ignore[no-untyped-def]
     return rel, release, resp
 
 
+def ingest_and_build(work: Path, rel: Path, responses: Path) -> Path:
+    """A new warehouse work/w.duckdb with the release at ``rel`` and the responses file, and its
+    everyday `dbt build` (no unit tests); returns its path."""
+    from conftest import run_dbt_build
+
+    db = work / "w.duckdb"
+    r = CliRunner().invoke(ingest_main, ["--db", str(db), "--benchmark", str(rel), "--responses", str(responses)])
+    assert r.exit_code == 0, r.output
+    proc = run_dbt_build(db, work, "--exclude", "resource_type:unit_test")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    return db
+
+
 def sciexplore_report(db: Path, work: Path) -> Path:
     """dbt build of the SciExplore models on `db`, then `agenthop-report sciexplore` into work/report."""
     from conftest import run_dbt_build

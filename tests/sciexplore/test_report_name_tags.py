@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import run_dbt_build
 from site_crawl import name_tag_problems
+from sx_fixtures import ingest_and_build
 
-from agenthop.ingest.cli import main as ingest_main
 from agenthop.reports.cli import main as report_main
 
 pytestmark = pytest.mark.browser
@@ -29,11 +28,7 @@ def leaderboard(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_release(rel, seed=0)
     resp = work / "responses.jsonl"
     write_responses(resp, load_release(rel), seed=0, replicates=1)
-    db = work / "w.duckdb"
-    r = CliRunner().invoke(ingest_main, ["--db", str(db), "--benchmark", str(rel), "--responses", str(resp)])
-    assert r.exit_code == 0, r.output
-    proc = run_dbt_build(db, work, "--exclude", "resource_type:unit_test")
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    db = ingest_and_build(work, rel, resp)
     out = work / "leaderboard.html"
     r = CliRunner().invoke(report_main, ["leaderboard", "--db", str(db), "--out", str(out)])
     assert r.exit_code == 0, r.output

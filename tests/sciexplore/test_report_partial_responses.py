@@ -16,9 +16,8 @@ import duckdb
 import pytest
 from bs4 import BeautifulSoup
 from click.testing import CliRunner
-from conftest import run_dbt_build
+from sx_fixtures import ingest_and_build
 
-from agenthop.ingest.cli import main as ingest_main
 from agenthop.reports.cli import main as report_main
 
 FULL, PARTIAL, SEARCH = "quill-base", "larch-70b", "quill-search"  # the third of another paradigm
@@ -46,11 +45,7 @@ def partial(tmp_path_factory: pytest.TempPathFactory) -> dict:
     lines = [x for x in lines if x["model"] != PARTIAL or x["task_id"] in kept]
     resp = work / "responses.jsonl"
     resp.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    db = work / "w.duckdb"
-    r = CliRunner().invoke(ingest_main, ["--db", str(db), "--benchmark", str(rel), "--responses", str(resp)])
-    assert r.exit_code == 0, r.output
-    proc = run_dbt_build(db, work, "--exclude", "resource_type:unit_test")
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    db = ingest_and_build(work, rel, resp)
     out = work / "report"
     r = CliRunner().invoke(report_main, ["sciexplore", "--db", str(db), "--out", str(out),
                                          "--pair", f"{FULL},{PARTIAL}"])
