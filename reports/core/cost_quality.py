@@ -39,7 +39,7 @@ def item_costs(wh: Warehouse, run_ids: Sequence[str]) -> tuple[ValueColumns, str
     """(run_id, sample_id) -> the item's cost over all its attempts, as columns, and the unit: "USD" when every
     run is priced, else "all tokens"."""
     if not run_ids:
-        return ValueColumns.from_mapping({}), "all tokens"
+        return ValueColumns.empty(), "all tokens"
     marks = ", ".join("?" * len(run_ids))
     priced = wh.con.execute(f"SELECT count(*) FILTER (WHERE pricing_found), count(*) FROM {marts.COST} "
                             f"WHERE run_id IN ({marks})", list(run_ids)).fetchall()[0]

@@ -53,7 +53,7 @@ def primary_values(wh: Warehouse, run_ids: Sequence[str]) -> Values:
 def primary_columns(wh: Warehouse, run_ids: Sequence[str]) -> ValueColumns:
     """:func:`primary_values` as columns."""
     if not run_ids:
-        return ValueColumns.from_mapping({})
+        return ValueColumns.empty()
     return ValueColumns.from_arrow(wh.con.sql(_primary_sql(wh, run_ids), params=list(run_ids)).to_arrow_table())
 
 
@@ -84,7 +84,7 @@ def metric_columns(metric: Metric) -> ItemColumns:
 
     def read(wh: Warehouse, run_ids: Sequence[str]) -> ValueColumns:
         if not run_ids:
-            return ValueColumns.from_mapping({})
+            return ValueColumns.empty()
         table = wh.con.sql(f"""SELECT run_id, sample_id, value FROM {marts.ITEM_METRIC_VALUES}
                                WHERE benchmark = ? AND metric = ? AND value IS NOT NULL""",
                            params=[metric.benchmark, metric.name]).to_arrow_table()

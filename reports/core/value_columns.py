@@ -39,12 +39,17 @@ class ValueColumns:
 
     # -- making them ---------------------------------------------------------------------------------------------
     @classmethod
+    def empty(cls) -> ValueColumns:
+        """No rows."""
+        return cls([], [], np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64))
+
+    @classmethod
     def from_mapping(cls, values: Mapping[tuple[str, str], float]) -> ValueColumns:
         import pyarrow as pa
 
         n = len(values)
         if not n:
-            return cls([], [], np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64))
+            return cls.empty()
         runs, samples = list(map(itemgetter(0), values)), list(map(itemgetter(1), values))
         try:  # the ids encoded by Arrow, in the order they first come (as a dict's keys)
             r = pa.array(runs, type=pa.string()).dictionary_encode()
@@ -78,7 +83,7 @@ class ValueColumns:
             table = table.filter(pc.is_in(col if col.type == pa.string() else pc.cast(col, pa.string()),
                                           value_set=wanted))
         if table.num_rows == 0:
-            return cls([], [], np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64))
+            return cls.empty()
         value_col = table.column(2)
         if value_col.null_count:
             table = table.filter(pc.is_valid(value_col))
