@@ -13,7 +13,6 @@ from typing import Any
 from ..warehouse import Warehouse
 from . import clusters, pooling, registry
 from .runs import RunInfo
-from .value_columns import ValueColumns
 
 
 def compare_block(wh: Warehouse, benchmark: str, a: pooling.RunGroup, b: pooling.RunGroup,
@@ -23,7 +22,7 @@ def compare_block(wh: Warehouse, benchmark: str, a: pooling.RunGroup, b: pooling
     clustering = clusters.resolve(wh, benchmark, cluster)
     if clustering.by_item:
         return None
-    values = ValueColumns.from_mapping(pooling.ITEM_VALUES(wh, a.run_ids + b.run_ids))
+    values = pooling.columns_source(None)(wh, a.run_ids + b.run_ids)
     ma, mb = pooling.item_means(values, a.run_ids), pooling.item_means(values, b.run_ids)
     res = clusters.paired(ma, mb, clustering)
     shared = sorted(set(ma) & set(mb))
@@ -36,7 +35,7 @@ def reruns_block(wh: Warehouse, benchmark: str, runs: Sequence[RunInfo], cluster
     """Each replicate's mean with its interval clustered by the field (or by item), and the replicates pooled."""
     clustering = clusters.resolve(wh, benchmark, cluster)
     ids = [r.run_id for r in runs]
-    values = ValueColumns.from_mapping(pooling.ITEM_VALUES(wh, ids))
+    values = pooling.columns_source(None)(wh, ids)
     rows = [{"run": r, "ci": clusters.mean_interval(pooling.item_means(values, [r.run_id]), clustering)} for r in runs]
     pooled = pooling.item_means(values, ids)
     return {"clustering": clustering, "note": clustering.describe(sorted(pooled)), "rows": rows,

@@ -24,7 +24,6 @@ from . import (budget_curves, clustered_tables, compare_behaviours, coverage, ma
 from .pivot import ordered, share_chart, side_by_side
 from .pooling import RunGroup
 from .runs import RunInfo
-from .value_columns import ValueColumns
 
 #: The shared terminated_by vocabulary in display order (docs/formats.md#trajectory-store).
 TERMINATION_ORDER = ("answer", "max_turns", "budget", "token_limit", "time_limit", "cost_limit", "message_limit",
@@ -122,7 +121,7 @@ def distributions(wh: Warehouse, runs: Sequence[RunInfo], box: Charts) -> list[s
 
 def sides_coverage(wh: Warehouse, ga: RunGroup, gb: RunGroup) -> dict[str, Any]:
     """Each side's coverage (reports/core/coverage.py) and the items the paired test leaves out, with why."""
-    values = ValueColumns.from_mapping(pooling.ITEM_VALUES(wh, ga.run_ids + gb.run_ids))  # once for each use below
+    values = pooling.columns_source(None)(wh, ga.run_ids + gb.run_ids)  # once for each use below
     rows = coverage.run_coverage(wh, ga.run_ids + gb.run_ids)
     noun = coverage.noun_of(ga.benchmark)
     cov = [coverage.of_group(values, g.run_ids, rows, noun, g.repeats.plural) for g in (ga, gb)]
