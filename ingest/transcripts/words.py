@@ -221,13 +221,7 @@ def post(con: duckdb.DuckDBPyConnection, schema: str, units: str, n_units: int, 
             rest = "(SELECT uid, text FROM __words_texts WHERE n_sampled = 0)"
             split = f"SELECT DISTINCT uid, token FROM ({tokens_sql(rest)}) UNION ALL SELECT uid, token FROM __words_sampled"
         start(con)
-        with join_order_kept(con):  # the common words are the anti join's build side, the texts the join's
-            con.execute(f"""
-                INSERT INTO __words_new
-                SELECT w.token, unnest(x.uids) AS uid FROM (
-                    SELECT t.token, t.uid FROM ({split}) t
-                    ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token) w
-                JOIN __words_texts x ON x.uid = w.uid""")
+        _insert_new_words(con, schema, split, distinct=False)
     finally:
         con.execute("DROP TABLE IF EXISTS __words_texts")
         con.execute("DROP TABLE IF EXISTS __words_sampled")
@@ -283,15 +277,22 @@ def collect(con: duckdb.DuckDBPyConnection, schema: str, units: str) -> None:
         CREATE OR REPLACE TEMP TABLE __words_texts AS
         SELECT row_number() OVER () AS uid, text, uids FROM (SELECT text, list(uid) AS uids FROM {units} GROUP BY text)""")
     try:
-        with join_order_kept(con):  # the common words are the anti join's build side, the texts the join's
-            con.execute(f"""
-                INSERT INTO __words_new
-                SELECT w.token, unnest(x.uids) AS uid FROM (
-                    SELECT DISTINCT t.token, t.uid FROM ({tokens_sql('__words_texts')}) t
-                    ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token) w
-                JOIN __words_texts x ON x.uid = w.uid""")
+        _insert_new_words(con, schema, tokens_sql("__words_texts"), distinct=True)
     finally:
         con.execute("DROP TABLE __words_texts")
+
+
+def _insert_new_words(con: duckdb.DuckDBPyConnection, schema: str, words: str, *, distinct: bool) -> None:
+    """Add to ``__words_new`` the words of ``words`` (a SELECT of ``uid``, ``token`` over the distinct texts
+    of ``__words_texts``) that are not common, each given to every unit holding its text; ``distinct``:
+    ``words`` may repeat a pair, made distinct after the common words are dropped."""
+    with join_order_kept(con):  # the common words are the anti join's build side, the texts the join's
+        con.execute(f"""
+            INSERT INTO __words_new
+            SELECT w.token, unnest(x.uids) AS uid FROM (
+                SELECT {'DISTINCT ' if distinct else ''}t.token, t.uid FROM ({words}) t
+                ANTI JOIN (SELECT token FROM {schema}.vocab WHERE common) c ON c.token = t.token) w
+            JOIN __words_texts x ON x.uid = w.uid""")
 
 
 def finish(con: duckdb.DuckDBPyConnection, schema: str, total_units: int) -> int:
