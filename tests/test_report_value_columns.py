@@ -63,3 +63,12 @@ def test_coverage_and_itt_from_columns_equal_the_mapping() -> None:
                         + worst * (320 - sum(1 for (r, _) in values if r == rid))) / 320 for rid in run_ids]
             assert got == sum(per_run) / len(per_run)
     assert pooling.is_binary(cols) is False and pooling.is_binary({("a", "x"): 1.0, ("a", "y"): 0.0}) is True
+
+
+def test_from_arrow_with_no_value_left_is_empty() -> None:
+    """Rows whose every value is null (a run scored nothing), or none of the runs asked for: no rows, as the
+    mapping of those rows would be empty (not an error)."""
+    table = pa.table({"run_id": ["r1", "r1"], "sample_id": ["s1", "s2"], "value": pa.array([None, None], pa.float64())})
+    for cols in (ValueColumns.from_arrow(table), ValueColumns.from_arrow(table, runs=["r2"])):
+        assert len(cols) == 0 and cols.item_means() == {} and cols.to_dict() == {}
+        assert pooling.item_means(cols, ["r1"]) == {}

@@ -82,12 +82,12 @@ class ValueColumns:
             col = table.column(0)
             table = table.filter(pc.is_in(col if col.type == pa.string() else pc.cast(col, pa.string()),
                                           value_set=wanted))
-        if table.num_rows == 0:
-            return cls.empty()
         value_col = table.column(2)
         if value_col.null_count:
             table = table.filter(pc.is_valid(value_col))
             value_col = table.column(2)
+        if table.num_rows == 0:  # none asked for, or none with a value
+            return cls.empty()
         if value_col.type != pa.float64():
             value_col = pc.cast(value_col, pa.float64())
 
